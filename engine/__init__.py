@@ -1,0 +1,1 @@
+"""Indexes, embedding, fusion and the one search entry point."""

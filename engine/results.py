@@ -1,0 +1,86 @@
+"""The search request and the one result type every front end (CLI, web, API, feeds) reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+from papersift.paper import Paper
+
+Mode = Literal["keyword", "semantic", "hybrid"]
+Sort = Literal["relevance", "newest", "oldest", "cited"]
+MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
+SORTS: tuple[Sort, ...] = ("relevance", "newest", "oldest", "cited")
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Restrictions applied to both retrievers; empty means no restriction."""
+
+    categories: tuple[str, ...] = ()  # any of these; a top-level archive (`cs`) matches `cs.*`
+    researchers: tuple[str, ...] = ()  # author names; a paper must have all of them
+    date_from: date | None = None  # published on or after
+    date_to: date | None = None  # published on or before
+
+    @property
+    def empty(self) -> bool:
+        return not (self.categories or self.researchers or self.date_from or self.date_to)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    query: str = ""
+    mode: Mode | None = None  # None: the configured default
+    filters: Filters = field(default_factory=Filters)
+    sort: Sort = "relevance"
+    page: int = 1  # 1-based
+    page_size: int | None = None  # None: the configured default
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    paper: Paper
+    score: float
+    title_html: str  # HTML-escaped title with query terms in <b>
+    abstract_html: str  # HTML-escaped snippet of the abstract with query terms in <b>
+    ranks: dict[str, int]  # 1-based rank in each retriever that found it, for debugging
+
+
+@dataclass(frozen=True, slots=True)
+class FacetCount:
+    value: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    request: SearchRequest
+    mode: Mode  # the mode actually used
+    hits: tuple[Hit, ...]
+    total: int  # size of the list that can be paged through (before the window cap)
+    page: int
+    page_size: int
+    facets: dict[str, tuple[FacetCount, ...]]  # "categories", "years"
+    warnings: tuple[str, ...] = ()  # what the lenient parser ignored, fallbacks taken
+    direct: Paper | None = None  # the query was an arXiv id or URL of this paper
+    took_ms: float = 0.0
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    papers: int
+    embedded: int  # papers with a vector of the configured model
+    model_id: str
+    dimension: int
+    categories: tuple[FacetCount, ...]
+    newest: date | None
+    oldest: date | None
+
+    @property
+    def coverage(self) -> float:
+        return self.embedded / self.papers if self.papers else 1.0

@@ -1,0 +1,1 @@
+"""RSS/Atom feeds and sitemaps: transforms of papers and results into XML."""

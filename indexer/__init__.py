@@ -1,0 +1,1 @@
+"""Getting papers in: snapshot import, author parsing, building the indexes."""

@@ -1,0 +1,70 @@
+"""The one record type that flows from indexer to engine to server to feeds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+# New style: 0704.0001 (2007-2014, 4 digits) and 1501.00001 (5 digits); old style:
+# archive[.subject]/YYMMNNN such as cmp-lg/9405001 or math.AG/0601001.
+_NEW_ID = re.compile(r"^(?P<id>\d{4}\.\d{4,5})(?:v(?P<v>\d+))?$")
+_OLD_ID = re.compile(r"^(?P<id>[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?$")
+
+
+def parse_arxiv_id(text: str) -> tuple[str, int | None] | None:
+    """Split ``2401.10241v2`` into ``("2401.10241", 2)``; None if it is no arXiv id."""
+    text = text.strip()
+    for pattern in (_NEW_ID, _OLD_ID):
+        m = pattern.match(text)
+        if m:
+            v = m.group("v")
+            return m.group("id"), int(v) if v else None
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Author:
+    """One author of a paper: the display form and a normalised key for matching."""
+
+    name: str
+    key: str
+    # External identifiers such as (("orcid", "0000-0002-..."), ("openalex", "A5023888391")).
+    ids: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Paper:
+    """A paper's latest known version, as stored and indexed."""
+
+    arxiv_id: str
+    version: int
+    title: str
+    abstract: str
+    authors: tuple[Author, ...]
+    categories: tuple[str, ...]  # primary first
+    published: date  # v1
+    updated: date  # latest version
+    doi: str | None = None
+    journal_ref: str | None = None
+    comments: str | None = None
+    license: str | None = None
+    citation_count: int | None = None  # filled by enrichment
+    extra: tuple[tuple[str, str], ...] = field(default=())  # other enrichment, key/value
+
+    @property
+    def primary_category(self) -> str:
+        return self.categories[0] if self.categories else ""
+
+    @property
+    def archives(self) -> tuple[str, ...]:
+        """Top-level archives of the categories: ``cs.CL`` -> ``cs``, ``hep-th`` -> ``hep-th``."""
+        seen: dict[str, None] = {}
+        for cat in self.categories:
+            seen.setdefault(cat.split(".", 1)[0], None)
+        return tuple(seen)
+
+    @property
+    def embed_text(self) -> str:
+        """The text the embedding model sees: title and abstract."""
+        return f"{self.title}. {self.abstract}"

@@ -1,0 +1,1 @@
+"""The Starlette web app and JSON API."""
