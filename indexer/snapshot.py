@@ -1,0 +1,319 @@
+"""Stream the arXiv bulk-snapshot JSON-lines format (plain, .gz or .xz) into Paper records."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import lzma
+import re
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, TextIO
+
+from indexer.authors import parse_authors
+from papersift.errors import ImportFormatError
+from papersift.paper import Paper, parse_arxiv_id
+
+__all__ = ["SkippedLine", "SnapshotReader", "open_text", "read_snapshot", "record_to_paper"]
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_XZ_MAGIC = b"\xfd7zXZ\x00"
+_UNSUPPORTED_MAGIC = {b"BZh": "bzip2", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd",
+                      b"7z\xbc\xaf": "7z"}  # fmt: skip
+_DECOMPRESS_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+
+
+@dataclass(frozen=True)
+class SkippedLine:
+    """A line of the snapshot that did not become a paper, and why."""
+
+    line: int  # 1-based
+    reason: str
+
+
+def open_text(path: Path) -> TextIO:
+    """Open a plain, gzip or xz file (told apart by magic bytes) as streamed UTF-8 text.
+
+    Raises ImportFormatError if the file cannot be opened or is compressed otherwise.
+    """
+    kind = _compression(path)
+    if kind == "gzip":
+        return gzip.open(path, "rt", encoding="utf-8")
+    if kind == "xz":
+        return lzma.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+class SnapshotReader:
+    """The papers of a snapshot file, one JSON object per line, in file order.
+
+    Iterating streams the file.  A line that cannot become a paper (bad JSON, not an
+    object, no id, no title, no date) goes to ``on_skip`` and reading goes on; blank lines
+    are ignored.  For a progress bar, ``bytes_read`` is how much of the file on disk
+    (compressed, if it is) has been consumed so far, out of ``total_bytes``.  Raises
+    ImportFormatError if the file cannot be read, is not JSON lines, or its compressed data
+    is truncated or corrupt (after yielding the papers before the damage).
+    """
+
+    def __init__(self, path: Path, on_skip: Callable[[SkippedLine], None] | None = None) -> None:
+        self.path = path
+        self.on_skip = on_skip
+        try:
+            self.total_bytes = path.stat().st_size
+        except OSError as e:
+            raise ImportFormatError(f"cannot read {path}: {e.strerror or e}") from e
+        self.bytes_read = 0
+
+    def __iter__(self) -> Iterator[Paper]:
+        stream, raw = _open_binary(self.path)
+        line_no = 0
+        checked = False
+        with stream, raw:
+            lines = iter(stream)
+            while True:
+                try:
+                    line = next(lines)
+                except StopIteration:
+                    break
+                except _DECOMPRESS_ERRORS as e:
+                    raise ImportFormatError(
+                        f"{self.path} is truncated or corrupt after line {line_no}: {e}"
+                    ) from e
+                line_no += 1
+                self.bytes_read = raw.tell()
+                if not line.strip():
+                    continue
+                if not checked:
+                    _check_json_lines(self.path, line_no, line)
+                    checked = True
+                paper = _line_to_paper(line)
+                if isinstance(paper, Paper):
+                    yield paper
+                elif self.on_skip is not None:
+                    self.on_skip(SkippedLine(line_no, paper))
+            self.bytes_read = raw.tell()
+
+
+def read_snapshot(
+    path: Path, on_skip: Callable[[SkippedLine], None] | None = None
+) -> Iterator[Paper]:
+    """Stream the papers of a snapshot file; see SnapshotReader, which also gives progress."""
+    return iter(SnapshotReader(path, on_skip))
+
+
+def record_to_paper(obj: dict[str, Any]) -> Paper:
+    """Turn one snapshot record into a Paper; raises ValueError(reason) if it cannot be one."""
+    arxiv_id, id_version = _arxiv_id(obj.get("id"))
+    title = _clean(obj.get("title"))
+    if not title:
+        raise ValueError(f"{arxiv_id}: no title")
+
+    numbered: list[tuple[int, date | None]] = []
+    versions = obj.get("versions")
+    if isinstance(versions, list):
+        for entry in versions:
+            if isinstance(entry, dict):
+                n = _version_number(entry.get("version"))
+                if n is not None:
+                    numbered.append((n, _parse_date(entry.get("created"))))
+    numbered.sort(key=lambda nd: nd[0])
+    dated = [d for _, d in numbered if d is not None]
+    # v1 if it has a date, else the earliest dated version; the latest version likewise.
+    published = numbered[0][1] if numbered and numbered[0][1] else min(dated, default=None)
+    updated = numbered[-1][1] if numbered and numbered[-1][1] else max(dated, default=None)
+    if updated is None:
+        updated = _parse_date(obj.get("update_date")) or published
+    if published is None:
+        published = updated
+    if published is None or updated is None:
+        raise ValueError(f"{arxiv_id}: no usable date in versions or update_date")
+
+    raw_authors = obj.get("authors")
+    parsed = obj.get("authors_parsed")
+    return Paper(
+        arxiv_id=arxiv_id,
+        version=max(numbered[-1][0] if numbered else 1, id_version or 1),
+        title=title,
+        abstract=_clean(obj.get("abstract")) or "",
+        authors=parse_authors(
+            raw_authors if isinstance(raw_authors, str) else "",
+            parsed if isinstance(parsed, list) else None,
+        ),
+        categories=_categories(obj.get("categories")),
+        published=published,
+        updated=max(updated, published),
+        doi=_doi(obj.get("doi")),
+        journal_ref=_clean(obj.get("journal-ref")),
+        comments=_clean(obj.get("comments")),
+        license=_clean(obj.get("license")),
+    )
+
+
+def _compression(path: Path) -> str | None:
+    """``"gzip"``, ``"xz"`` or None (plain), from the first bytes of the file."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as e:
+        raise ImportFormatError(f"cannot read {path}: {e.strerror or e}") from e
+    if head.startswith(_GZIP_MAGIC):
+        return "gzip"
+    if head.startswith(_XZ_MAGIC):
+        return "xz"
+    for magic, kind in _UNSUPPORTED_MAGIC.items():
+        if head.startswith(magic):
+            raise ImportFormatError(f"{path} is {kind}-compressed; use plain, .gz or .xz")
+    return None
+
+
+def _open_binary(path: Path) -> tuple[io.BufferedIOBase, io.BufferedReader]:
+    """The decompressed byte stream and the file under it (whose position is progress)."""
+    kind = _compression(path)
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - the caller closes it
+    except OSError as e:
+        raise ImportFormatError(f"cannot read {path}: {e.strerror or e}") from e
+    if kind == "gzip":
+        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
+    if kind == "xz":
+        return lzma.LZMAFile(raw), raw
+    return raw, raw
+
+
+def _check_json_lines(path: Path, line_no: int, line: bytes) -> None:
+    first = line.lstrip(b"\xef\xbb\xbf \t\r\n")[:1]  # a UTF-8 byte order mark is harmless
+    if first == b"[":
+        raise ImportFormatError(f"{path} is a JSON array; expected JSON lines, one object each")
+    if first != b"{":
+        raise ImportFormatError(f"{path} is not JSON lines: line {line_no} is not a JSON object")
+
+
+def _line_to_paper(line: bytes) -> Paper | str:
+    """The paper on a line, or the reason there is none."""
+    try:
+        obj = json.loads(line)
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    except json.JSONDecodeError as e:
+        return f"invalid JSON: {e.msg} at column {e.colno}"
+    except RecursionError:
+        return "invalid JSON: nested too deeply"
+    if not isinstance(obj, dict):
+        return f"not a JSON object but {type(obj).__name__}"
+    try:
+        return record_to_paper(obj)
+    except ValueError as e:
+        return str(e)
+
+
+# Ids that went through a float on their way into some dumps: "704.0001" was 0704.0001,
+# "1003.353" was 1003.3530 and "1501.0208400000001" was 1501.02084.
+_FLOAT_ID = re.compile(r"(\d{3,4})\.(\d+)")
+_FLOAT_NOISE = Decimal("1e-9")
+
+
+def _arxiv_id(value: object) -> tuple[str, int | None]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = repr(value)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("no id")
+    text = value.strip()
+    m = _FLOAT_ID.fullmatch(text)
+    if m:
+        text = _unfloat_id(m.group(1).zfill(4), m.group(2)) or text
+    parsed = parse_arxiv_id(text)
+    if parsed is None or not _valid_month(parsed[0]):
+        raise ValueError(f"invalid id {value!r}")
+    return parsed
+
+
+def _valid_month(arxiv_id: str) -> bool:
+    """YYMM of the id is a real month; new-style ids start in April 2007."""
+    archive, _, number = arxiv_id.rpartition("/")
+    yymm = number[:4]
+    return "01" <= yymm[2:] <= "12" and (bool(archive) or yymm >= "0704")
+
+
+def _unfloat_id(yymm: str, number: str) -> str | None:
+    width = 4 if yymm < "1501" else 5  # five-digit numbers since January 2015
+    if len(number) > width:
+        exact = Decimal(f"0.{number}")
+        rounded = exact.quantize(Decimal(1).scaleb(-width))
+        if abs(exact - rounded) > _FLOAT_NOISE:
+            return None
+        number = str(rounded)[2:]
+    return f"{yymm}.{number.ljust(width, '0')}"
+
+
+def _version_number(value: object) -> int | None:
+    if isinstance(value, str) and value[:1] in ("v", "V") and value[1:].isdigit():
+        return int(value[1:])
+    return None
+
+
+_MONTHS = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8,
+           "sep": 9, "oct": 10, "nov": 11, "dec": 12}  # fmt: skip
+_RFC_DATE = re.compile(r"(\d{1,2})\s+([A-Za-z]{3})[a-z]*\.?\s+(\d{4})")
+
+
+def _parse_date(value: object) -> date | None:
+    """``"Mon, 2 Apr 2007 19:18:42 GMT"`` or ``"2016-08-22"`` as a date; None if neither."""
+    if not isinstance(value, str):
+        return None
+    try:
+        m = _RFC_DATE.search(value)
+        if m:
+            month = _MONTHS.get(m.group(2).lower())
+            return date(int(m.group(3)), month, int(m.group(1))) if month else None
+        return date.fromisoformat(value.strip()[:10])
+    except ValueError:
+        return None
+
+
+def _clean(value: object) -> str | None:
+    """Whitespace collapsed and stripped; None for null, non-strings and empty strings."""
+    if not isinstance(value, str):
+        return None
+    return " ".join(value.split()) or None
+
+
+_ARCHIVES = frozenset((
+    "acc-phys", "adap-org", "alg-geom", "ao-sci", "astro-ph", "atom-ph", "bayes-an",
+    "chao-dyn", "chem-ph", "cmp-lg", "comp-gas", "cond-mat", "cs", "dg-ga", "econ", "eess",
+    "funct-an", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math", "math-ph",
+    "mtrl-th", "nlin", "nucl-ex", "nucl-th", "patt-sol", "physics", "plasm-ph", "q-alg",
+    "q-bio", "q-fin", "quant-ph", "solv-int", "stat", "supr-con",
+))  # fmt: skip
+_CATEGORY = re.compile(r"([a-z]+(?:-[a-z]+)*)(?:\.[A-Za-z]+(?:-[a-z]+)*)?")
+_NEW_ARCHIVE_CATEGORY = re.compile(r"[a-z]+(?:-[a-z]+)*\.[A-Z]{2,}")  # "new-arch.XY"
+
+
+def _categories(value: object) -> tuple[str, ...]:
+    """Known arXiv categories in order, deduplicated; some dumps append MSC or ACM codes
+    and keywords ("cs.CV 68T45, I.2.6; spatial computing") to the field."""
+    if not isinstance(value, str):
+        return ()
+    return tuple(dict.fromkeys(t for t in value.split() if _is_category(t)))
+
+
+def _is_category(token: str) -> bool:
+    m = _CATEGORY.fullmatch(token)
+    if m is not None and m.group(1) in _ARCHIVES:
+        return True
+    return _NEW_ARCHIVE_CATEGORY.fullmatch(token) is not None
+
+
+_DOI_PREFIX = re.compile(r"^(?:https?://)?(?:dx\.)?(?:doi\.org/|doi:\s*)", re.IGNORECASE)
+
+
+def _doi(value: object) -> str | None:
+    """The first DOI of the field (a few list an erratum's after it), without a URL prefix."""
+    if not isinstance(value, str):
+        return None
+    dois = _DOI_PREFIX.sub("", value.strip()).split()
+    return dois[0] if dois else None
