@@ -23,7 +23,9 @@ from papersift.errors import ConfigError
 ENV_PREFIX = "PAPERSIFT_"
 
 
-def setting(default: Any, help: str, *, choices: tuple[str, ...] = (), minimum: float | None = None) -> Any:
+def setting(
+    default: Any, help: str, *, choices: tuple[str, ...] = (), minimum: float | None = None
+) -> Any:
     """A dataclass field that carries its help text and validation bounds."""
     return field(default=default, metadata={"help": help, "choices": choices, "minimum": minimum})
 
@@ -89,14 +91,18 @@ class SearchConfig:
         "(what can be paged) holds at most twice this.",
         minimum=10,
     )
-    title_boost: float = setting(2.0, "BM25 boost of the title field over the abstract.", minimum=0.0)
+    title_boost: float = setting(
+        2.0, "BM25 boost of the title field over the abstract.", minimum=0.0
+    )
     author_boost: float = setting(1.0, "BM25 boost of the authors field.", minimum=0.0)
     page_size: int = setting(24, "Hits per page.", minimum=1)
     max_page_size: int = setting(100, "Largest page size a request may ask for.", minimum=1)
     max_window: int = setting(
         1000, "Deepest result a request may reach (offset + page size).", minimum=1
     )
-    max_query_length: int = setting(1000, "Longest query string accepted, in characters.", minimum=1)
+    max_query_length: int = setting(
+        1000, "Longest query string accepted, in characters.", minimum=1
+    )
     exact_below: int = setting(
         50000,
         "A filtered semantic search whose filter allows at most this many papers scores "
@@ -210,10 +216,14 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
             raise ConfigError(f"config: unknown section [{key}] (known: {', '.join(names)})")
         if not isinstance(value, dict):
             raise ConfigError(f"config: [{key}] must be a table")
-    built = {name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()}
+    built = {
+        name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
+    }
     cfg = Config(**built, base_dir=base_dir)
     if not 0.0 <= cfg.search.convex_weight <= 1.0:
-        raise ConfigError(f"config: [search] convex_weight must be within 0..1, got {cfg.search.convex_weight}")
+        raise ConfigError(
+            f"config: [search] convex_weight must be within 0..1, got {cfg.search.convex_weight}"
+        )
     return cfg
 
 

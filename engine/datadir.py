@@ -1,0 +1,202 @@
+"""The data directory: one storage boundary for the store, both indexes and the manifest.
+
+Layout::
+
+    manifest.json       schema version, model id and dimension, counts (plain JSON)
+    papers.sqlite       the source of truth
+    lexical/            the Tantivy index
+    vectors/<model>/    embedding checkpoints of one model (seg-*.npz)
+    models/             the float32 copy of the embedding model
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine.embed import Embedder, default_model_path, default_tokenizer_path
+from engine.lexical import LexicalIndex
+from engine.store import PaperStore
+from engine.vectors import VectorIndex, model_dir_name
+from papersift import __version__
+from papersift.config import Config
+from papersift.errors import ConfigError, IndexVersionError
+
+SCHEMA_VERSION = 1
+MANIFEST = "manifest.json"
+
+
+def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=2, sort_keys=True)
+        fh.write("\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_manifest(root: Path) -> dict[str, Any] | None:
+    path = root / MANIFEST
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise IndexVersionError(f"{path} is unreadable ({exc}); {_rebuild_hint(root)}") from None
+    if not isinstance(data, dict):
+        raise IndexVersionError(f"{path} is not a papersift manifest; {_rebuild_hint(root)}")
+    return data
+
+
+def _rebuild_hint(root: Path) -> str:
+    return (
+        f"move {root} aside (or point PAPERSIFT_DATA_DIR at a new folder) and rebuild with "
+        "`papersift import FILE...` then `papersift index`"
+    )
+
+
+class DataDir:
+    """Opens (or creates) everything under ``config.data_dir``; checks the manifest first."""
+
+    def __init__(self, config: Config, *, create: bool = True) -> None:
+        self.config = config
+        self.root = config.data_dir
+        manifest = read_manifest(self.root)
+        if manifest is None:
+            if self.root.exists() and any(self.root.iterdir()):
+                raise IndexVersionError(
+                    f"{self.root} holds files but no {MANIFEST}: it is not a papersift data "
+                    f"directory (or was made by an older version); {_rebuild_hint(self.root)}"
+                )
+            if not create:
+                raise IndexVersionError(
+                    f"no index at {self.root}; run `papersift import FILE...` first"
+                )
+            self.root.mkdir(parents=True, exist_ok=True)
+            manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}
+        version = manifest.get("schema_version")
+        if version != SCHEMA_VERSION:
+            raise IndexVersionError(
+                f"{self.root} was built with index schema version {version}, this papersift "
+                f"{__version__} reads version {SCHEMA_VERSION}; {_rebuild_hint(self.root)}"
+            )
+        self.manifest = manifest
+        s = config.search
+        self.store = PaperStore(self.root / "papers.sqlite")
+        self.lexical = LexicalIndex(
+            self.root / "lexical", title_boost=s.title_boost, author_boost=s.author_boost
+        )
+        self._embedder: Embedder | None = None
+        self._vectors: VectorIndex | None = None
+        self._lock = threading.Lock()
+        if not (self.root / MANIFEST).exists():
+            self.write_manifest()
+
+    # -- embedding model and vectors -----------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The configured model, loaded on first use."""
+        with self._lock:
+            if self._embedder is None:
+                e = self.config.embedding
+                model = Path(e.model).expanduser() if e.model else default_model_path()
+                tok = Path(e.tokenizer).expanduser() if e.tokenizer else default_tokenizer_path()
+                if e.model and not model.is_absolute():
+                    model = self.config.base_dir / model
+                if e.tokenizer and not tok.is_absolute():
+                    tok = self.config.base_dir / tok
+                if e.model and not e.tokenizer:
+                    raise ConfigError("config: [embedding] tokenizer must be set with model")
+                self._embedder = Embedder(
+                    model,
+                    tok,
+                    max_length=e.max_length,
+                    batch_size=e.batch_size,
+                    threads=e.threads,
+                    cache_dir=(self.root / "models") if e.float32_cache else None,
+                    model_id=e.model_id or None,
+                )
+            return self._embedder
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector index of the configured model, loaded on first use."""
+        emb = self.embedder
+        with self._lock:
+            if self._vectors is None:
+                vi = VectorIndex(self.root / "vectors" / model_dir_name(emb.model_id), emb.dim)
+                vi.load(self.store.embedded_hashes(emb.model_id).keys())
+                self._vectors = vi
+            return self._vectors
+
+    def refresh_vectors(self) -> int:
+        """Pick up checkpoints written by another process; returns vectors added."""
+        if self._vectors is None:
+            return 0
+        valid = self.store.embedded_hashes(self.embedder.model_id).keys()
+        return self._vectors.load_new(valid)
+
+    def add_vectors(self, docids: list[int], hashes: list[str], vecs: np.ndarray) -> None:
+        """Checkpoint a batch of new vectors: segment file, then store, then live index."""
+        ids = np.asarray(docids, np.int64)
+        vi = self.vectors
+        path = vi.write_segment(ids, vecs)
+        self.store.mark_embedded(self.embedder.model_id, docids, hashes)
+        vi.add(ids, vecs)
+        with self._lock:
+            vi._loaded.add(path.name)
+
+    # -- lexical consistency -------------------------------------------------------------
+
+    def sync_lexical(self) -> int:
+        """Replay store changes the lexical index has not absorbed (after a crash)."""
+        done = int(self.store.get_meta("lexical_seq") or 0)
+        target = self.store.seq
+        if done >= target:
+            return 0
+        n = 0
+        for batch in self.store.changed_since(done):
+            self.lexical.upsert([(docid, paper) for docid, paper, _ in batch])
+            n += len(batch)
+        dead = self.store.tombstones_since(done)
+        if dead:
+            self.lexical.delete([d for d, _ in dead])
+            n += len(dead)
+        self.lexical.commit()
+        self.store.set_meta("lexical_seq", str(target))
+        return n
+
+    # -- manifest ------------------------------------------------------------------------
+
+    def write_manifest(self) -> None:
+        data = dict(self.manifest)
+        data.update(
+            schema_version=SCHEMA_VERSION,
+            papersift_version=__version__,
+            papers=self.store.count(),
+            updated=_now(),
+        )
+        if self._embedder is not None:
+            data.update(
+                model_id=self._embedder.model_id,
+                dimension=self._embedder.dim,
+                embedded=self.store.embedded_count(self._embedder.model_id),
+            )
+        write_json_atomic(self.root / MANIFEST, data)
+        self.manifest = data
+
+    def close(self) -> None:
+        self.lexical.close_writer()
+        self.store.close()
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,244 @@
+"""The Tantivy BM25 index: schema, writing, filters, sorted search, facets and snippets.
+
+Field names are the query-syntax prefixes users type (``ti:``, ``abs:``, ``au:``, ``cat:``),
+so the query parser needs no field mapping. Text is not stored here: the paper store holds
+it, and hits are mapped back to papers by the ``docid`` fast field.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+from engine.results import FacetCount, Filters, Sort
+from indexer.authors import normalise_name
+from papersift.paper import Paper
+
+# (field, tokenizer) of the analysed text fields.
+TEXT_FIELDS = {"ti": "en_stem", "abs": "en_stem", "au": "name"}
+DEFAULT_FIELDS = ["ti", "abs", "au"]
+WRITER_HEAP = 128_000_000
+
+
+def _date_int(d: date) -> int:
+    return d.year * 10000 + d.month * 100 + d.day
+
+
+def build_schema() -> tantivy.Schema:
+    sb = tantivy.SchemaBuilder()
+    sb.add_integer_field("docid", stored=False, indexed=True, fast=True)
+    for name, tokenizer in TEXT_FIELDS.items():
+        sb.add_text_field(name, stored=False, tokenizer_name=tokenizer)
+    sb.add_text_field("author_key", stored=False, tokenizer_name="raw")
+    sb.add_text_field("cat", stored=False, tokenizer_name="raw", fast=True)
+    sb.add_text_field("arch", stored=False, tokenizer_name="raw")
+    sb.add_integer_field("published", stored=False, indexed=True, fast=True)  # yyyymmdd
+    sb.add_integer_field("year", stored=False, indexed=True, fast=True)
+    sb.add_integer_field("cited", stored=False, indexed=True, fast=True)
+    return sb.build()
+
+
+def _name_analyzer() -> tantivy.TextAnalyzer:
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .build()
+    )
+
+
+class LexicalIndex:
+    """One on-disk Tantivy index; searches are thread-safe, writes go through one writer."""
+
+    def __init__(self, path: Path, *, title_boost: float = 2.0, author_boost: float = 1.0) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.schema = build_schema()
+        self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+        self.index.register_tokenizer("name", _name_analyzer())
+        self.boosts = {"ti": title_boost, "abs": 1.0, "au": author_boost}
+        self._writer: tantivy.IndexWriter | None = None
+        self._wlock = threading.Lock()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _get_writer(self) -> tantivy.IndexWriter:
+        if self._writer is None:
+            self._writer = self.index.writer(heap_size=WRITER_HEAP, num_threads=1)
+        return self._writer
+
+    def upsert(self, items: Sequence[tuple[int, Paper]]) -> None:
+        """Replace the documents of these docids (delete then add); visible after commit."""
+        with self._wlock:
+            w = self._get_writer()
+            for docid, paper in items:
+                w.delete_documents_by_term("docid", docid)
+                w.add_document(self._document(docid, paper))
+
+    def delete(self, docids: Sequence[int]) -> None:
+        with self._wlock:
+            w = self._get_writer()
+            for docid in docids:
+                w.delete_documents_by_term("docid", docid)
+
+    def commit(self) -> None:
+        with self._wlock:
+            if self._writer is not None:
+                self._writer.commit()
+        self.index.reload()
+
+    def close_writer(self) -> None:
+        """Commit, let merges finish and release the single-writer lock."""
+        with self._wlock:
+            if self._writer is not None:
+                self._writer.commit()
+                self._writer.wait_merging_threads()
+                self._writer = None
+        self.index.reload()
+
+    @staticmethod
+    def _document(docid: int, p: Paper) -> tantivy.Document:
+        doc = tantivy.Document()
+        doc.add_integer("docid", docid)
+        doc.add_text("ti", p.title)
+        doc.add_text("abs", p.abstract)
+        for a in p.authors:
+            doc.add_text("au", a.name)
+            doc.add_text("author_key", a.key)
+        for c in p.categories:
+            doc.add_text("cat", c)
+        for arch in p.archives:
+            doc.add_text("arch", arch)
+        doc.add_integer("published", _date_int(p.published))
+        doc.add_integer("year", p.published.year)
+        doc.add_integer("cited", p.citation_count or 0)
+        return doc
+
+    # -- queries -------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self.index.reload()
+
+    @property
+    def num_docs(self) -> int:
+        return int(self.index.searcher().num_docs)
+
+    def parse(self, text: str) -> tuple[tantivy.Query, list[str]]:
+        """Parse a query string leniently; returns the query and what was ignored."""
+        query, errors = self.index.parse_query_lenient(
+            text, DEFAULT_FIELDS, field_boosts=self.boosts
+        )
+        return query, [str(e) for e in errors]
+
+    def filter_query(self, f: Filters) -> tantivy.Query | None:
+        """The filters as one query, or None when there are none."""
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        if f.categories:
+            ors = []
+            cats = [c for c in f.categories if "." in c]
+            archs = [c for c in f.categories if "." not in c]
+            if cats:
+                ors.append(tantivy.Query.term_set_query(self.schema, "cat", cats))
+            if archs:
+                ors.append(tantivy.Query.term_set_query(self.schema, "arch", archs))
+            q = (
+                ors[0]
+                if len(ors) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, o) for o in ors])
+            )
+            clauses.append((tantivy.Occur.Must, q))
+        for name in f.researchers:
+            key = normalise_name(name)
+            clauses.append(
+                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "author_key", key))
+            )
+        if f.date_from or f.date_to:
+            clauses.append(
+                (
+                    tantivy.Occur.Must,
+                    tantivy.Query.range_query(
+                        self.schema,
+                        "published",
+                        tantivy.FieldType.Integer,
+                        _date_int(f.date_from) if f.date_from else 0,
+                        _date_int(f.date_to) if f.date_to else 99991231,
+                    ),
+                )
+            )
+        if not clauses:
+            return None
+        return tantivy.Query.boolean_query(clauses)
+
+    @staticmethod
+    def combine(query: tantivy.Query | None, filt: tantivy.Query | None) -> tantivy.Query:
+        """``query`` restricted by ``filt`` (filters do not change scores)."""
+        if query is None and filt is None:
+            return tantivy.Query.all_query()
+        if filt is None:
+            assert query is not None
+            return query
+        if query is None:
+            return filt
+        return tantivy.Query.boolean_query(
+            [
+                (tantivy.Occur.Must, query),
+                (tantivy.Occur.Must, tantivy.Query.const_score_query(filt, 0.0)),
+            ]
+        )
+
+    def docids_for(self, ids: Sequence[int]) -> tantivy.Query:
+        return tantivy.Query.term_set_query(self.schema, "docid", list(ids))
+
+    def count(self, query: tantivy.Query) -> int:
+        result = self.index.searcher().search(query, 1, count=True)
+        return int(result.count)  # type: ignore[attr-defined]  # the stub omits .count
+
+    def search(
+        self, query: tantivy.Query, limit: int, offset: int = 0, sort: Sort = "relevance"
+    ) -> tuple[list[int], list[float], int]:
+        """Docids and scores of one page of matches, and the total number of matches."""
+        searcher = self.index.searcher()
+        if limit <= 0:  # Tantivy's top-k collector panics on a zero limit
+            return [], [], self.count(query)
+        kwargs: dict[str, Any] = {}
+        if sort in ("newest", "oldest"):
+            kwargs["order_by_field"] = "published"
+            kwargs["order"] = tantivy.Order.Desc if sort == "newest" else tantivy.Order.Asc
+        elif sort == "cited":
+            kwargs["order_by_field"] = "cited"
+        result = searcher.search(query, limit, count=True, offset=offset, **kwargs)
+        addrs = [a for _, a in result.hits]
+        docids = [int(v) for v in searcher.fast_field_values("docid", addrs)]  # type: ignore[arg-type]
+        scores = [float(s) for s, _ in result.hits]
+        return docids, scores, int(result.count)  # type: ignore[attr-defined]
+
+    def facets(self, query: tantivy.Query, size: int = 30) -> dict[str, tuple[FacetCount, ...]]:
+        agg = {
+            "categories": {"terms": {"field": "cat", "size": size}},
+            "years": {"terms": {"field": "year", "size": 200}},
+        }
+        raw = self.index.searcher().aggregate(query, agg)
+        cats = tuple(
+            FacetCount(str(b["key"]), int(b["doc_count"])) for b in raw["categories"]["buckets"]
+        )
+        years = sorted(
+            (FacetCount(str(int(b["key"])), int(b["doc_count"])) for b in raw["years"]["buckets"]),
+            key=lambda f: f.value,
+            reverse=True,
+        )
+        return {"categories": cats, "years": tuple(years)}
+
+    def snippet_generators(
+        self, query: tantivy.Query
+    ) -> tuple[tantivy.SnippetGenerator, tantivy.SnippetGenerator]:
+        searcher = self.index.searcher()
+        ti = tantivy.SnippetGenerator.create(searcher, query, self.schema, "ti")
+        ti.set_max_num_chars(1000)
+        ab = tantivy.SnippetGenerator.create(searcher, query, self.schema, "abs")
+        ab.set_max_num_chars(300)
+        return ti, ab

@@ -1,0 +1,345 @@
+"""The one search entry point: keyword, semantic and hybrid search with filters, facets, sorts.
+
+In keyword mode Tantivy pages, counts and facets the matches itself. In semantic and hybrid
+mode each retriever contributes up to ``search.candidates`` papers (both under the same
+filters); the fused list is what the user pages through, so its length is the total and
+its facets are counted over exactly those papers.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import threading
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import tantivy
+
+from engine import fusion
+from engine.datadir import DataDir
+from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
+from engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult, Stats
+from papersift.config import Config
+from papersift.errors import QueryError
+from papersift.paper import Paper, parse_arxiv_id
+
+ABSTRACT_SNIPPET = 300
+
+
+class SearchEngine:
+    """Answers search requests over one data directory; safe to share across threads."""
+
+    def __init__(self, data: DataDir) -> None:
+        self.data = data
+        self.config: Config = data.config
+        self._cats_seq = -1
+        self._cats: dict[str, int] = {}
+        self._cats_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.data.close()
+
+    # -- lookups -------------------------------------------------------------------------
+
+    def paper(self, arxiv_id: str) -> Paper | None:
+        """A paper by arXiv id, with or without version suffix."""
+        parsed = parse_arxiv_id(arxiv_id)
+        if parsed is None:
+            return None
+        docid = self.data.store.docid_of(parsed[0])
+        if docid is None:
+            return None
+        return self.data.store.get([docid]).get(docid)
+
+    def similar(self, arxiv_id: str, limit: int = 10) -> list[Hit]:
+        """Nearest papers to this one in the vector index (empty if it has no vector yet)."""
+        parsed = parse_arxiv_id(arxiv_id)
+        docid = self.data.store.docid_of(parsed[0]) if parsed else None
+        if docid is None or self.data.store.count() == 0:
+            return []
+        vec = self.data.vectors.vector(docid)
+        if vec is None:
+            return []
+        found = [(d, s) for d, s in self.data.vectors.search(vec, limit + 1) if d != docid]
+        return self._hits(found[:limit], None, {"semantic": 1})
+
+    def category_counts(self) -> dict[str, int]:
+        """Papers per category, cached until the store changes."""
+        with self._cats_lock:
+            seq = self.data.store.seq
+            if seq != self._cats_seq:
+                self._cats = self.data.store.category_counts()
+                self._cats_seq = seq
+            return self._cats
+
+    def stats(self) -> Stats:
+        store = self.data.store
+        emb = self.data.embedder
+        cats = sorted(self.category_counts().items(), key=lambda kv: (-kv[1], kv[0]))
+        oldest, newest = store.date_range()
+        return Stats(
+            papers=store.count(),
+            embedded=store.embedded_count(emb.model_id),
+            model_id=emb.model_id,
+            dimension=emb.dim,
+            categories=tuple(FacetCount(c, n) for c, n in cats),
+            newest=newest,
+            oldest=oldest,
+        )
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(self, request: SearchRequest) -> SearchResult:
+        """Answer one request. Raises QueryError for a request outside the allowed bounds."""
+        start = time.perf_counter()
+        cfg = self.config.search
+        size = request.page_size or cfg.page_size
+        if not 1 <= size <= cfg.max_page_size:
+            raise QueryError(f"page size must be between 1 and {cfg.max_page_size}")
+        if request.page < 1:
+            raise QueryError("page must be 1 or more")
+        if request.page * size > cfg.max_window:
+            raise QueryError(
+                f"page {request.page} is past the result window of {cfg.max_window} results; "
+                "narrow the query or add filters"
+            )
+        if len(request.query) > cfg.max_query_length:
+            raise QueryError(f"query is longer than {cfg.max_query_length} characters")
+        mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
+        filters, warnings = self._canonical_filters(request.filters)
+
+        direct_id = arxiv_id_in(request.query)
+        if direct_id is not None:
+            paper = self.paper(direct_id)
+            if paper is not None:
+                return self._direct(request, mode, paper, size, start)
+
+        parsed = parse_user_query(request.query)
+        warnings.extend(parsed.warnings)
+        keyword_q = self._keyword_query(parsed, warnings)
+        filt = self.data.lexical.filter_query(filters)
+        if mode != "keyword" and parsed.empty:
+            mode = "keyword"  # browsing: nothing to embed
+        elif mode != "keyword" and not parsed.semantic_text:
+            warnings.append(f"{mode} search needs free text; searched by keywords")
+            mode = "keyword"
+        elif mode != "keyword" and self.data.vectors.size == 0:
+            warnings.append("the semantic index is still being built; searched by keywords")
+            mode = "keyword"
+        sort = request.sort
+        if parsed.empty and sort == "relevance":
+            sort = "newest"
+        if mode == "keyword":
+            result = self._keyword(request, keyword_q, filt, sort, size)
+        else:
+            result = self._fused(request, mode, parsed, keyword_q, filt, sort, size)
+        hits, total, facets = result
+        return SearchResult(
+            request=request,
+            mode=mode,
+            hits=tuple(hits),
+            total=total,
+            page=request.page,
+            page_size=size,
+            facets=facets,
+            warnings=tuple(dict.fromkeys(warnings)),
+            took_ms=(time.perf_counter() - start) * 1000,
+        )
+
+    def _canonical_filters(self, f: Filters) -> tuple[Filters, list[str]]:
+        """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
+        if not f.categories:
+            return f, []
+        known = self.category_counts()
+        lookup = {c.lower(): c for c in known}
+        lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
+        cats, warnings = [], []
+        for c in f.categories:
+            canon = lookup.get(c.strip().lower())
+            if canon is None:
+                warnings.append(f"no papers in category '{c}'")
+                canon = c.strip()
+            cats.append(canon)
+        return Filters(tuple(cats), f.researchers, f.date_from, f.date_to), warnings
+
+    def _keyword_query(self, parsed: ParsedQuery, warnings: list[str]) -> tantivy.Query | None:
+        if parsed.empty:
+            return None
+        lookup = {c.lower(): c for c in self.category_counts()}
+        query, errors = self.data.lexical.parse(parsed.tantivy_string(lookup))
+        warnings.extend(f"ignored part of the query: {e}" for e in errors)
+        if parsed.only_negative:
+            query = tantivy.Query.boolean_query(
+                [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.Must, query)]
+            )
+        return query
+
+    def _keyword(
+        self,
+        request: SearchRequest,
+        q: tantivy.Query | None,
+        filt: tantivy.Query | None,
+        sort: str,
+        size: int,
+    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]]]:
+        lex = self.data.lexical
+        combined = lex.combine(q, filt)
+        offset = (request.page - 1) * size
+        docids, scores, total = lex.search(combined, size, offset, sort)  # type: ignore[arg-type]
+        ranked = list(zip(docids, scores, strict=True))
+        ranks = {d: offset + i + 1 for i, d in enumerate(docids)}
+        hits = self._hits(ranked, q, {}, keyword_ranks=ranks)
+        return hits, total, lex.facets(combined)
+
+    def _fused(
+        self,
+        request: SearchRequest,
+        mode: Mode,
+        parsed: ParsedQuery,
+        q: tantivy.Query | None,
+        filt: tantivy.Query | None,
+        sort: str,
+        size: int,
+    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]]]:
+        cfg = self.config.search
+        lex = self.data.lexical
+        n = cfg.candidates
+        # Signed clauses (+must, -exclude) constrain the semantic side too.
+        constraint = self._keyword_query(
+            ParsedQuery(tuple(c for c in parsed.clauses if c.sign or c.field in ("au", "cat"))),
+            [],
+        )
+        sem_filter = lex.combine(constraint, filt) if constraint is not None else filt
+        qvec = self.data.embedder.embed_query(parsed.semantic_text)
+        semantic = self._semantic(qvec, sem_filter, n)
+        kw_ranks: dict[int, int] = {}
+        if mode == "hybrid" and q is not None:
+            kd, ks, _ = lex.search(lex.combine(q, filt), n)
+            keyword = list(zip(kd, ks, strict=True))
+            kw_ranks = {d: i + 1 for i, d in enumerate(kd)}
+            if cfg.fusion == "rrf":
+                fused = fusion.rrf(keyword, semantic, cfg.rrf_k)
+            else:
+                fused = fusion.convex(keyword, semantic, cfg.convex_weight)
+        else:
+            fused = list(semantic)
+        sem_ranks = {d: i + 1 for i, (d, _) in enumerate(semantic)}
+        total = len(fused)
+        facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
+        if fused:
+            in_list = lex.docids_for([d for d, _ in fused])
+            facets = lex.facets(in_list)
+            if sort != "relevance":
+                order, _, _ = lex.search(in_list, total, 0, sort)  # type: ignore[arg-type]
+                score_of = dict(fused)
+                fused = [(d, score_of[d]) for d in order]
+        offset = (request.page - 1) * size
+        page = fused[offset : offset + size]
+        hits = self._hits(page, q, {}, keyword_ranks=kw_ranks, semantic_ranks=sem_ranks)
+        return hits, total, facets
+
+    def _semantic(
+        self, qvec: np.ndarray, filt: tantivy.Query | None, k: int
+    ) -> list[tuple[int, float]]:
+        """Top ``k`` by cosine among papers passing ``filt``, correct at any selectivity."""
+        vectors, lex = self.data.vectors, self.data.lexical
+        if filt is None:
+            return vectors.search(qvec, k)
+        allowed_count = lex.count(filt)
+        if allowed_count == 0:
+            return []
+        if allowed_count <= self.config.search.exact_below:
+            # Selective filter: score exactly the allowed subset.
+            allowed, _, _ = lex.search(filt, allowed_count)
+            return vectors.search(qvec, k, np.asarray(allowed, np.int64))
+        # Broad filter: oversample the unfiltered ranking, then keep what passes.
+        ratio = max(1.0, lex.num_docs / allowed_count)
+        want = int(k * ratio * 2)
+        while True:
+            found = vectors.search(qvec, want)
+            ok = (
+                set(
+                    lex.search(
+                        lex.combine(lex.docids_for([d for d, _ in found]), filt), len(found)
+                    )[0]
+                )
+                if found
+                else set()
+            )
+            kept = [(d, s) for d, s in found if d in ok]
+            if len(kept) >= k or want >= vectors.size:
+                return kept[:k]
+            want *= 4
+
+    # -- hits ----------------------------------------------------------------------------
+
+    def _hits(
+        self,
+        ranked: Sequence[tuple[int, float]],
+        q: tantivy.Query | None,
+        fixed_ranks: dict[str, int],
+        *,
+        keyword_ranks: dict[int, int] | None = None,
+        semantic_ranks: dict[int, int] | None = None,
+    ) -> list[Hit]:
+        papers = self.data.store.get([d for d, _ in ranked])
+        gens = self.data.lexical.snippet_generators(q) if q is not None else None
+        hits = []
+        for docid, score in ranked:
+            paper = papers.get(docid)
+            if paper is None:  # deleted between the index read and now
+                continue
+            ranks = dict(fixed_ranks)
+            if keyword_ranks and docid in keyword_ranks:
+                ranks["keyword"] = keyword_ranks[docid]
+            if semantic_ranks and docid in semantic_ranks:
+                ranks["semantic"] = semantic_ranks[docid]
+            title_html, abstract_html = _snippets(paper, gens)
+            score = score if math.isfinite(score) else 0.0
+            hits.append(Hit(paper, float(score), title_html, abstract_html, ranks))
+        return hits
+
+    def _direct(
+        self, request: SearchRequest, mode: Mode, paper: Paper, size: int, start: float
+    ) -> SearchResult:
+        title, abstract = _snippets(paper, None)
+        hit = Hit(paper, 1.0, title, abstract, {})
+        facets = {
+            "categories": tuple(FacetCount(c, 1) for c in paper.categories),
+            "years": (FacetCount(str(paper.published.year), 1),),
+        }
+        return SearchResult(
+            request,
+            mode,
+            (hit,) if request.page == 1 else (),
+            1,
+            request.page,
+            size,
+            facets,
+            (),
+            paper,
+            (time.perf_counter() - start) * 1000,
+        )
+
+
+def _snippets(
+    paper: Paper, gens: tuple[tantivy.SnippetGenerator, tantivy.SnippetGenerator] | None
+) -> tuple[str, str]:
+    """HTML-escaped title and abstract snippet, query terms in <b> when there is a query."""
+    plain = paper.abstract
+    if len(plain) > ABSTRACT_SNIPPET:
+        plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
+    if gens is None:
+        return html.escape(paper.title), html.escape(plain)
+    title = gens[0].snippet_from_doc(tantivy.Document(ti=paper.title)).to_html()
+    abstract = gens[1].snippet_from_doc(tantivy.Document(abs=paper.abstract)).to_html()
+    return title or html.escape(paper.title), abstract or html.escape(plain)
+
+
+def open_engine(config: Config) -> SearchEngine:
+    """Open the data directory of ``config`` for searching (it must exist)."""
+    data = DataDir(config, create=False)
+    data.sync_lexical()
+    return SearchEngine(data)

@@ -1,0 +1,374 @@
+"""The source-of-truth paper store (SQLite): papers, change sequence, embedding state.
+
+Every change to a paper bumps a global sequence number; the lexical index records the
+sequence it has absorbed, so after a crash the missing tail is replayed (idempotently).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from papersift.paper import Author, Paper
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS papers (
+    docid INTEGER PRIMARY KEY,
+    arxiv_id TEXT NOT NULL UNIQUE,
+    version INTEGER NOT NULL,
+    title TEXT NOT NULL,
+    abstract TEXT NOT NULL,
+    authors TEXT NOT NULL,
+    categories TEXT NOT NULL,
+    published TEXT NOT NULL,
+    updated TEXT NOT NULL,
+    doi TEXT, journal_ref TEXT, comments TEXT, license TEXT,
+    citation_count INTEGER,
+    extra TEXT NOT NULL DEFAULT '[]',
+    record_hash TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    seq INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS papers_seq ON papers(seq);
+CREATE TABLE IF NOT EXISTS tombstones (docid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS embedded (
+    docid INTEGER NOT NULL, model TEXT NOT NULL, text_hash TEXT NOT NULL,
+    PRIMARY KEY (docid, model)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+"""
+
+_COLUMNS = (
+    "docid, arxiv_id, version, title, abstract, authors, categories, published, updated, "
+    "doi, journal_ref, comments, license, citation_count, extra"
+)
+
+
+def _hash(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=12).hexdigest()
+
+
+def _encode_authors(authors: Sequence[Author]) -> str:
+    return json.dumps(
+        [[a.name, a.key, [list(i) for i in a.ids]] for a in authors], ensure_ascii=False
+    )
+
+
+def _decode_authors(raw: str) -> tuple[Author, ...]:
+    return tuple(Author(n, k, tuple((s, v) for s, v in ids)) for n, k, ids in json.loads(raw))
+
+
+@dataclass(frozen=True, slots=True)
+class UpsertCounts:
+    added: int = 0
+    updated: int = 0
+    unchanged: int = 0
+
+    def __add__(self, other: UpsertCounts) -> UpsertCounts:
+        return UpsertCounts(
+            self.added + other.added, self.updated + other.updated, self.unchanged + other.unchanged
+        )
+
+
+class PaperStore:
+    """SQLite-backed papers keyed by a stable internal ``docid``; safe to share across threads."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
+        self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        self._lock = threading.RLock()
+        self._db.execute("PRAGMA busy_timeout = 10000")
+        if not readonly:
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute("PRAGMA synchronous = NORMAL")
+            self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- writing -------------------------------------------------------------------------
+
+    def upsert(self, papers: Iterable[Paper]) -> tuple[UpsertCounts, list[tuple[int, Paper]]]:
+        """Insert new papers, replace older versions or changed records; one transaction.
+
+        Returns the counts and the (docid, paper) pairs that changed. A record whose content
+        is identical to the stored one, or whose version is older, changes nothing.
+        """
+        batch: dict[str, Paper] = {}
+        for p in papers:  # within a batch, the newest version of an id wins
+            old = batch.get(p.arxiv_id)
+            if old is None or p.version >= old.version:
+                batch[p.arxiv_id] = p
+        if not batch:
+            return UpsertCounts(), []
+        added = updated = unchanged = 0
+        changed: list[tuple[int, Paper]] = []
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                existing: dict[str, tuple[int, int, str]] = {}
+                ids = list(batch)
+                for i in range(0, len(ids), 500):
+                    chunk = ids[i : i + 500]
+                    marks = ",".join("?" * len(chunk))
+                    for row in db.execute(
+                        f"SELECT arxiv_id, docid, version, record_hash FROM papers "
+                        f"WHERE arxiv_id IN ({marks})",
+                        chunk,
+                    ):
+                        existing[row[0]] = (row[1], row[2], row[3])
+                seq = self._next_seq()
+                for arxiv_id, p in batch.items():
+                    values = _row_values(p)
+                    record_hash = _hash(json.dumps(values, default=str))
+                    prev = existing.get(arxiv_id)
+                    if prev is not None and (p.version < prev[1] or record_hash == prev[2]):
+                        unchanged += 1
+                        continue
+                    seq += 1
+                    text_hash = _hash(p.embed_text)
+                    if prev is None:
+                        cur = db.execute(
+                            "INSERT INTO papers (arxiv_id, version, title, abstract, authors, "
+                            "categories, published, updated, doi, journal_ref, comments, license, "
+                            "citation_count, extra, record_hash, text_hash, seq) "
+                            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                            (*values, record_hash, text_hash, seq),
+                        )
+                        assert cur.lastrowid is not None
+                        changed.append((cur.lastrowid, p))
+                        added += 1
+                    else:
+                        db.execute(
+                            "UPDATE papers SET arxiv_id=?, version=?, title=?, abstract=?, "
+                            "authors=?, categories=?, published=?, updated=?, doi=?, "
+                            "journal_ref=?, comments=?, license=?, citation_count=?, extra=?, "
+                            "record_hash=?, text_hash=?, seq=? WHERE docid=?",
+                            (*values, record_hash, text_hash, seq, prev[0]),
+                        )
+                        changed.append((prev[0], p))
+                        updated += 1
+                self._set_meta("seq", str(seq))
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return UpsertCounts(added, updated, unchanged), changed
+
+    def delete(self, arxiv_ids: Iterable[str]) -> list[int]:
+        """Remove papers; their docids get a tombstone so the indexes drop them too."""
+        removed: list[int] = []
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                seq = self._next_seq()
+                for arxiv_id in arxiv_ids:
+                    row = self._db.execute(
+                        "SELECT docid FROM papers WHERE arxiv_id = ?", (arxiv_id,)
+                    ).fetchone()
+                    if row is None:
+                        continue
+                    seq += 1
+                    self._db.execute("DELETE FROM papers WHERE docid = ?", (row[0],))
+                    self._db.execute("DELETE FROM embedded WHERE docid = ?", (row[0],))
+                    self._db.execute(
+                        "INSERT OR REPLACE INTO tombstones (docid, seq) VALUES (?, ?)",
+                        (row[0], seq),
+                    )
+                    removed.append(row[0])
+                self._set_meta("seq", str(seq))
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return removed
+
+    def mark_embedded(self, model: str, docids: Sequence[int], text_hashes: Sequence[str]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.executemany(
+                "INSERT OR REPLACE INTO embedded (docid, model, text_hash) VALUES (?, ?, ?)",
+                [(d, model, h) for d, h in zip(docids, text_hashes, strict=True)],
+            )
+            self._db.execute("COMMIT")
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _next_seq(self) -> int:
+        row = self._db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self._db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            self._set_meta(key, value)
+
+    @property
+    def seq(self) -> int:
+        with self._lock:
+            return self._next_seq()
+
+    def count(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM papers").fetchone()[0])
+
+    def docid_of(self, arxiv_id: str) -> int | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT docid FROM papers WHERE arxiv_id = ?", (arxiv_id,)
+            ).fetchone()
+        return None if row is None else int(row[0])
+
+    def get(self, docids: Sequence[int]) -> dict[int, Paper]:
+        """Papers by docid (missing ones are left out)."""
+        out: dict[int, Paper] = {}
+        with self._lock:
+            for i in range(0, len(docids), 500):
+                chunk = list(docids[i : i + 500])
+                marks = ",".join("?" * len(chunk))
+                for row in self._db.execute(
+                    f"SELECT {_COLUMNS} FROM papers WHERE docid IN ({marks})", chunk
+                ):
+                    out[row[0]] = _paper(row)
+        return out
+
+    def changed_since(self, seq: int, limit: int = 5000) -> Iterator[list[tuple[int, Paper, int]]]:
+        """Batches of (docid, paper, seq) changed after ``seq``, in sequence order."""
+        while True:
+            with self._lock:
+                rows = self._db.execute(
+                    f"SELECT {_COLUMNS}, seq FROM papers WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (seq, limit),
+                ).fetchall()
+            if not rows:
+                return
+            yield [(r[0], _paper(r[:-1]), r[-1]) for r in rows]
+            seq = rows[-1][-1]
+
+    def tombstones_since(self, seq: int) -> list[tuple[int, int]]:
+        with self._lock:
+            return [
+                (int(d), int(s))
+                for d, s in self._db.execute(
+                    "SELECT docid, seq FROM tombstones WHERE seq > ? ORDER BY seq", (seq,)
+                )
+            ]
+
+    def embedded_count(self, model: str) -> int:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT COUNT(*) FROM embedded e JOIN papers p USING (docid) "
+                "WHERE e.model = ? AND e.text_hash = p.text_hash",
+                (model,),
+            ).fetchone()
+        return int(row[0])
+
+    def embedded_hashes(self, model: str) -> dict[int, str]:
+        """docid -> text hash of every paper whose current text has a vector of ``model``."""
+        with self._lock:
+            return {
+                int(d): str(h)
+                for d, h in self._db.execute(
+                    "SELECT e.docid, e.text_hash FROM embedded e JOIN papers p USING (docid) "
+                    "WHERE e.model = ? AND e.text_hash = p.text_hash",
+                    (model,),
+                )
+            }
+
+    def backlog(self, model: str, limit: int) -> list[tuple[int, str, str]]:
+        """Up to ``limit`` (docid, text, text_hash) still to embed with ``model``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT p.docid, p.title, p.abstract, p.text_hash FROM papers p "
+                "LEFT JOIN embedded e ON e.docid = p.docid AND e.model = ? "
+                "WHERE e.text_hash IS NULL OR e.text_hash != p.text_hash "
+                "ORDER BY p.docid LIMIT ?",
+                (model, limit),
+            ).fetchall()
+        return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3])) for r in rows]
+
+    def category_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        with self._lock:
+            for (cats,) in self._db.execute("SELECT categories FROM papers"):
+                for c in cats.split():
+                    counts[c] = counts.get(c, 0) + 1
+        return counts
+
+    def date_range(self) -> tuple[date | None, date | None]:
+        with self._lock:
+            lo, hi = self._db.execute(
+                "SELECT MIN(published), MAX(published) FROM papers"
+            ).fetchone()
+        return (date.fromisoformat(lo) if lo else None, date.fromisoformat(hi) if hi else None)
+
+
+def _row_values(p: Paper) -> tuple[object, ...]:
+    return (
+        p.arxiv_id,
+        p.version,
+        p.title,
+        p.abstract,
+        _encode_authors(p.authors),
+        " ".join(p.categories),
+        p.published.isoformat(),
+        p.updated.isoformat(),
+        p.doi,
+        p.journal_ref,
+        p.comments,
+        p.license,
+        p.citation_count,
+        json.dumps([list(kv) for kv in p.extra]),
+    )
+
+
+def _paper(row: Sequence[object]) -> Paper:
+    (
+        _,
+        arxiv_id,
+        version,
+        title,
+        abstract,
+        authors,
+        cats,
+        pub,
+        upd,
+        doi,
+        jref,
+        comments,
+        lic,
+        cited,
+        extra,
+    ) = row
+    return Paper(
+        arxiv_id=str(arxiv_id),
+        version=int(str(version)),
+        title=str(title),
+        abstract=str(abstract),
+        authors=_decode_authors(str(authors)),
+        categories=tuple(str(cats).split()),
+        published=date.fromisoformat(str(pub)),
+        updated=date.fromisoformat(str(upd)),
+        doi=None if doi is None else str(doi),
+        journal_ref=None if jref is None else str(jref),
+        comments=None if comments is None else str(comments),
+        license=None if lic is None else str(lic),
+        citation_count=None if cited is None else int(str(cited)),
+        extra=tuple((str(k), str(v)) for k, v in json.loads(str(extra))),
+    )

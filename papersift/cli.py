@@ -1,0 +1,279 @@
+"""The ``papersift`` command: import, index, search, stats, serve.
+
+Library code raises typed errors; this boundary turns them into one line on stderr and a
+non-zero exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from papersift import __version__
+from papersift.config import Config, load_config
+from papersift.errors import PapersiftError
+
+log = logging.getLogger("papersift")
+
+
+def _config(args: argparse.Namespace) -> Config:
+    path = args.config or os.environ.get("PAPERSIFT_CONFIG")
+    if path is None and Path("config.toml").is_file():
+        path = "config.toml"
+    return load_config(path)
+
+
+def _date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
+    return value
+
+
+def _print_json(data: Any) -> None:
+    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
+    sys.stdout.write("\n")
+
+
+# -- commands -----------------------------------------------------------------------------
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from engine.datadir import DataDir
+    from indexer.build import import_files
+    from indexer.snapshot import SkippedLine
+
+    config = _config(args)
+    paths = [Path(p) for p in args.files]
+    for p in paths:
+        if not p.is_file():
+            raise PapersiftError(f"no such file: {p}")
+
+    def warn(s: SkippedLine) -> None:
+        if not args.json:
+            print(f"skipped line {s.line}: {s.reason}", file=sys.stderr)
+
+    data = DataDir(config)
+    try:
+        report = import_files(
+            data,
+            paths,
+            limit=args.limit,
+            progress=not args.json and sys.stderr.isatty(),
+            on_skip=warn,
+        )
+    finally:
+        data.close()
+    if args.json:
+        _print_json(
+            {
+                "read": report.read,
+                "added": report.added,
+                "updated": report.updated,
+                "unchanged": report.unchanged,
+                "skipped": [{"line": s.line, "reason": s.reason} for s in report.skipped],
+            }
+        )
+    else:
+        print(report.line())
+        if not args.no_hint:
+            print("keyword search is ready; run `papersift index` to embed for semantic search")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from engine.datadir import DataDir
+    from indexer.build import embed_backlog
+
+    data = DataDir(_config(args), create=False)
+    try:
+        data.sync_lexical()
+        done = embed_backlog(data, limit=args.limit, progress=not args.json and sys.stderr.isatty())
+        model = data.embedder.model_id
+        papers, embedded = data.store.count(), data.store.embedded_count(model)
+    finally:
+        data.close()
+    if args.json:
+        _print_json(
+            {"embedded_now": done, "embedded": embedded, "papers": papers, "model_id": model}
+        )
+    else:
+        print(f"embedded {done} papers; {embedded} of {papers} now have vectors ({model})")
+    return 0
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from engine.results import Filters, SearchRequest
+    from engine.search import open_engine
+    from engine.serialize import result_json
+
+    engine = open_engine(_config(args))
+    try:
+        request = SearchRequest(
+            query=args.query,
+            mode=args.mode,
+            filters=Filters(
+                categories=tuple(args.category or ()),
+                researchers=tuple(args.researcher or ()),
+                date_from=args.date_from,
+                date_to=args.date_to,
+            ),
+            sort=args.sort,
+            page=args.page,
+            page_size=args.page_size,
+        )
+        result = engine.search(request)
+    finally:
+        engine.close()
+    if args.json:
+        _print_json(result_json(result))
+        return 0
+    for w in result.warnings:
+        print(f"note: {w}", file=sys.stderr)
+    first = (result.page - 1) * result.page_size
+    print(f"{result.total} results ({result.mode}, {result.took_ms:.1f} ms)")
+    for i, hit in enumerate(result.hits, start=first + 1):
+        p = hit.paper
+        authors = ", ".join(a.name for a in p.authors[:4]) + (
+            " et al." if len(p.authors) > 4 else ""
+        )
+        print(f"{i:4d}. {p.arxiv_id}  {p.title}")
+        print(f"      {authors} | {p.published.isoformat()} | {' '.join(p.categories)}")
+    return 0
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from engine.search import open_engine
+    from engine.serialize import stats_json
+
+    engine = open_engine(_config(args))
+    try:
+        stats = engine.stats()
+    finally:
+        engine.close()
+    data = stats_json(stats)
+    data["data_dir"] = str(engine.config.data_dir)
+    if args.json:
+        _print_json(data)
+        return 0
+    print(f"data directory  {data['data_dir']}")
+    print(f"papers          {stats.papers}")
+    print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
+    print(f"published       {stats.oldest} .. {stats.newest}")
+    top = ", ".join(f"{c.value} {c.count}" for c in stats.categories[:10])
+    print(f"top categories  {top}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from papersift.serve import serve
+
+    config = _config(args)
+    return serve(config, host=args.host, port=args.port)
+
+
+# -- parser -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from engine.results import MODES, SORTS
+
+    parser = argparse.ArgumentParser(
+        prog="papersift", description="Self-hostable hybrid search engine for research papers."
+    )
+    parser.add_argument("--version", action="version", version=f"papersift {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="PATH", help="config file (default: ./config.toml)")
+    common.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "import",
+        parents=[common],
+        help="import arXiv snapshot JSON-lines files",
+        description="Import arXiv bulk-snapshot JSON lines (plain, .gz, .xz).",
+    )
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--limit", type=_positive, help="import at most N records per file")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("--no-hint", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_import)
+
+    p = sub.add_parser(
+        "index",
+        parents=[common],
+        help="embed papers that have no vector yet",
+        description="Embed the backlog for semantic search (resumable).",
+    )
+    p.add_argument("--limit", type=_positive, help="embed at most N papers")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.set_defaults(func=cmd_index)
+
+    p = sub.add_parser(
+        "search",
+        parents=[common],
+        help="search the index",
+        description="Search; the query syntax is in the README.",
+    )
+    p.add_argument("query", help='words, "phrases", +must, -not, ti: au: abs: cat:, or an arXiv id')
+    p.add_argument("--mode", choices=MODES, help="default: [search] default_mode")
+    p.add_argument("--category", action="append", metavar="CAT", help="filter (repeatable)")
+    p.add_argument("--researcher", action="append", metavar="NAME", help="author filter")
+    p.add_argument("--from", dest="date_from", type=_date, metavar="YYYY-MM-DD")
+    p.add_argument("--to", dest="date_to", type=_date, metavar="YYYY-MM-DD")
+    p.add_argument("--sort", choices=SORTS, default="relevance")
+    p.add_argument("--page", type=_positive, default=1)
+    p.add_argument("--page-size", type=_positive)
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("stats", parents=[common], help="corpus and index statistics")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="serve the web app and API",
+        description="Serve; on first start imports the bootstrap corpus.",
+    )
+    p.add_argument("--host", help="default: [server] host")
+    p.add_argument("--port", type=_positive, help="default: [server] port")
+    p.set_defaults(func=cmd_serve)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    for name in ("papersift", "engine", "indexer", "server", "feeds"):
+        logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        return int(args.func(args))
+    except PapersiftError as exc:
+        print(f"papersift: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("papersift: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,20 @@
+"""Paths of the data files shipped inside the package (demo corpus, tokenizer)."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+
+def package_data() -> Path:
+    return Path(str(resources.files("papersift") / "data"))
+
+
+def demo_corpus_path() -> Path:
+    """The bundled demo corpus: 6,267 real arXiv papers in the snapshot format."""
+    return package_data() / "corpus" / "arxiv-demo.jsonl.gz"
+
+
+def tokenizer_path() -> Path:
+    """The vendored all-MiniLM-L6-v2 tokenizer."""
+    return package_data() / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"

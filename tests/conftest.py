@@ -1,0 +1,40 @@
+"""Shared fixtures: one small real index (real Tantivy, FAISS and ONNX model) per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.datadir import DataDir
+from engine.search import SearchEngine, open_engine
+from indexer.build import embed_backlog, import_files
+from papersift.config import Config
+from tests.corpus import make_config, sample_records, write_jsonl
+
+
+@pytest.fixture(scope="session")
+def built_config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    """~320 real demo papers, imported and fully embedded. Treat as read-only."""
+    root = tmp_path_factory.mktemp("built")
+    config = make_config(root)
+    source = write_jsonl(root / "sample.jsonl", sample_records())
+    data = DataDir(config)
+    import_files(data, [source])
+    embed_backlog(data)
+    data.close()
+    return config
+
+
+@pytest.fixture(scope="session")
+def engine(built_config: Config) -> Iterator[SearchEngine]:
+    eng = open_engine(built_config)
+    yield eng
+    eng.close()
+
+
+@pytest.fixture
+def fresh_config(tmp_path: Path) -> Config:
+    """An empty data directory of this test's own."""
+    return make_config(tmp_path)

@@ -1,0 +1,172 @@
+"""Import and index building on real papers: re-import, new versions, crashes, versions."""
+
+from __future__ import annotations
+
+import copy
+import gzip
+import json
+import lzma
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.datadir import MANIFEST, DataDir
+from engine.results import SearchRequest
+from engine.search import SearchEngine, open_engine
+from indexer.build import embed_backlog, import_files
+from papersift.config import Config
+from papersift.errors import IndexVersionError
+from tests.corpus import demo_records, write_jsonl
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict]:
+    return demo_records()[:40]
+
+
+def test_import_counts_reimport_and_compression(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    plain = write_jsonl(tmp_path / "a.jsonl", records)
+    gz = tmp_path / "a.jsonl.gz"
+    gz.write_bytes(gzip.compress(plain.read_bytes()))
+    xz = tmp_path / "a.jsonl.xz"
+    xz.write_bytes(lzma.compress(plain.read_bytes()))
+    data = DataDir(fresh_config)
+    first = import_files(data, [plain])
+    assert (first.read, first.added, first.updated, first.unchanged) == (40, 40, 0, 0)
+    seq = data.store.seq
+    for path in (plain, gz, xz):  # same papers again, compressed or not: nothing changes
+        again = import_files(data, [path])
+        assert (again.added, again.updated, again.unchanged) == (0, 0, 40)
+    assert data.store.seq == seq
+    assert data.lexical.num_docs == 40
+    assert json.loads((data.root / MANIFEST).read_text())["papers"] == 40
+    data.close()
+
+
+def test_malformed_lines_are_reported_and_skipped(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    lines = [json.dumps(r) for r in records[:5]]
+    lines.insert(2, "{not json")
+    lines.insert(4, json.dumps({"id": "", "title": "no id"}))
+    lines.append(json.dumps(records[5])[:50])  # truncated last line
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    data = DataDir(fresh_config)
+    report = import_files(data, [path])
+    data.close()
+    assert report.added == 5
+    assert [s.line for s in report.skipped] == [3, 5, 8]
+    assert all(s.reason for s in report.skipped)
+
+
+def test_newer_version_replaces_older_everywhere(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(tmp_path / "v1.jsonl", records[:10])])
+    embed_backlog(data)
+    target = copy.deepcopy(records[3])
+    old_title = target["title"]
+    target["title"] = "Zyxwvut quasiparticle bookkeeping for tokenisers"
+    target["versions"] = [
+        *target["versions"],
+        {"version": f"v{len(target['versions']) + 1}", "created": "Mon, 1 Jun 2026 00:00:00 GMT"},
+    ]
+    multi = next(r for r in records[:10] if len(r["versions"]) > 1)
+    stale = copy.deepcopy(multi)
+    stale["title"] = "An older version must not win"
+    stale["versions"] = stale["versions"][:1]
+    report = import_files(data, [write_jsonl(tmp_path / "v2.jsonl", [target, stale])])
+    assert report.updated == 1 and report.unchanged == 1
+    engine = SearchEngine(data)
+    hits = engine.search(SearchRequest("zyxwvut", mode="keyword")).hits
+    assert [h.paper.arxiv_id for h in hits] == [target["id"]]
+    assert hits[0].paper.version == len(target["versions"])
+    old = engine.search(SearchRequest(f'ti:"{old_title}"', mode="keyword")).hits
+    assert target["id"] not in {h.paper.arxiv_id for h in old}
+    # Its text changed, so it is re-embedded; the untouched ones are not.
+    assert data.store.count() - data.store.embedded_count(data.embedder.model_id) == 1
+    assert embed_backlog(data) == 1
+    engine.close()
+
+
+def test_interrupted_embedding_resumes_without_loss(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)])
+    stop = threading.Event()
+    # Stop after the first checkpoint: what was checkpointed stays, the rest is backlog.
+    original = data.add_vectors
+
+    def add_then_stop(*args: object) -> None:
+        original(*args)  # type: ignore[arg-type]
+        stop.set()
+
+    data.add_vectors = add_then_stop  # type: ignore[method-assign]
+    assert embed_backlog(data, stop=stop, chunk=16) == 16
+    data.close()
+
+    # A crash after a segment was written but before the store recorded it: re-embedded,
+    # and the duplicate segment entry collapses to one vector.
+    data = DataDir(fresh_config)
+    row = data.store.backlog(data.embedder.model_id, 1)[0]
+    vec = data.embedder.embed([row[1]])
+    data.vectors.write_segment(np.asarray([row[0]], np.int64), vec)
+    assert data.store.embedded_count(data.embedder.model_id) == 16
+    assert embed_backlog(data, chunk=16) == len(records) - 16
+    data.close()
+
+    engine = open_engine(fresh_config)
+    stats = engine.stats()
+    assert stats.embedded == stats.papers == len(records)
+    assert engine.data.vectors.size == len(records)
+    assert len(engine.data.vectors.segments()) == 1  # compacted
+    engine.close()
+
+
+def test_lexical_index_catches_up_after_a_crash(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:5])])
+    # The store committed, the process died before the Tantivy commit.
+    from indexer.snapshot import record_to_paper
+
+    data.store.upsert([record_to_paper(r) for r in records[5:12]])
+    assert data.lexical.num_docs == 5
+    data.close()
+    engine = open_engine(fresh_config)
+    assert engine.data.lexical.num_docs == 12
+    got = engine.search(SearchRequest(records[8]["id"], mode="keyword"))
+    assert got.direct is not None
+    result = engine.search(SearchRequest(records[8]["title"], mode="keyword"))
+    assert result.hits[0].paper.arxiv_id == records[8]["id"]
+    engine.close()
+
+
+def test_incompatible_manifest_fails_with_rebuild_hint(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:3])])
+    data.close()
+    manifest = fresh_config.data_dir / MANIFEST
+    content = json.loads(manifest.read_text())
+    content["schema_version"] = 999
+    manifest.write_text(json.dumps(content))
+    with pytest.raises(IndexVersionError, match="rebuild"):
+        open_engine(fresh_config)
+
+
+def test_foreign_directory_is_not_touched(fresh_config: Config) -> None:
+    fresh_config.data_dir.mkdir(parents=True)
+    (fresh_config.data_dir / "notes.txt").write_text("mine")
+    with pytest.raises(IndexVersionError, match="not a papersift data directory"):
+        DataDir(fresh_config)
+    assert sorted(p.name for p in fresh_config.data_dir.iterdir()) == ["notes.txt"]
