@@ -1,0 +1,64 @@
+"""Assemble the Starlette app: routes, static assets, middleware and error handling."""
+
+from __future__ import annotations
+
+import os
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.responses import Response
+from starlette.routing import Mount
+from starlette.staticfiles import PathLike, StaticFiles
+from starlette.types import Scope
+
+from papersift.config import Config
+from papersift.errors import QueryError
+from server import api, errors, pages
+from server.compress import CompressionMiddleware
+from server.context import AppContext, Engine
+from server.headers import SecurityHeadersMiddleware
+from server.params import ParamError
+from server.templating import STATIC_DIR, make_environment
+from server.urlguard import UrlGuardMiddleware
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "public, max-age=3600"
+
+
+class CachedStatic(StaticFiles):
+    """Versioned URLs (``?v=<content hash>``, as the templates write them) are immutable."""
+
+    def file_response(
+        self, full_path: PathLike, stat_result: os.stat_result, scope: Scope, status_code: int = 200
+    ) -> Response:
+        response = super().file_response(full_path, stat_result, scope, status_code)
+        versioned = b"v=" in scope.get("query_string", b"")
+        response.headers["Cache-Control"] = IMMUTABLE if versioned else REVALIDATE
+        return response
+
+
+def create_app(engine: Engine, config: Config) -> Starlette:
+    """The web app over an open engine; the caller keeps ownership of the engine."""
+    app = Starlette(
+        routes=[
+            *pages.routes,
+            *api.routes,
+            Mount("/static", app=CachedStatic(directory=STATIC_DIR), name="static"),
+        ],
+        middleware=[
+            Middleware(SecurityHeadersMiddleware),
+            Middleware(CompressionMiddleware),
+            Middleware(UrlGuardMiddleware),
+        ],
+        exception_handlers={
+            HTTPException: errors.http_exception,
+            ParamError: errors.param_error,
+            QueryError: errors.query_error,
+            500: errors.server_error,
+        },
+    )
+    app.state.ctx = AppContext(engine, config)
+    app.state.config = config
+    app.state.templates = make_environment()
+    return app

@@ -1,0 +1,138 @@
+"""ASGI middleware that compresses text responses with brotli (when installed) or gzip."""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from starlette.datastructures import Headers, MutableHeaders
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+MIN_SIZE = 512
+MAX_BUFFER = 16 * 1024 * 1024  # larger bodies are passed through as they come
+_COMPRESSIBLE = (
+    "text/",
+    "application/json",
+    "application/javascript",
+    "application/xml",
+    "application/ld+json",
+    "application/rss+xml",
+    "application/atom+xml",
+    "image/svg+xml",
+)
+
+
+def _load_brotli() -> Callable[[bytes], bytes] | None:
+    try:
+        module: Any = importlib.import_module("brotli")
+    except ImportError:
+        return None
+    compress: Callable[..., bytes] = module.compress
+    return lambda data: compress(data, quality=5)
+
+
+_BROTLI = _load_brotli()
+_GZIP: Callable[[bytes], bytes] = lambda data: gzip.compress(data, compresslevel=6, mtime=0)  # noqa: E731
+
+
+def accepted_encodings(header: str) -> dict[str, float]:
+    """``gzip, br;q=0.5`` -> ``{"gzip": 1.0, "br": 0.5}``."""
+    out: dict[str, float] = {}
+    for part in header.split(","):
+        name, _, params = part.strip().partition(";")
+        q = 1.0
+        params = params.strip()
+        if params.startswith("q="):
+            try:
+                q = float(params[2:])
+            except ValueError:
+                q = 0.0
+        if name:
+            out[name.strip().lower()] = q
+    return out
+
+
+def choose_encoding(header: str) -> tuple[str, Callable[[bytes], bytes]] | None:
+    accepted = accepted_encodings(header)
+    if _BROTLI is not None and accepted.get("br", 0) > 0:
+        return "br", _BROTLI
+    if accepted.get("gzip", 0) > 0:
+        return "gzip", _GZIP
+    return None
+
+
+class CompressionMiddleware:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        choice = choose_encoding(Headers(scope=scope).get("accept-encoding", ""))
+        if choice is None:
+            await self.app(scope, receive, send)
+            return
+        await _Responder(choice[0], choice[1], send).run(self.app, scope, receive)
+
+
+class _Responder:
+    """Holds the response start and buffers the body, then decides whether to compress."""
+
+    def __init__(self, name: str, compress: Callable[[bytes], bytes], send: Send) -> None:
+        self.name = name
+        self.compress = compress
+        self.send = send
+        self.start: Message | None = None
+        self.chunks: list[bytes] = []
+        self.size = 0
+        self.passthrough = False
+
+    async def run(self, app: ASGIApp, scope: Scope, receive: Receive) -> None:
+        await app(scope, receive, self.on_message)
+
+    def _eligible(self, start: Message) -> bool:
+        headers = Headers(raw=start["headers"])
+        ctype = headers.get("content-type", "")
+        return (
+            "content-encoding" not in headers
+            and ctype.startswith(_COMPRESSIBLE)
+            and start["status"] not in (204, 304)
+        )
+
+    async def on_message(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.start = message
+            self.passthrough = not self._eligible(message)
+            if self.passthrough:
+                await self.send(message)
+            return
+        if message["type"] != "http.response.body" or self.passthrough:
+            await self.send(message)
+            return
+        assert self.start is not None
+        body: bytes = message.get("body", b"")
+        self.chunks.append(body)
+        self.size += len(body)
+        if message.get("more_body", False):
+            if self.size > MAX_BUFFER:  # too big to hold: send what we have as it is
+                self.passthrough = True
+                await self.send(self.start)
+                await self.send(
+                    {"type": "http.response.body", "body": b"".join(self.chunks), "more_body": True}
+                )
+            return
+        data = b"".join(self.chunks)
+        headers = MutableHeaders(raw=self.start["headers"])
+        headers.add_vary_header("Accept-Encoding")
+        if self.size >= MIN_SIZE:
+            data = self.compress(data)
+            headers["Content-Encoding"] = self.name
+            headers["Content-Length"] = str(len(data))
+            etag = headers.get("etag")
+            if etag and not etag.startswith("W/"):
+                headers["ETag"] = "W/" + etag  # the bytes differ from the identity encoding
+        await self.send(self.start)
+        await self.send({"type": "http.response.body", "body": data})

@@ -1,0 +1,81 @@
+"""What every route needs from the app: the engine (called off the event loop) and config."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+import anyio.to_thread
+from anyio import CapacityLimiter
+from starlette.requests import Request
+
+from engine.results import Hit, SearchRequest, SearchResult, Stats
+from papersift.config import Config
+from papersift.paper import Paper
+
+T = TypeVar("T")
+STATS_TTL = 30.0  # seconds a stats snapshot is reused (home page, category checks)
+
+
+class EngineFailure(RuntimeError):
+    """The engine failed in a way Python code does not normally fail (a native panic)."""
+
+
+class Engine(Protocol):
+    """The part of ``engine.search.SearchEngine`` the web app uses."""
+
+    def search(self, request: SearchRequest) -> SearchResult: ...
+    def paper(self, arxiv_id: str) -> Paper | None: ...
+    def similar(self, arxiv_id: str, limit: int = 10) -> list[Hit]: ...
+    def stats(self) -> Stats: ...
+
+
+@dataclass
+class _StatsCache:
+    stats: Stats | None = None
+    at: float = 0.0
+
+
+class AppContext:
+    """Held in ``app.state.ctx``; the engine is synchronous, so calls run in threads."""
+
+    def __init__(self, engine: Engine, config: Config) -> None:
+        self.engine = engine
+        self.config = config
+        self.limiter = CapacityLimiter(config.server.workers)
+        self._stats = _StatsCache()
+
+    async def call(self, fn: Callable[..., T], *args: object) -> T:
+        try:
+            return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
+        except Exception:
+            raise
+        except BaseException as exc:
+            # A Rust panic inside a native extension (pyo3's PanicException) derives from
+            # BaseException and would escape the app's 500 handling; make it an ordinary
+            # error so it is logged and answered with the plain 500 page.
+            if isinstance(exc, (KeyboardInterrupt, SystemExit, anyio.get_cancelled_exc_class())):
+                raise
+            raise EngineFailure(f"{type(exc).__name__}: {exc}") from exc
+
+    async def stats(self) -> Stats:
+        now = time.monotonic()
+        cached = self._stats
+        if cached.stats is None or now - cached.at > STATS_TTL:
+            cached.stats = await self.call(self.engine.stats)
+            cached.at = now
+        return cached.stats
+
+    async def known_categories(self) -> dict[str, str]:
+        """Lower-cased category or archive (``cs`` for ``cs.IR``) -> its spelling."""
+        cats = [c.value for c in (await self.stats()).categories]
+        known = {c.split(".", 1)[0].lower(): c.split(".", 1)[0] for c in cats}
+        known.update({c.lower(): c for c in cats})
+        return known
+
+
+def ctx(request: Request) -> AppContext:
+    context: AppContext = request.app.state.ctx
+    return context

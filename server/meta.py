@@ -1,0 +1,164 @@
+"""What a page says about itself to programs: plain-text descriptions, JSON-LD, BibTeX."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pylatexenc.latex2text import LatexNodes2Text
+
+from papersift.paper import Paper
+from server.urls import arxiv_abs, arxiv_pdf
+
+SITE_NAME = "papersift"
+SITE_DESCRIPTION = (
+    "Search research papers from arXiv by keyword and by meaning: hybrid full-text and "
+    "semantic search over titles, abstracts and authors."
+)
+_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
+_ESCAPES = {
+    r"\%": "%",
+    r"\&": "&",
+    r"\_": "_",
+    r"\#": "#",
+    r"\$": "$",
+    "~": " ",
+    "``": '"',
+    "''": '"',
+}
+_latex = LatexNodes2Text(math_mode="text")
+
+
+def _math_text(tex: str) -> str:
+    try:
+        return str(_latex.latex_to_text(tex)).strip()
+    except Exception:  # pylatexenc is lenient, but a description must never fail a page
+        return tex
+
+
+def plain_text(text: str) -> str:
+    """Readable text for meta tags and markdown: TeX math turned into Unicode where simple."""
+    out = _MATH.sub(lambda m: _math_text(next(g for g in m.groups() if g is not None)), text)
+    for escape, char in _ESCAPES.items():
+        out = out.replace(escape, char)
+    return " ".join(out.split())
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:.-") + "…"
+
+
+def dump_jsonld(data: dict[str, Any]) -> str:
+    """JSON for a ``<script type=application/ld+json>``: ``<``, ``>``, ``&`` escaped."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def website_ld(root: str) -> dict[str, Any]:
+    return {
+        "@context": "https://schema.org",
+        "@type": "WebSite",
+        "name": SITE_NAME,
+        "url": root + "/",
+        "description": SITE_DESCRIPTION,
+        "potentialAction": {
+            "@type": "SearchAction",
+            "target": {
+                "@type": "EntryPoint",
+                "urlTemplate": root + "/search?q={search_term_string}",
+            },
+            "query-input": "required name=search_term_string",
+        },
+    }
+
+
+def breadcrumbs_ld(root: str, trail: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """``trail`` is (name, path) from the home page down to the current page."""
+    return {
+        "@context": "https://schema.org",
+        "@type": "BreadcrumbList",
+        "itemListElement": [
+            {"@type": "ListItem", "position": i, "name": name, "item": root + path}
+            for i, (name, path) in enumerate(trail, start=1)
+        ],
+    }
+
+
+def article_ld(paper: Paper, url: str) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "ScholarlyArticle",
+        "@id": url,
+        "url": url,
+        "name": plain_text(paper.title),
+        "headline": shorten(plain_text(paper.title), 110),
+        "abstract": plain_text(paper.abstract),
+        "author": [{"@type": "Person", "name": a.name} for a in paper.authors],
+        "datePublished": paper.published.isoformat(),
+        "dateModified": paper.updated.isoformat(),
+        "inLanguage": "en",
+        "about": list(paper.categories),
+        "identifier": [{"@type": "PropertyValue", "propertyID": "arXiv", "value": paper.arxiv_id}],
+        "sameAs": [arxiv_abs(paper.arxiv_id)],
+        "encoding": {
+            "@type": "MediaObject",
+            "encodingFormat": "application/pdf",
+            "contentUrl": arxiv_pdf(paper.arxiv_id),
+        },
+        "isAccessibleForFree": True,
+    }
+    if paper.doi:
+        data["identifier"].append(
+            {"@type": "PropertyValue", "propertyID": "DOI", "value": paper.doi}
+        )
+        data["sameAs"].append(f"https://doi.org/{paper.doi}")
+    if paper.journal_ref:
+        data["isPartOf"] = {"@type": "Periodical", "name": paper.journal_ref}
+    if paper.license:
+        data["license"] = paper.license
+    return data
+
+
+def _bib_escape(text: str) -> str:
+    # Braces must stay balanced inside a BibTeX field; drop any that are not.
+    depth, out = 0, []
+    for ch in " ".join(text.split()):
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            if depth == 0:
+                continue
+            depth -= 1
+        out.append(ch)
+    return "".join(out) + "}" * depth
+
+
+def bibtex_key(paper: Paper) -> str:
+    last = paper.authors[0].name.split()[-1] if paper.authors else "arxiv"
+    last = re.sub(r"[^A-Za-z]", "", last).lower() or "arxiv"
+    word = next((w for w in re.findall(r"[A-Za-z]{4,}", paper.title)), "paper").lower()
+    return f"{last}{paper.published.year}{word}"
+
+
+def bibtex(paper: Paper) -> str:
+    """An ``@misc`` entry in the form arXiv itself suggests (eprint, archivePrefix)."""
+    fields = [
+        ("title", "{" + _bib_escape(paper.title) + "}"),
+        ("author", " and ".join(_bib_escape(a.name) for a in paper.authors) or "Anonymous"),
+        ("year", str(paper.published.year)),
+        ("eprint", paper.arxiv_id),
+        ("archivePrefix", "arXiv"),
+        ("primaryClass", paper.primary_category),
+        ("url", arxiv_abs(paper.arxiv_id)),
+    ]
+    if paper.doi:
+        fields.append(("doi", _bib_escape(paper.doi)))
+    if paper.journal_ref:
+        fields.append(("note", _bib_escape(paper.journal_ref)))
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    return f"@misc{{{bibtex_key(paper)},\n{body}\n}}\n"

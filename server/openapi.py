@@ -1,0 +1,300 @@
+"""The OpenAPI 3.1 document of the JSON API; tests check it against the routes and responses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.results import MODES, SORTS
+from papersift.config import SearchConfig
+from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+
+_STR = {"type": "string"}
+_NSTR = {"type": ["string", "null"]}
+_DATE = {"type": "string", "format": "date"}
+_NDATE = {"type": ["string", "null"], "format": "date"}
+_INT = {"type": "integer", "minimum": 0}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _obj(props: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props) if required is None else required,
+    }
+
+
+def _array(items: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": items}
+
+
+def _json(schema: str, description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": _ref(schema)}}}
+
+
+_ERRORS = {
+    "400": _json("Error", "A parameter is malformed or out of range; `parameter` names it."),
+    "404": _json("Error", "No such paper or route."),
+}
+
+SCHEMAS: dict[str, Any] = {
+    "Error": _obj(
+        {
+            "error": _obj(
+                {
+                    "status": {"type": "integer"},
+                    "code": {"type": "string", "examples": ["bad_request", "not_found"]},
+                    "message": _STR,
+                    "parameter": _STR,
+                },
+                ["status", "code", "message"],
+            )
+        }
+    ),
+    "Author": _obj({"name": _STR, "ids": {"type": "object", "additionalProperties": _STR}}),
+    "Paper": _obj(
+        {
+            "id": {"type": "string", "examples": ["2401.10241", "cmp-lg/9405001"]},
+            "version": {"type": "integer", "minimum": 1},
+            "title": _STR,
+            "abstract": _STR,
+            "authors": _array(_ref("Author")),
+            "categories": _array(_STR),
+            "primary_category": _STR,
+            "published": _DATE,
+            "updated": _DATE,
+            "doi": _NSTR,
+            "journal_ref": _NSTR,
+            "comments": _NSTR,
+            "license": _NSTR,
+            "citation_count": {"type": ["integer", "null"]},
+            "url": {"type": "string", "format": "uri"},
+            "abs_url": {"type": "string", "format": "uri"},
+            "pdf_url": {"type": "string", "format": "uri"},
+        }
+    ),
+    "Hit": _obj(
+        {
+            "paper": _ref("Paper"),
+            "score": {"type": ["number", "null"]},
+            "title_html": {"type": "string", "description": "Escaped title, query terms in <b>."},
+            "snippet_html": {
+                "type": "string",
+                "description": "Escaped abstract excerpt, terms in <b>.",
+            },
+            "ranks": {
+                "type": "object",
+                "additionalProperties": {"type": "integer"},
+                "description": "1-based rank in each retriever that found the paper.",
+            },
+        }
+    ),
+    "FacetCount": _obj({"value": _STR, "count": _INT}),
+    "SearchResponse": _obj(
+        {
+            "request": _obj(
+                {
+                    "q": _STR,
+                    "mode": {"enum": [*MODES, None]},
+                    "sort": {"enum": list(SORTS)},
+                    "page": {"type": "integer"},
+                    "page_size": {"type": "integer"},
+                    "category": _array(_STR),
+                    "researcher": _array(_STR),
+                    "from": _NDATE,
+                    "to": _NDATE,
+                }
+            ),
+            "mode": {"enum": list(MODES), "description": "The mode actually used."},
+            "total": {**_INT, "description": "Papers that can be paged through."},
+            "page": {"type": "integer"},
+            "page_size": {"type": "integer"},
+            "pages": {"type": "integer"},
+            "took_ms": {"type": ["number", "null"]},
+            "warnings": {**_array(_STR), "description": "What the lenient query parser ignored."},
+            "direct": {
+                "oneOf": [_ref("Paper"), {"type": "null"}],
+                "description": "The paper, when the query was its arXiv id or URL.",
+            },
+            "facets": {"type": "object", "additionalProperties": _array(_ref("FacetCount"))},
+            "hits": _array(_ref("Hit")),
+            "next": {"type": ["string", "null"], "description": "URL of the next page, if any."},
+        }
+    ),
+    "PaperResponse": _obj({"paper": _ref("Paper")}),
+    "SimilarResponse": _obj({"paper": _ref("Paper"), "similar": _array(_ref("Hit"))}),
+    "CategoriesResponse": _obj(
+        {
+            "categories": _array(
+                _obj(
+                    {
+                        "category": _STR,
+                        "name": _STR,
+                        "count": _INT,
+                        "url": {"type": "string", "format": "uri"},
+                    }
+                )
+            )
+        }
+    ),
+    "Stats": _obj(
+        {
+            "papers": _INT,
+            "embedded": _INT,
+            "coverage": {"type": ["number", "null"]},
+            "model_id": _STR,
+            "dimension": _INT,
+            "newest": _NDATE,
+            "oldest": _NDATE,
+            "categories": _array(_ref("FacetCount")),
+        }
+    ),
+    "Health": _obj({"status": {"const": "ok"}, "papers": _INT}),
+}
+
+
+def _param(name: str, description: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "in": "query", "description": description, "schema": schema, **extra}
+
+
+def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
+    """The search parameters, with the limits this server is configured with."""
+    return [
+        _param(
+            "q",
+            'Words, "quoted phrases", -excluded words, or an arXiv id or URL. Empty: '
+            "browse newest first.",
+            {"type": "string", "maxLength": cfg.max_query_length},
+        ),
+        _param(
+            "mode",
+            "keyword (BM25), semantic (embeddings) or hybrid (both, fused). Default: the server's.",
+            {"enum": list(MODES)},
+        ),
+        _param(
+            "category",
+            "Only papers in any of these categories; an archive such as `cs` "
+            "matches all of `cs.*`. Repeatable or comma-separated.",
+            {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FILTER_VALUES},
+            style="form",
+            explode=True,
+        ),
+        _param(
+            "researcher",
+            "Only papers by all of these authors. Repeatable.",
+            {
+                "type": "array",
+                "items": {"type": "string", "maxLength": MAX_RESEARCHER_LENGTH},
+                "maxItems": MAX_FILTER_VALUES,
+            },
+            style="form",
+            explode=True,
+        ),
+        _param("from", "Published on or after: 2024, 2024-05 or 2024-05-17.", _STR),
+        _param("to", "Published on or before: 2024, 2024-05 or 2024-05-17.", _STR),
+        _param("sort", "Default: relevance with a query, newest without.", {"enum": list(SORTS)}),
+        _param(
+            "page",
+            f"1-based; page x page_size may not pass {cfg.max_window} (the result window).",
+            {"type": "integer", "minimum": 1},
+        ),
+        _param(
+            "page_size",
+            f"Hits per page (default {cfg.page_size}).",
+            {"type": "integer", "minimum": 1, "maximum": cfg.max_page_size},
+        ),
+    ]
+
+
+_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "arXiv id, new style (2401.10241, optionally with a version) or old "
+    "style (cmp-lg/9405001, with its slash unescaped).",
+    "schema": {"type": "string"},
+}
+
+
+def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
+    """The document, with the server URL and configured limits filled in."""
+    get = "get"
+    return {
+        "openapi": "3.1.0",
+        "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
+        "info": {
+            "title": "papersift API",
+            "version": "1.0.0",
+            "summary": "Search arXiv papers by keyword and by meaning.",
+            "description": "Read-only JSON API. Every error is an Error object. See /developers "
+            "and /llms.txt.",
+            "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
+        },
+        "servers": [{"url": root}],
+        "paths": {
+            "/api/v1/search": {
+                get: {
+                    "operationId": "search",
+                    "summary": "Search or browse papers",
+                    "parameters": search_parameters(cfg),
+                    "responses": {
+                        "200": _json("SearchResponse", "One page of results."),
+                        "400": _ERRORS["400"],
+                    },
+                }
+            },
+            "/api/v1/papers/{id}": {
+                get: {
+                    "operationId": "getPaper",
+                    "summary": "One paper by arXiv id",
+                    "parameters": [_ID],
+                    "responses": {"200": _json("PaperResponse", "The paper."), **_ERRORS},
+                }
+            },
+            "/api/v1/papers/{id}/similar": {
+                get: {
+                    "operationId": "similarPapers",
+                    "summary": "Papers close in meaning to one paper",
+                    "parameters": [
+                        _ID,
+                        _param(
+                            "limit",
+                            "How many (default 10).",
+                            {"type": "integer", "minimum": 1, "maximum": 50},
+                        ),
+                    ],
+                    "responses": {
+                        "200": _json("SimilarResponse", "The paper and its neighbours."),
+                        **_ERRORS,
+                    },
+                }
+            },
+            "/api/v1/categories": {
+                get: {
+                    "operationId": "listCategories",
+                    "summary": "Categories with paper counts",
+                    "responses": {
+                        "200": _json("CategoriesResponse", "Every category, largest first.")
+                    },
+                }
+            },
+            "/api/v1/stats": {
+                get: {
+                    "operationId": "getStats",
+                    "summary": "Corpus statistics",
+                    "responses": {"200": _json("Stats", "Counts, model and date range.")},
+                }
+            },
+            "/healthz": {
+                get: {
+                    "operationId": "health",
+                    "summary": "Liveness for orchestration",
+                    "responses": {"200": _json("Health", "The app can answer.")},
+                }
+            },
+        },
+        "components": {"schemas": SCHEMAS},
+    }

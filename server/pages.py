@@ -1,0 +1,281 @@
+"""The HTML pages: home, search, paper (with its redirects and BibTeX), categories, developers."""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from engine.results import Filters, SearchRequest
+from papersift.errors import PapersiftError
+from server import meta, views
+from server.context import ctx
+from server.markdown import MARKDOWN, llms_txt, paper_markdown, search_markdown, wants_markdown
+from server.params import parse_search
+from server.taxonomy import category_name
+from server.templating import cached_response, page_meta, render
+from server.urls import (
+    LATEST_FEED,
+    category_feed,
+    category_path,
+    paper_path,
+    parse_paper_path,
+    site_root,
+)
+
+HOME_LATEST = 10
+SIMILAR = 8
+LATEST = ("Latest papers", LATEST_FEED)
+
+
+async def _guide(request: Request) -> Response:
+    """The llms.txt guidance, for a markdown request to a page that has no markdown form."""
+    stats = await ctx(request).stats()
+    return cached_response(
+        request,
+        llms_txt(site_root(request), stats),
+        MARKDOWN,
+        headers={"Vary": "Accept, Accept-Encoding"},
+    )
+
+
+async def home(request: Request) -> Response:
+    if wants_markdown(request):
+        return await _guide(request)
+    c = ctx(request)
+    stats = await c.stats()
+    latest = await c.call(c.engine.search, SearchRequest(sort="newest", page_size=HOME_LATEST))
+    context = page_meta(
+        request,
+        title="papersift: search research papers",
+        description=meta.SITE_DESCRIPTION,
+        path="/",
+        feeds=[LATEST],
+    )
+    context.update(stats=stats, latest=latest.hits, top_categories=stats.categories[:24])
+    return render(request, "home.html", context)
+
+
+async def search(request: Request) -> Response:
+    c = ctx(request)
+    req = parse_search(
+        request.query_params, c.config.search, known_categories=await c.known_categories()
+    )
+    result = await c.call(c.engine.search, req)
+    if wants_markdown(request):
+        return cached_response(
+            request,
+            search_markdown(result, site_root(request)),
+            MARKDOWN,
+            headers={"Vary": "Accept, Accept-Encoding"},
+        )
+    if req.query:
+        title, description = f"{req.query} - papersift search", f"Papers matching “{req.query}”."
+    else:
+        title, description = "Browse papers - papersift", "The newest papers, with filters."
+    feeds = [(f"Latest in {cat}", category_feed(cat)) for cat in req.filters.categories]
+    # Filtered or paged variations of a search are not worth indexing on their own.
+    robots = (
+        "noindex,follow" if (req.query or not req.filters.empty or req.page > 1) else "index,follow"
+    )
+    context = page_meta(
+        request,
+        title=title,
+        description=description,
+        path="/search",
+        trail=[("Search", "/search")],
+        feeds=feeds or [LATEST],
+        robots=robots,
+    )
+    context.update(
+        result=result,
+        req=req,
+        category_facets=views.category_facets(result),
+        year_facets=views.year_facets(result),
+        chips=views.filter_chips(result),
+        clear_url=views.clear_filters_url(result),
+        sorts=views.sort_links(result),
+        modes=views.mode_links(result),
+        pager=views.pagination(result, c.config.search.max_window),
+        suggestions=views.suggestions(result) if not result.hits else [],
+        first=(result.page - 1) * result.page_size + 1,
+    )
+    return render(request, "search.html", context)
+
+
+async def paper(request: Request) -> Response:
+    rest: str = request.path_params["rest"]
+    parsed = parse_paper_path(rest)
+    if parsed is None:
+        raise HTTPException(
+            404,
+            f"“{rest[:100]}” is not an arXiv id. Paper URLs look like "
+            "/papers/2401.10241 or /papers/cmp-lg/9405001.",
+        )
+    c = ctx(request)
+    found = await c.call(c.engine.paper, parsed.arxiv_id)
+    if found is None:
+        raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
+    canonical = paper_path(found)
+    if parsed.ext == ".bib":
+        filename = found.arxiv_id.replace("/", "-") + ".bib"
+        return cached_response(
+            request,
+            meta.bibtex(found),
+            "application/x-bibtex; charset=utf-8",
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+        )
+    if parsed.ext == ".md":
+        return cached_response(request, paper_markdown(found, site_root(request)), MARKDOWN)
+    if request.url.path != canonical:
+        return RedirectResponse(canonical, status_code=301)
+    if wants_markdown(request):
+        return cached_response(
+            request,
+            paper_markdown(found, site_root(request)),
+            MARKDOWN,
+            headers={"Vary": "Accept, Accept-Encoding"},
+        )
+    try:
+        similar = await c.call(c.engine.similar, found.arxiv_id, SIMILAR)
+    except PapersiftError:  # e.g. no vector for this paper yet: the page is still useful
+        similar = []
+    primary = found.primary_category
+    trail = [(primary, category_path(primary))] if primary else []
+    trail.append((meta.shorten(meta.plain_text(found.title), 60), canonical))
+    root = site_root(request)
+    context = page_meta(
+        request,
+        title=f"{meta.plain_text(found.title)} - papersift",
+        description=meta.plain_text(found.abstract),
+        path=canonical,
+        trail=trail,
+        feeds=[(f"Latest in {primary}", category_feed(primary))] if primary else [LATEST],
+        og_type="article",
+        extra_ld=[meta.article_ld(found, root + canonical)],
+    )
+    context.update(
+        paper=found,
+        similar=similar,
+        bibtex=meta.bibtex(found),
+        bib_path=f"/papers/{found.arxiv_id}.bib",
+    )
+    return render(request, "paper.html", context)
+
+
+async def abs_redirect(request: Request) -> Response:
+    """``/abs/2401.10241`` (the arXiv form, handy when swapping hosts) -> the paper page."""
+    rest: str = request.path_params["rest"]
+    parsed = parse_paper_path(rest)
+    c = ctx(request)
+    found = await c.call(c.engine.paper, parsed.arxiv_id) if parsed else None
+    if found is None:
+        raise HTTPException(404, f"There is no paper “{rest[:100]}” in this index.")
+    return RedirectResponse(paper_path(found), status_code=301)
+
+
+async def categories(request: Request) -> Response:
+    if wants_markdown(request):
+        return await _guide(request)
+    stats = await ctx(request).stats()
+    context = page_meta(
+        request,
+        title="Categories - papersift",
+        description="Every arXiv category in this index with its paper count.",
+        path="/categories",
+        trail=[("Categories", "/categories")],
+        feeds=[LATEST],
+    )
+    context.update(stats=stats)
+    return render(request, "categories.html", context)
+
+
+async def category(request: Request) -> Response:
+    cat: str = request.path_params["cat"]
+    c = ctx(request)
+    canonical = (await c.known_categories()).get(cat.lower())
+    if canonical is not None and canonical != cat:
+        return RedirectResponse(category_path(canonical), status_code=301)
+    if canonical is None:
+        raise HTTPException(
+            404,
+            f"There are no papers in category “{cat[:60]}” here. "
+            "See /categories for the ones there are.",
+        )
+    req = parse_search(request.query_params, c.config.search)
+    req = SearchRequest(
+        sort=req.sort if req.sort != "relevance" else "newest",
+        filters=Filters(categories=(cat,)),
+        page=req.page,
+        page_size=req.page_size,
+    )
+    result = await c.call(c.engine.search, req)
+    if wants_markdown(request):
+        return cached_response(request, search_markdown(result, site_root(request)), MARKDOWN)
+    name = category_name(cat)
+    title = f"{cat}: {name}" if name != cat else cat
+    context = page_meta(
+        request,
+        title=f"{title} - papersift",
+        path=category_path(cat),
+        description=f"The newest papers in {title}.",
+        trail=[("Categories", "/categories"), (cat, category_path(cat))],
+        feeds=[(f"Latest in {cat}", category_feed(cat)), LATEST],
+    )
+    context.update(
+        cat=cat,
+        name=name,
+        result=result,
+        req=req,
+        pager=views.pagination(result, c.config.search.max_window),
+        first=(result.page - 1) * result.page_size + 1,
+    )
+    return render(request, "category.html", context)
+
+
+async def developers(request: Request) -> Response:
+    if wants_markdown(request):
+        return await _guide(request)
+    context = page_meta(
+        request,
+        title="Developers: JSON API - papersift",
+        description="The papersift JSON API, OpenAPI document, markdown views "
+        "and llms.txt, with examples.",
+        path="/developers",
+        trail=[("Developers", "/developers")],
+    )
+    context.update(root=site_root(request))
+    return render(request, "developers.html", context)
+
+
+async def llms(request: Request) -> Response:
+    stats = await ctx(request).stats()
+    return cached_response(
+        request, llms_txt(site_root(request), stats), "text/plain; charset=utf-8"
+    )
+
+
+async def robots(request: Request) -> Response:
+    return PlainTextResponse(
+        "User-agent: *\nDisallow: /api/\nAllow: /\n",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
+
+
+async def favicon(request: Request) -> Response:
+    return RedirectResponse(request.app.state.templates.globals["static"]("favicon.svg"), 302)
+
+
+routes = [
+    Route("/", home, name="home"),
+    Route("/search", search, name="search"),
+    Route("/papers/{rest:path}", paper, name="paper"),
+    Route("/abs/{rest:path}", abs_redirect),
+    Route("/categories", categories, name="categories"),
+    Route("/categories/{cat}", category, name="category"),
+    Route("/developers", developers, name="developers"),
+    Route("/llms.txt", llms),
+    Route("/robots.txt", robots),
+    Route("/favicon.ico", favicon),
+]

@@ -1,0 +1,258 @@
+"""Parse and validate search parameters into a SearchRequest, and turn one back into a URL.
+
+Every check fails with a :class:`ParamError` that names the parameter and says what would
+be accepted; the app turns it into a 400 page or JSON error. The same parser serves the
+HTML search page (lenient about parameters it does not know) and the JSON API (strict).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import unicodedata
+from collections.abc import Collection, Mapping
+from dataclasses import replace
+from datetime import date
+from urllib.parse import urlencode
+
+from starlette.datastructures import QueryParams
+
+from engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
+from papersift.config import SearchConfig
+
+SEARCH_PARAMS = ("q", "mode", "category", "researcher", "from", "to", "sort", "page", "page_size")
+MAX_FILTER_VALUES = 20
+MAX_RESEARCHER_LENGTH = 200
+_CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
+_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
+_INT = re.compile(r"^\d{1,9}$")
+
+
+class ParamError(ValueError):
+    """A request parameter is malformed or out of range; the message says what is accepted."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+        self.message = message
+
+
+def clean_text(text: str) -> str:
+    """Replace control and unpaired-surrogate characters with spaces and collapse whitespace."""
+    chars = (" " if unicodedata.category(c) in ("Cc", "Cs", "Cf") else c for c in text)
+    return " ".join("".join(chars).split())
+
+
+def _single(params: QueryParams, name: str, strict: bool) -> str:
+    values = params.getlist(name)
+    if not values:
+        return ""
+    if strict and len(values) > 1:
+        raise ParamError(name, f"Give '{name}' at most once.")
+    return values[-1].strip()
+
+
+def _choice(params: QueryParams, name: str, choices: Collection[str], strict: bool) -> str:
+    value = _single(params, name, strict)
+    if value and value not in choices:
+        raise ParamError(name, f"Unknown {name} {_show(value)}; use one of: {', '.join(choices)}.")
+    return value
+
+
+def _show(value: str, limit: int = 40) -> str:
+    """Quote a user value for an error message, shortened."""
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+def _int(params: QueryParams, name: str, default: int, maximum: int, strict: bool) -> int:
+    raw = _single(params, name, strict)
+    if not raw:
+        return default
+    if not _INT.match(raw) or int(raw) < 1:
+        raise ParamError(
+            name, f"'{name}' must be a whole number from 1 to {maximum}, not {_show(raw)}."
+        )
+    value = int(raw)
+    if value > maximum:
+        raise ParamError(name, f"'{name}' must be a whole number from 1 to {maximum}, not {value}.")
+    return value
+
+
+def parse_date(name: str, raw: str, *, end: bool) -> date | None:
+    """``2024`` / ``2024-05`` / ``2024-05-17``; a partial date is its first or (end) last day."""
+    if not raw:
+        return None
+    m = _DATE.match(raw)
+    try:
+        if not m:
+            raise ValueError
+        year, month, day = int(m.group(1)), m.group(2), m.group(3)
+        if month is None:
+            return date(year, 12, 31) if end else date(year, 1, 1)
+        mon = int(month)
+        if day is None:
+            last = calendar.monthrange(year, mon)[1] if 1 <= mon <= 12 else 0
+            return date(year, mon, last if end else 1)
+        return date(year, mon, int(day))
+    except ValueError:
+        raise ParamError(
+            name, f"'{name}' must be a date such as 2024, 2024-05 or 2024-05-17, not {_show(raw)}."
+        ) from None
+
+
+def _categories(params: QueryParams, known: Mapping[str, str] | None) -> tuple[str, ...]:
+    out: list[str] = []
+    for raw in params.getlist("category"):
+        for value in raw.split(","):
+            value = value.strip()
+            if not value:
+                continue
+            if not _CATEGORY.match(value):
+                raise ParamError(
+                    "category", f"{_show(value)} is not a category; use a code such as cs.IR or cs."
+                )
+            if known is not None:
+                canonical = known.get(value.lower())
+                if canonical is None:
+                    raise ParamError(
+                        "category",
+                        f"Unknown category {_show(value)}: no paper in this index has it. "
+                        "See /categories for the list.",
+                    )
+                value = canonical
+            if value not in out:
+                out.append(value)
+    if len(out) > MAX_FILTER_VALUES:
+        raise ParamError("category", f"Give at most {MAX_FILTER_VALUES} categories.")
+    return tuple(out)
+
+
+def _researchers(params: QueryParams) -> tuple[str, ...]:
+    out: list[str] = []
+    for raw in params.getlist("researcher"):
+        value = clean_text(raw)
+        if not value:
+            continue
+        if len(value) > MAX_RESEARCHER_LENGTH:
+            raise ParamError(
+                "researcher",
+                f"A researcher name may have at most {MAX_RESEARCHER_LENGTH} characters.",
+            )
+        if value not in out:
+            out.append(value)
+    if len(out) > MAX_FILTER_VALUES:
+        raise ParamError("researcher", f"Give at most {MAX_FILTER_VALUES} researchers.")
+    return tuple(out)
+
+
+def parse_search(
+    params: QueryParams,
+    config: SearchConfig,
+    *,
+    strict: bool = False,
+    known_categories: Mapping[str, str] | None = None,
+) -> SearchRequest:
+    """Build the SearchRequest a query string asks for, or raise ParamError.
+
+    ``strict`` (the API) also rejects unknown parameters and repeated single-valued ones;
+    ``known_categories`` (lower-cased category or archive -> its spelling in the index)
+    fixes the case of category filters and rejects those that can match nothing.
+    """
+    if strict:
+        for name in params:
+            if name not in SEARCH_PARAMS:
+                raise ParamError(
+                    name, f"Unknown parameter {_show(name)}; known: {', '.join(SEARCH_PARAMS)}."
+                )
+    query = clean_text(_single(params, "q", strict))
+    if len(query) > config.max_query_length:
+        raise ParamError(
+            "q",
+            f"The query has {len(query)} characters; the limit is {config.max_query_length}.",
+        )
+    mode = _choice(params, "mode", MODES, strict)
+    sort = _choice(params, "sort", SORTS, strict)
+    page_size = _int(params, "page_size", config.page_size, config.max_page_size, strict)
+    page = _int(params, "page", 1, 10**9, strict)
+    if page * page_size > config.max_window:
+        last = max(1, config.max_window // page_size)
+        raise ParamError(
+            "page",
+            f"Only the first {config.max_window} results can be paged through: with "
+            f"{page_size} per page the last page is {last}. Narrow the search instead.",
+        )
+    date_from = parse_date("from", _single(params, "from", strict), end=False)
+    date_to = parse_date("to", _single(params, "to", strict), end=True)
+    if date_from and date_to and date_from > date_to:
+        raise ParamError("from", "'from' is after 'to'; swap them.")
+    filters = Filters(
+        categories=_categories(params, known_categories),
+        researchers=_researchers(params),
+        date_from=date_from,
+        date_to=date_to,
+    )
+    chosen: Sort = _as_sort(sort) if sort else default_sort(query)
+    if not query and chosen == "relevance":
+        chosen = "newest"  # nothing to rank by: browse
+    return SearchRequest(
+        query=query,
+        mode=_as_mode(mode) if mode else None,
+        filters=filters,
+        sort=chosen,
+        page=page,
+        page_size=page_size if page_size != config.page_size else None,
+    )
+
+
+def default_sort(query: str) -> Sort:
+    return "relevance" if query else "newest"
+
+
+def _as_mode(value: str) -> Mode:
+    for m in MODES:
+        if m == value:
+            return m
+    raise AssertionError(value)
+
+
+def _as_sort(value: str) -> Sort:
+    for s in SORTS:
+        if s == value:
+            return s
+    raise AssertionError(value)
+
+
+def query_items(req: SearchRequest) -> list[tuple[str, str]]:
+    """The query-string pairs that ask for ``req`` again (defaults left out)."""
+    items: list[tuple[str, str]] = []
+    if req.query:
+        items.append(("q", req.query))
+    if req.mode:
+        items.append(("mode", req.mode))
+    items += [("category", c) for c in req.filters.categories]
+    items += [("researcher", r) for r in req.filters.researchers]
+    if req.filters.date_from:
+        items.append(("from", req.filters.date_from.isoformat()))
+    if req.filters.date_to:
+        items.append(("to", req.filters.date_to.isoformat()))
+    if req.sort != default_sort(req.query):
+        items.append(("sort", req.sort))
+    if req.page_size:
+        items.append(("page_size", str(req.page_size)))
+    if req.page > 1:
+        items.append(("page", str(req.page)))
+    return items
+
+
+def search_url(req: SearchRequest, path: str = "/search", **changes: object) -> str:
+    """URL of ``req`` with fields replaced; any change but ``page`` goes back to page 1."""
+    if changes and "page" not in changes:
+        changes["page"] = 1
+    new = replace(req, **changes)  # type: ignore[arg-type]
+    qs = urlencode(query_items(new))
+    return f"{path}?{qs}" if qs else path
+
+
+def with_filters(req: SearchRequest, **changes: object) -> str:
+    """Search URL with the filters changed (``categories=...`` etc.), back on page 1."""
+    return search_url(req, filters=replace(req.filters, **changes))  # type: ignore[arg-type]

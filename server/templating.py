@@ -1,0 +1,161 @@
+"""Jinja2 (autoescape on) and the HTML response every page goes through: ETag, caching."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from server import meta, urls
+from server.taxonomy import category_name
+
+HERE = Path(__file__).parent
+STATIC_DIR = HERE / "static"
+TEMPLATE_DIR = HERE / "templates"
+PAGE_CACHE = "public, max-age=60"
+_UNSAFE_TAG = re.compile(r"<(?!/?b>)")
+
+
+def snippet(html: str) -> Markup:
+    """Engine snippets are escaped text with ``<b>`` marks; keep only those marks, as text
+    can never open another tag (defence in depth should an escape ever be missed)."""
+    return Markup(_UNSAFE_TAG.sub("&lt;", html))
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:10]
+
+
+class StaticVersions:
+    """``/static/style.css?v=<hash>``: content-addressed URLs, so assets can be cached forever."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._cache: dict[str, str] = {}
+
+    def __call__(self, name: str) -> str:
+        if name not in self._cache:
+            path = (self.root / name).resolve()
+            if not path.is_relative_to(self.root.resolve()) or not path.is_file():
+                raise FileNotFoundError(name)
+            self._cache[name] = f"/static/{name}?v={_file_hash(path)}"
+        return self._cache[name]
+
+
+def _date(value: date) -> str:
+    return f"{value.day} {value:%b %Y}"
+
+
+def make_environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(
+        static=StaticVersions(STATIC_DIR),
+        site_name=meta.SITE_NAME,
+        paper_path=urls.paper_path,
+        researcher_path=urls.researcher_path,
+        category_path=urls.category_path,
+        category_name=category_name,
+        arxiv_abs=urls.arxiv_abs,
+        arxiv_pdf=urls.arxiv_pdf,
+    )
+    env.filters.update(
+        snippet=snippet,
+        date=_date,
+        number=lambda n: f"{n:,}",
+        jsonld=lambda data: Markup(meta.dump_jsonld(data)),
+        plain=meta.plain_text,
+    )
+    return env
+
+
+def etag_for(body: bytes) -> str:
+    return 'W/"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+
+
+def not_modified(request: Request, etag: str) -> bool:
+    header = request.headers.get("if-none-match", "")
+    tags = {t.strip() for t in header.split(",")}
+    return etag in tags or "*" in tags
+
+
+def cached_response(
+    request: Request,
+    body: str | bytes,
+    media_type: str,
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+    cache: str = PAGE_CACHE,
+) -> Response:
+    """A response with a weak ETag; ``If-None-Match`` with it gets a bodiless 304."""
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    all_headers = dict(headers or {})
+    if status_code == 200:
+        etag = etag_for(data)
+        all_headers["ETag"] = etag
+        all_headers["Cache-Control"] = cache
+        if not_modified(request, etag):
+            return Response(status_code=304, headers=all_headers)
+    else:
+        all_headers["Cache-Control"] = "no-store"
+    return Response(data, status_code=status_code, media_type=media_type, headers=all_headers)
+
+
+def render(
+    request: Request,
+    template: str,
+    context: dict[str, Any],
+    status_code: int = 200,
+    headers: dict[str, str] | None = None,
+) -> Response:
+    """Render a page; ``context`` must carry what base.html needs (see ``page_meta``)."""
+    env: Environment = request.app.state.templates
+    html = env.get_template(template).render(request=request, **context)
+    all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
+    return cached_response(request, html, "text/html; charset=utf-8", status_code, all_headers)
+
+
+def page_meta(
+    request: Request,
+    *,
+    title: str,
+    description: str,
+    path: str,
+    trail: list[tuple[str, str]] | None = None,
+    feeds: list[tuple[str, str]] | None = None,
+    og_type: str = "website",
+    extra_ld: list[dict[str, Any]] | None = None,
+    robots: str = "index,follow",
+) -> dict[str, Any]:
+    """What base.html puts in <head>: title, description, canonical, OpenGraph, JSON-LD."""
+    root = urls.site_root(request)
+    ld: list[dict[str, Any]] = [meta.website_ld(root)]
+    if trail:
+        ld.append(meta.breadcrumbs_ld(root, [("Home", "/"), *trail]))
+    ld += extra_ld or []
+    return {
+        "title": title,
+        "description": meta.shorten(description, 300),
+        "canonical": root + path,
+        "og_type": og_type,
+        "jsonld": ld,
+        "feeds": feeds or [],
+        "trail": trail or [],
+        "robots": robots,
+    }
+
+
+def html_response(content: str, status_code: int) -> HTMLResponse:
+    return HTMLResponse(content, status_code=status_code, headers={"Cache-Control": "no-store"})

@@ -1,0 +1,147 @@
+"""The search page's view model: facet links, filter chips, pagination, mode and sort switches."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+
+from engine.results import MODES, SORTS, Filters, SearchResult
+from server.params import search_url, with_filters
+from server.taxonomy import category_name
+
+SORT_LABELS = {
+    "relevance": "Relevance",
+    "newest": "Newest",
+    "oldest": "Oldest",
+    "cited": "Most cited",
+}
+MODE_LABELS = {"hybrid": "Hybrid", "keyword": "Keyword", "semantic": "Semantic"}
+FACET_LIMIT = 15
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    label: str
+    url: str
+    active: bool = False
+    count: int | None = None
+    title: str = ""
+
+
+def _year_bounds(year: int) -> tuple[date, date]:
+    return date(year, 1, 1), date(year, 12, 31)
+
+
+def category_facets(result: SearchResult) -> list[Link]:
+    req = result.request
+    chosen = req.filters.categories
+    out = []
+    for fc in result.facets.get("categories", ())[:FACET_LIMIT]:
+        active = fc.value in chosen
+        cats = tuple(c for c in chosen if c != fc.value) if active else (*chosen, fc.value)
+        out.append(
+            Link(
+                fc.value,
+                with_filters(req, categories=cats),
+                active,
+                fc.count,
+                category_name(fc.value),
+            )
+        )
+    return out
+
+
+def year_facets(result: SearchResult) -> list[Link]:
+    req = result.request
+    out = []
+    for fc in result.facets.get("years", ())[:FACET_LIMIT]:
+        if not fc.value.isdigit():
+            continue
+        start, end = _year_bounds(int(fc.value))
+        active = (req.filters.date_from, req.filters.date_to) == (start, end)
+        url = (
+            with_filters(req, date_from=None, date_to=None)
+            if active
+            else with_filters(req, date_from=start, date_to=end)
+        )
+        out.append(Link(fc.value, url, active, fc.count))
+    return out
+
+
+def filter_chips(result: SearchResult) -> list[Link]:
+    """One removable chip per active filter."""
+    req = result.request
+    f = req.filters
+    chips = [
+        Link(
+            f"Category: {c}", with_filters(req, categories=tuple(x for x in f.categories if x != c))
+        )
+        for c in f.categories
+    ]
+    chips += [
+        Link(
+            f"Researcher: {r}",
+            with_filters(req, researchers=tuple(x for x in f.researchers if x != r)),
+        )
+        for r in f.researchers
+    ]
+    if f.date_from or f.date_to:
+        span = f"{f.date_from or '…'} to {f.date_to or '…'}"
+        chips.append(Link(f"Published: {span}", with_filters(req, date_from=None, date_to=None)))
+    return chips
+
+
+def clear_filters_url(result: SearchResult) -> str:
+    return search_url(result.request, filters=Filters())
+
+
+def sort_links(result: SearchResult) -> list[Link]:
+    req = result.request
+    sorts = SORTS if req.query else tuple(s for s in SORTS if s != "relevance")
+    return [Link(SORT_LABELS[s], search_url(req, sort=s), req.sort == s) for s in sorts]
+
+
+def mode_links(result: SearchResult) -> list[Link]:
+    req = result.request
+    return [Link(MODE_LABELS[m], search_url(req, mode=m), result.mode == m) for m in MODES]
+
+
+def last_page(result: SearchResult, max_window: int) -> int:
+    return max(1, min(result.pages, max_window // result.page_size))
+
+
+def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
+    """Previous/next links and a window of page numbers (None marks a gap)."""
+    req = result.request
+    last = last_page(result, max_window)
+    page = result.page
+    numbers = sorted({1, last, *range(max(1, page - 2), min(last, page + 2) + 1)})
+    items: list[Link | None] = []
+    prev = 0
+    for n in numbers:
+        if n - prev > 1:
+            items.append(None)
+        items.append(Link(str(n), search_url(req, page=n), n == page))
+        prev = n
+    return {
+        "prev": search_url(req, page=page - 1) if page > 1 else None,
+        "next": search_url(req, page=page + 1) if page < last else None,
+        "items": items if last > 1 else [],
+        "truncated": result.pages > last,
+    }
+
+
+def suggestions(result: SearchResult) -> list[Link]:
+    """What to try when nothing matched."""
+    req = result.request
+    out = []
+    if not req.filters.empty:
+        out.append(Link("Search again without any filter", clear_filters_url(result)))
+    if req.query and result.mode != "semantic":
+        out.append(Link("Search by meaning (semantic mode)", search_url(req, mode="semantic")))
+    if req.query and len(req.query.split()) > 2:
+        shorter = " ".join(req.query.split()[:2])
+        out.append(Link(f"Search for “{shorter}” only", search_url(req, query=shorter)))
+    out.append(Link("Browse the latest papers", "/search"))
+    out.append(Link("Browse by category", "/categories"))
+    return out

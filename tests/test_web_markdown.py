@@ -1,0 +1,82 @@
+"""/llms.txt, and markdown from page URLs for clients that ask for text/markdown."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from starlette.testclient import TestClient
+
+pytest_plugins = ["tests.web_fixtures"]
+
+MD = {"Accept": "text/markdown"}
+BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
+ZERO_BUBBLE = "/papers/2401.10241-zero-bubble-pipeline-parallelism"
+
+
+def test_llms_txt(client: TestClient) -> None:
+    r = client.get("/llms.txt")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
+    text = r.text
+    assert text.startswith("# papersift\n\n> ")
+    for form in (
+        "/search?q=",
+        "/papers/",
+        "cmp-lg/9405001",
+        "2401.10241v2",
+        ".bib",
+        "/categories/",
+        "/api/v1/search",
+        "/openapi.json",
+        "/rss/latest.xml",
+        "/researchers/",
+        "/institutions/",
+        "text/markdown",
+        "/healthz",
+    ):
+        assert form in text, form
+    # Every markdown link points into the site.
+    for url in re.findall(r"\]\(([^)]+)\)", text):
+        assert url.startswith("http://testserver/")
+
+
+@pytest.mark.parametrize("url", ["/", "/categories", "/developers"])
+def test_markdown_guide_from_any_page(client: TestClient, url: str) -> None:
+    r = client.get(url, headers=MD)
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/markdown")
+    assert "Accept" in r.headers["vary"]
+    assert r.text == client.get("/llms.txt").text
+    html = client.get(url, headers=BROWSER)
+    assert html.headers["content-type"].startswith("text/html")
+
+
+def test_paper_as_markdown(client: TestClient) -> None:
+    r = client.get(ZERO_BUBBLE, headers=MD)
+    assert r.headers["content-type"].startswith("text/markdown")
+    text = r.text
+    assert text.startswith("# Zero Bubble Pipeline Parallelism\n")
+    assert "[Penghui Qi](http://testserver/search?researcher=Penghui+Qi)" in text
+    assert "## Abstract\n\nPipeline parallelism is one of" in text
+    assert "```bibtex\n@misc{" in text
+    assert client.get("/papers/2401.10241.md").text == text
+    # The bare id still redirects first, whatever the format asked for.
+    assert client.get("/papers/2401.10241", headers=MD).status_code == 301
+
+
+def test_search_as_markdown(client: TestClient) -> None:
+    r = client.get("/search?q=pipeline+parallelism&page_size=5", headers=MD)
+    assert r.headers["content-type"].startswith("text/markdown")
+    lines = r.text.splitlines()
+    assert lines[0] == "# Search results for “pipeline parallelism”"
+    items = [line for line in lines if re.match(r"^\d+\. \[", line)]
+    assert len(items) == 5
+    assert any("(http://testserver/papers/2401.10241-" in line for line in items)
+    assert "Next page: http://testserver/search?q=pipeline+parallelism" in r.text
+
+
+def test_markdown_errors(client: TestClient) -> None:
+    r = client.get("/papers/2401.99999", headers=MD)
+    assert r.status_code == 404
+    assert r.headers["content-type"].startswith("text/markdown")
+    assert r.text.startswith("# 404 Not Found")

@@ -1,0 +1,311 @@
+"""The HTML pages over the real app and index: content, links, metadata, redirects, errors."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from starlette.testclient import TestClient
+
+from engine.results import SearchRequest
+from engine.search import SearchEngine
+from papersift.config import Config
+from server.app import create_app
+from tests.web_helpers import parse_html
+
+pytest_plugins = ["tests.web_fixtures"]
+
+ZERO_BUBBLE = "/papers/2401.10241-zero-bubble-pipeline-parallelism"
+OLD_STYLE = "/papers/cmp-lg/9405001-similarity-based-estimation-of-word-cooccurrence-probabilities"
+
+
+def page(client: TestClient, url: str, status: int = 200) -> Any:
+    r = client.get(url)
+    assert r.status_code == status, (url, r.status_code, r.text[:500])
+    assert r.headers["content-type"].startswith("text/html")
+    return parse_html(r.text)
+
+
+def jsonld(doc: Any) -> list[dict[str, Any]]:
+    return [json.loads(s.text) for s in doc.xpath('//script[@type="application/ld+json"]')]
+
+
+def ld_of(doc: Any, kind: str) -> dict[str, Any]:
+    found = [d for d in jsonld(doc) if d["@type"] == kind]
+    assert len(found) == 1, [d["@type"] for d in jsonld(doc)]
+    return found[0]
+
+
+def meta(doc: Any, key: str) -> str:
+    values = doc.xpath(f'//meta[@name="{key}" or @property="{key}"]/@content')
+    assert len(values) == 1, key
+    return str(values[0])
+
+
+def hit_ids(doc: Any) -> list[str]:
+    return [s.text_content().removeprefix("arXiv:") for s in doc.cssselect(".hit .arxiv-id")]
+
+
+def query_of(href: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(href).query)
+
+
+def check_head(doc: Any, canonical: str) -> None:
+    """What every page carries: canonical link, description, OpenGraph, WebSite JSON-LD."""
+    assert doc.xpath('//link[@rel="canonical"]/@href') == [canonical]
+    assert doc.findtext(".//title").strip()
+    assert meta(doc, "description")
+    assert meta(doc, "og:url") == canonical
+    assert meta(doc, "og:title") and meta(doc, "og:description")
+    site = ld_of(doc, "WebSite")
+    action = site["potentialAction"]
+    assert action["@type"] == "SearchAction"
+    assert "{search_term_string}" in action["target"]["urlTemplate"]
+    assert doc.xpath("//html/@lang") == ["en"]
+
+
+def test_home(client: TestClient, engine: SearchEngine) -> None:
+    doc = page(client, "/")
+    check_head(doc, "http://testserver/")
+    form = doc.cssselect("form[role=search]")[0]
+    assert form.get("action") == "/search" and form.cssselect("input[name=q]")
+    latest = hit_ids(doc)
+    newest = engine.search(SearchRequest(sort="newest"))
+    assert latest == [h.paper.arxiv_id for h in newest.hits[: len(latest)]] and latest
+    stats = engine.stats()
+    cats = {
+        a.text_content(): a.getparent().cssselect(".count")[0].text_content()
+        for a in doc.cssselect(".cat-list a")
+    }
+    top = stats.categories[0]
+    assert cats[top.value] == f"{top.count:,}"
+    assert f"{stats.papers:,}" in doc.cssselect("dl.stats")[0].text_content()
+    assert doc.xpath('//link[@rel="alternate"][@type="application/rss+xml"]/@href') == [
+        "/rss/latest.xml"
+    ]
+
+
+def test_search_results_page(client: TestClient) -> None:
+    doc = page(client, "/search?q=pipeline+parallelism")
+    check_head(doc, "http://testserver/search")
+    assert "2401.10241" in hit_ids(doc)[:3]
+    hit = doc.cssselect(".hit")[0]
+    assert hit.cssselect(".hit-title a")[0].get("href").startswith("/papers/")
+    assert doc.xpath('//ol[@class="hits"]//b'), "query terms are highlighted"
+    for a in hit.cssselect(".authors a"):
+        assert query_of(a.get("href"))["researcher"] == [a.text_content()]
+    for a in hit.cssselect(".badge"):
+        assert a.get("href") == f"/categories/{a.text_content()}"
+    assert hit.cssselect("time[datetime]")
+    assert doc.cssselect("input[name=q]")[0].get("value") == "pipeline parallelism"
+    # Sort and mode switches keep the query and mark the current choice.
+    current = doc.xpath('//nav[@aria-label="Sort order"]//a[@aria-current]')
+    assert [a.text_content() for a in current] == ["Relevance"]
+    for a in doc.xpath('//nav[@aria-label="Search mode"]//a'):
+        assert query_of(a.get("href"))["q"] == ["pipeline parallelism"]
+    assert ld_of(doc, "BreadcrumbList")["itemListElement"][-1]["name"] == "Search"
+
+
+def test_facets_add_and_remove_filters(client: TestClient) -> None:
+    doc = page(client, "/search?q=language&mode=keyword")
+    facet = doc.xpath('//aside[@aria-label="Filters"]//section[h2="Categories"]//a')[0]
+    cat = facet.text_content()
+    count = int(facet.getparent().cssselect(".count")[0].text_content().replace(",", ""))
+    assert query_of(facet.get("href"))["category"] == [cat]
+    filtered = page(client, facet.get("href"))
+    total = filtered.cssselect(".result-count")[0].text_content()
+    assert total.strip().startswith(f"{count:,} paper")
+    for hit in filtered.cssselect(".hit"):
+        assert cat in [b.text_content() for b in hit.cssselect(".badge")] or any(
+            b.text_content().startswith(cat + ".") for b in hit.cssselect(".badge")
+        )
+    chip = filtered.cssselect(".chips a.chip")[0]
+    assert "category" not in query_of(chip.get("href"))
+    assert query_of(chip.get("href"))["q"] == ["language"]
+
+
+def test_browse_paginates_newest_first(client: TestClient) -> None:
+    first = page(client, "/search")
+    ids = hit_ids(first)
+    assert len(ids) == 24
+    dates = [t.get("datetime") for t in first.cssselect(".hit time")]
+    assert dates == sorted(dates, reverse=True)
+    nxt = first.xpath('//nav[@class="pager"]/a[@rel="next"]/@href')[0]
+    assert query_of(nxt)["page"] == ["2"]
+    second = page(client, nxt)
+    assert not set(hit_ids(second)) & set(ids)
+    assert second.xpath('//nav[@class="pager"]//a[@aria-current="page"]/text()') == ["2"]
+    assert second.xpath("//ol[@class='hits']/@start") == ["25"]
+
+
+def test_filters_by_researcher_category_and_date(client: TestClient) -> None:
+    doc = page(client, "/search?researcher=Lillian+Lee")
+    assert "cmp-lg/9405001" in hit_ids(doc)
+    for hit in doc.cssselect(".hit"):
+        assert "Lillian Lee" in [a.text_content() for a in hit.cssselect(".authors a")]
+    doc = page(client, "/search?category=CMP-LG&from=1994&to=1995-06")
+    assert hit_ids(doc)
+    for hit in doc.cssselect(".hit"):
+        assert "1994-01-01" <= hit.cssselect("time")[0].get("datetime") <= "1995-06-30"
+        assert "cmp-lg" in [b.text_content() for b in hit.cssselect(".badge")]
+    chips = [c.text_content() for c in doc.cssselect(".chip")]
+    assert any("cmp-lg" in c for c in chips), "the category's case was fixed"
+
+
+def test_empty_result_suggests(client: TestClient) -> None:
+    doc = page(client, "/search?q=qwxzvbnmplk&mode=keyword&category=cs.IR")
+    assert "No papers found" in doc.cssselect(".result-count")[0].text_content()
+    links = {a.text_content(): a.get("href") for a in doc.cssselect(".empty a")}
+    without = links["Search again without any filter"]
+    assert "category" not in query_of(without) and query_of(without)["q"] == ["qwxzvbnmplk"]
+    assert query_of(links["Search by meaning (semantic mode)"])["mode"] == ["semantic"]
+
+
+def test_parse_warning_shown_as_hint(client: TestClient) -> None:
+    doc = page(client, '/search?q="word+sense')
+    hints = [h.text_content() for h in doc.cssselect(".hint")]
+    assert any("quote" in h for h in hints), hints
+
+
+def test_arxiv_id_query_points_to_paper(client: TestClient) -> None:
+    doc = page(client, "/search?q=2401.10241")
+    assert doc.cssselect(".direct a")[0].get("href") == ZERO_BUBBLE
+
+
+def test_paper_page(client: TestClient) -> None:
+    doc = page(client, ZERO_BUBBLE)
+    canonical = "http://testserver" + ZERO_BUBBLE
+    check_head(doc, canonical)
+    assert doc.cssselect("h1")[0].text_content() == "Zero Bubble Pipeline Parallelism"
+    authors = [a.text_content() for a in doc.cssselect(".paper-authors a")]
+    assert authors == ["Penghui Qi", "Xinyi Wan", "Guangxing Huang", "Min Lin"]
+    assert doc.cssselect(".abstract")[0].text_content().startswith("Pipeline parallelism")
+    hrefs = doc.xpath("//a/@href")
+    assert "https://arxiv.org/abs/2401.10241" in hrefs
+    assert "https://arxiv.org/pdf/2401.10241" in hrefs
+    assert "/papers/2401.10241.bib" in hrefs
+    assert "@misc{" in doc.cssselect(".bibtex pre")[0].text_content()
+    assert meta(doc, "og:type") == "article"
+    assert meta(doc, "citation_arxiv_id") == "2401.10241"
+    article = ld_of(doc, "ScholarlyArticle")
+    assert article["name"] == "Zero Bubble Pipeline Parallelism"
+    assert [a["name"] for a in article["author"]] == authors
+    assert article["url"] == canonical
+    assert article["datePublished"].startswith("2024")
+    crumbs = ld_of(doc, "BreadcrumbList")["itemListElement"]
+    assert [c["position"] for c in crumbs] == [1, 2, 3]
+    assert crumbs[1]["item"] == "http://testserver/categories/cs.DC"
+    assert doc.xpath('//link[@rel="alternate"]/@href') == ["/rss/cs.DC.xml"]
+    similar = doc.cssselect(".similar .hit-title a")
+    assert similar and all(a.get("href").startswith("/papers/") for a in similar)
+    assert ZERO_BUBBLE not in [a.get("href") for a in similar]
+
+
+@pytest.mark.parametrize(
+    ("url", "target"),
+    [
+        ("/papers/2401.10241", ZERO_BUBBLE),
+        ("/papers/2401.10241v2", ZERO_BUBBLE),
+        ("/papers/2401.10241v1-zero-bubble-pipeline-parallelism", ZERO_BUBBLE),
+        ("/papers/2401.10241-wrong-slug", ZERO_BUBBLE),
+        ("/papers/2401.10241-zero-bubble-pipeline-parallelism/", ZERO_BUBBLE),
+        ("/papers/arXiv:2401.10241", ZERO_BUBBLE),
+        ("/papers/cmp-lg/9405001", OLD_STYLE),
+        ("/papers/cmp-lg/9405001v1", OLD_STYLE),
+        ("/abs/2401.10241", ZERO_BUBBLE),
+        ("/abs/cmp-lg/9405001v2", OLD_STYLE),
+        ("/categories/CS.ir", "/categories/cs.IR"),
+    ],
+)
+def test_redirects_are_permanent(client: TestClient, url: str, target: str) -> None:
+    r = client.get(url)
+    assert r.status_code == 301
+    assert r.headers["location"] == target
+
+
+def test_canonical_paper_urls_answer_directly(client: TestClient) -> None:
+    for url in (ZERO_BUBBLE, OLD_STYLE):
+        doc = page(client, url)
+        assert doc.xpath('//link[@rel="canonical"]/@href') == ["http://testserver" + url]
+
+
+def test_bibtex_download(client: TestClient) -> None:
+    r = client.get("/papers/cmp-lg/9405001.bib")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("application/x-bibtex")
+    assert r.headers["content-disposition"] == 'attachment; filename="cmp-lg-9405001.bib"'
+    assert r.text.startswith("@misc{dagan1994")
+    assert "eprint = {cmp-lg/9405001}" in r.text
+    assert r.text.count("{") == r.text.count("}")
+
+
+@pytest.mark.parametrize(
+    "url", ["/papers/2401.99999", "/papers/not-a-paper", "/papers/", "/nope", "/categories/zz.XX"]
+)
+def test_helpful_404(client: TestClient, url: str) -> None:
+    doc = page(client, url, 404)
+    assert doc.cssselect("form[role=search] input[name=q]")
+    text = doc.text_content()
+    assert "/papers/" in text and "/researchers/" in text
+    assert meta(doc, "robots") == "noindex"
+
+
+def test_category_page(client: TestClient) -> None:
+    doc = page(client, "/categories/cs.IR")
+    check_head(doc, "http://testserver/categories/cs.IR")
+    assert doc.cssselect("h1")[0].text_content() == "cs.IR: Information Retrieval"
+    feeds = doc.xpath('//link[@rel="alternate"][@type="application/rss+xml"]/@href')
+    assert feeds == ["/rss/cs.IR.xml", "/rss/latest.xml"]
+    assert hit_ids(doc)
+    for hit in doc.cssselect(".hit"):
+        assert "cs.IR" in [b.text_content() for b in hit.cssselect(".badge")]
+
+
+def test_categories_index(client: TestClient, engine: SearchEngine) -> None:
+    doc = page(client, "/categories")
+    listed = [a.text_content() for a in doc.cssselect(".cat-table a")]
+    assert listed == [c.value for c in engine.stats().categories]
+
+
+def test_developers_page(client: TestClient) -> None:
+    doc = page(client, "/developers")
+    code = " ".join(c.text_content() for c in doc.cssselect("pre code"))
+    assert "http://testserver/api/v1/search?" in code
+    assert "/openapi.json" in doc.xpath("//a/@href")
+    # The documented error example is what the API really answers.
+    example = next(
+        c.text_content() for c in doc.cssselect("pre code") if '"error"' in c.text_content()
+    )
+    command, answer = example.strip().split("\n", 1)
+    url = command.split("'")[1].removeprefix("http://testserver")
+    assert client.get(url).json() == json.loads(answer)
+
+
+class _Broken:
+    """The real engine, except that searching fails unexpectedly."""
+
+    def __init__(self, engine: SearchEngine) -> None:
+        self._engine = engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._engine, name)
+
+    def search(self, request: object) -> None:
+        raise RuntimeError("secret internal detail /srv/papersift")
+
+
+def test_plain_500_reveals_nothing(engine: SearchEngine, built_config: Config) -> None:
+    app = create_app(_Broken(engine), built_config)  # type: ignore[arg-type]
+    with TestClient(app, raise_server_exceptions=False) as c:
+        r = c.get("/search?q=x")
+        assert r.status_code == 500
+        assert "secret" not in r.text and "Traceback" not in r.text and "srv" not in r.text
+        assert parse_html(r.text).cssselect("h1")[0].text_content() == "Something went wrong"
+        assert "default-src 'self'" in r.headers["content-security-policy"]
+        r = c.get("/api/v1/search?q=x")
+        assert r.status_code == 500
+        assert r.json() == {
+            "error": {"status": 500, "code": "error", "message": "Internal server error."}
+        }
