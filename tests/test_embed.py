@@ -1,0 +1,196 @@
+"""The sentence embedder against the real bundled model and tokenizer (no mocks)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from tokenizers import Tokenizer
+
+from engine.embed import (
+    Embedder,
+    ModelError,
+    default_model_id,
+    default_model_path,
+    default_tokenizer_path,
+)
+from papersift.errors import PapersiftError
+from papersift.resources import demo_corpus_path
+
+# Real demo papers on clearly different topics, looked up by id.
+TOPICS = {
+    "2401.10241": "pipeline parallel training schedule that removes idle bubbles",
+    "cmp-lg/9405001": "estimating probabilities of word pairs never seen in training data",
+    "0707.1913": "removing license headers and preambles from digitised public-domain books",
+    "0907.4740": "does appearing at the top of the daily listing bring more citations",
+}
+
+
+def embedder_for(**kwargs: object) -> Embedder:
+    return Embedder(default_model_path(), default_tokenizer_path(), **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def emb() -> Embedder:
+    """The bundled model as shipped, small batches; read-only."""
+    return embedder_for(batch_size=4)
+
+
+@pytest.fixture(scope="module")
+def abstracts() -> dict[str, str]:
+    found: dict[str, str] = {}
+    with gzip.open(demo_corpus_path(), "rt", encoding="utf-8") as fh:
+        for line in fh:
+            rec = json.loads(line)
+            if rec["id"] in TOPICS or len(found) < 12:
+                found[rec["id"]] = f"{rec['title']}. {' '.join(rec['abstract'].split())}"
+    assert set(TOPICS) <= set(found)
+    return found
+
+
+def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray((a * b).sum(axis=1))
+
+
+def test_shape_dtype_and_unit_norm(emb: Embedder, abstracts: dict[str, str]) -> None:
+    texts = [*list(abstracts.values())[:6], "", "BM25"]
+    vecs = emb.embed(texts)
+    assert vecs.shape == (len(texts), emb.dim) == (8, 384)
+    assert vecs.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    assert emb.embed([]).shape == (0, 384)
+    q = emb.embed_query("dense retrieval")
+    assert q.shape == (384,) and q.dtype == np.float32
+
+
+def test_order_kept_and_padding_masked(emb: Embedder, abstracts: dict[str, str]) -> None:
+    # Very different lengths, neither sorted nor reverse-sorted: batches mix short and long.
+    long = list(abstracts.values())
+    texts = ["retrieval", long[0], "a", long[1] + " " + long[2], "graph neural networks", long[3]]
+    mixed = emb.embed(texts)
+    alone = np.vstack([emb.embed_query(t) for t in texts])
+    assert cosines(mixed, alone).min() >= 0.9999
+    assert cosines(emb.embed(texts[::-1]), mixed[::-1]).min() >= 0.9999
+    # Distinct texts got distinct rows (a mix-up of order would pair them wrongly).
+    sims = mixed @ alone.T
+    assert (sims.argmax(axis=1) == np.arange(len(texts))).all()
+
+
+def test_matches_plain_reference_pooling(emb: Embedder, abstracts: dict[str, str]) -> None:
+    """Mean of the raw model output over one unpadded text, computed independently."""
+    text = next(iter(abstracts.values()))
+    tok = Tokenizer.from_file(str(default_tokenizer_path()))
+    tok.no_padding()
+    tok.enable_truncation(256)
+    ids = np.array([tok.encode(text).ids], np.int64)
+    session = ort.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"])
+    feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": 0 * ids}
+    ref = session.run(["last_hidden_state"], feed)[0][0].mean(axis=0)
+    ref /= np.linalg.norm(ref)
+    assert float(emb.embed_query(text) @ ref) >= 0.9999
+
+
+def test_query_is_closest_to_its_topic(emb: Embedder, abstracts: dict[str, str]) -> None:
+    ids = list(TOPICS)
+    docs = emb.embed([abstracts[i] for i in ids])
+    queries = emb.embed(list(TOPICS.values()))
+    sims = queries @ docs.T
+    assert [ids[j] for j in sims.argmax(axis=1)] == ids
+    # ...and clearly so, not by a rounding error.
+    margins = np.diag(sims) - np.where(np.eye(len(ids), dtype=bool), -1, sims).max(axis=1)
+    assert margins.min() > 0.05
+
+
+def test_truncation_at_max_length(emb: Embedder, abstracts: dict[str, str]) -> None:
+    long = " ".join(abstracts.values())  # well over 256 tokens
+    tail = " Unrelated closing remarks about cooking pasta and the weather in spring."
+    base = emb.embed_query(long)
+    assert float(base @ emb.embed_query(long + tail)) >= 0.9999  # the tail is cut off
+    short = embedder_for(max_length=32)
+    assert float(short.embed_query(long) @ base) < 0.99  # fewer tokens read: another vector
+    assert float(short.embed_query("BM25") @ emb.embed_query("BM25")) >= 0.9999
+    assert short.model_id == emb.model_id  # same vector space, see engine.embed
+
+
+def test_float32_cache_built_once_and_matches(
+    emb: Embedder, abstracts: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="engine.embed")
+    cache = tmp_path / "models"
+    first = embedder_for(batch_size=4, cache_dir=cache)
+    assert first.graph_path.parent == cache
+    assert [p.name for p in cache.iterdir()] == [first.graph_path.name]  # no temp file left
+    assert first.graph_path.stat().st_size > default_model_path().stat().st_size * 3  # float32
+    built = first.graph_path.stat()
+    assert sum("saved the float32 graph" in r.message for r in caplog.records) == 1
+
+    second = embedder_for(batch_size=4, cache_dir=cache)
+    assert second.graph_path == first.graph_path
+    again = second.graph_path.stat()
+    assert (again.st_ino, again.st_mtime_ns) == (built.st_ino, built.st_mtime_ns)
+    assert sum("saved the float32 graph" in r.message for r in caplog.records) == 1
+
+    texts = list(abstracts.values())[:8]
+    assert cosines(second.embed(texts), emb.embed(texts)).min() >= 0.999
+    assert second.model_id == emb.model_id == default_model_id()
+
+
+def test_float32_cache_failure_falls_back(
+    emb: Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache folder should be")
+    fallback = embedder_for(cache_dir=blocker)
+    assert fallback.graph_path == default_model_path()
+    assert any(r.levelno == logging.WARNING for r in caplog.records)
+    assert float(fallback.embed_query("BM25") @ emb.embed_query("BM25")) >= 0.9999
+
+
+def test_model_id_follows_the_files(emb: Embedder, tmp_path: Path) -> None:
+    assert emb.model_id == default_model_id() == "all-MiniLM-L6-v2-onnx-int8"
+    copy = tmp_path / "minilm" / "model.onnx"
+    copy.parent.mkdir()
+    shutil.copyfile(default_model_path(), copy)
+    assert Embedder(copy, default_tokenizer_path()).model_id == emb.model_id  # same bytes
+
+    other = Embedder(emb_cache_graph(tmp_path), default_tokenizer_path())
+    assert other.model_id != emb.model_id
+    assert Embedder(copy, default_tokenizer_path(), model_id="mine").model_id == "mine"
+
+    spec = json.loads(default_tokenizer_path().read_text(encoding="utf-8"))
+    spec["normalizer"]["lowercase"] = False  # a different tokenizer: other vectors
+    tok = tmp_path / "tokenizer.json"
+    tok.write_text(json.dumps(spec), encoding="utf-8")
+    assert Embedder(copy, tok).model_id.startswith(f"{emb.model_id}-tok")
+
+
+def emb_cache_graph(tmp_path: Path) -> Path:
+    """Another valid ONNX file: the float32 conversion of the bundled model."""
+    return embedder_for(cache_dir=tmp_path / "cache").graph_path
+
+
+def test_bad_paths_give_one_clear_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.onnx"
+    with pytest.raises(ModelError, match="not found") as err:
+        Embedder(missing, default_tokenizer_path())
+    assert str(missing) in str(err.value) and "\n" not in str(err.value)
+    assert isinstance(err.value, PapersiftError)
+
+    junk = tmp_path / "junk.onnx"
+    junk.write_bytes(os.urandom(256))
+    for cache in (None, tmp_path / "cache"):
+        with pytest.raises(ModelError, match="cannot load ONNX model") as err:
+            Embedder(junk, default_tokenizer_path(), cache_dir=cache)
+        assert str(junk) in str(err.value)
+
+    with pytest.raises(ModelError, match="tokenizer not found"):
+        Embedder(default_model_path(), tmp_path / "tokenizer.json")
+    with pytest.raises(ModelError, match=r"not a tokenizer\.json"):
+        Embedder(default_model_path(), junk)
