@@ -103,13 +103,17 @@ class PaperStore:
         is identical to the stored one, or whose version is older, changes nothing.
         """
         batch: dict[str, Paper] = {}
+        superseded = 0
         for p in papers:  # within a batch, the newest version of an id wins
             old = batch.get(p.arxiv_id)
+            if old is not None:
+                superseded += 1
             if old is None or p.version >= old.version:
                 batch[p.arxiv_id] = p
         if not batch:
             return UpsertCounts(), []
-        added = updated = unchanged = 0
+        added = updated = 0
+        unchanged = superseded
         changed: list[tuple[int, Paper]] = []
         with self._lock:
             db = self._db

@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 IMPORT_BATCH = 2000
 LEXICAL_COMMIT = 100_000
 EMBED_CHUNK = 256
+LOG_EVERY = 2048  # papers between log lines when no progress bar is drawn
 
 
 @dataclass
@@ -131,6 +132,8 @@ def embed_backlog(
             data.add_vectors([d for d, _, _ in rows], [h for _, _, h in rows], vecs)
             done += len(rows)
             bar.update(len(rows))
+            if not progress and done // LOG_EVERY != (done - len(rows)) // LOG_EVERY:
+                log.info("embedding: %d of %d papers done", done, pending)
     if done:
         valid = data.store.embedded_hashes(model).keys()
         if not (stop is not None and stop.is_set()):
