@@ -14,9 +14,7 @@ from indexer import authors
 from indexer.authors import normalise_name, parse_authors
 from papersift.resources import demo_corpus_path
 
-KAGGLE_HEAD = Path(
-    "/work/shared/data/fixtures/arxiv-kaggle-snapshot/arxiv-metadata-oai-snapshot.head200.jsonl"
-)
+KAGGLE_HEAD = Path(__file__).parent / "fixtures" / "snapshot" / "kaggle-head200.jsonl"
 
 
 def names(raw: str, parsed: list[list[str]] | None = None) -> list[str]:

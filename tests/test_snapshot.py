@@ -27,9 +27,7 @@ from papersift.resources import demo_corpus_path
 
 # Ten real records; see fixtures/snapshot/SOURCE.txt for where each line comes from.
 REAL = Path(__file__).parent / "fixtures" / "snapshot" / "real.jsonl"
-KAGGLE_HEAD = Path(
-    "/work/shared/data/fixtures/arxiv-kaggle-snapshot/arxiv-metadata-oai-snapshot.head200.jsonl"
-)
+KAGGLE_HEAD = Path(__file__).parent / "fixtures" / "snapshot" / "kaggle-head200.jsonl"
 CANONICAL_ID = re.compile(r"\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7}")
 
 
