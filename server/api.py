@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from engine import serialize
 from engine.results import FacetCount, Hit, SearchResult, Stats
 from papersift.paper import Paper
 from server.context import ctx
@@ -34,21 +35,11 @@ def _number(value: float) -> float | None:
 
 
 def paper_json(p: Paper, root: str) -> dict[str, Any]:
+    """The CLI's paper form plus author ids and links for the web."""
     return {
-        "id": p.arxiv_id,
-        "version": p.version,
-        "title": p.title,
-        "abstract": p.abstract,
+        **serialize.paper_json(p),
         "authors": [{"name": a.name, "ids": dict(a.ids)} for a in p.authors],
-        "categories": list(p.categories),
         "primary_category": p.primary_category,
-        "published": p.published.isoformat(),
-        "updated": p.updated.isoformat(),
-        "doi": p.doi,
-        "journal_ref": p.journal_ref,
-        "comments": p.comments,
-        "license": p.license,
-        "citation_count": p.citation_count,
         "url": root + paper_path(p),
         "abs_url": arxiv_abs(p.arxiv_id),
         "pdf_url": arxiv_pdf(p.arxiv_id),
