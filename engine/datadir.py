@@ -14,21 +14,26 @@ from __future__ import annotations
 import json
 import os
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from engine.embed import Embedder, default_model_path, default_tokenizer_path
 from engine.lexical import LexicalIndex
+from engine.people import People
 from engine.store import PaperStore
 from engine.vectors import VectorIndex, model_dir_name
 from papersift import __version__
 from papersift.config import Config
 from papersift.errors import ConfigError, IndexVersionError
 
-SCHEMA_VERSION = 1
+if TYPE_CHECKING:
+    from indexer.identity import IdentityReport
+
+SCHEMA_VERSION = 2  # 2: researcher ids in the lexical index
 MANIFEST = "manifest.json"
 
 
@@ -93,9 +98,13 @@ class DataDir:
         self.lexical = LexicalIndex(
             self.root / "lexical", title_boost=s.title_boost, author_boost=s.author_boost
         )
+        self.people = People(self.store)
+        self.lexical.researcher_ids = self.people.rids_by_docid
         self._embedder: Embedder | None = None
         self._vectors: VectorIndex | None = None
         self._lock = threading.Lock()
+        self._seen_seq = self.store.seq  # store changes the live indexes reflect
+        self._seen_lexical = self.store.get_meta("lexical_seq")  # lexical commits seen
         if not (self.root / MANIFEST).exists():
             self.write_manifest()
 
@@ -133,7 +142,7 @@ class DataDir:
         with self._lock:
             if self._vectors is None:
                 vi = VectorIndex(self.root / "vectors" / model_dir_name(emb.model_id), emb.dim)
-                vi.load(self.store.embedded_hashes(emb.model_id).keys())
+                vi.load(self.store.text_hashes)
                 self._vectors = vi
             return self._vectors
 
@@ -141,23 +150,54 @@ class DataDir:
         """Pick up checkpoints written by another process; returns vectors added."""
         if self._vectors is None:
             return 0
-        valid = self.store.embedded_hashes(self.embedder.model_id).keys()
-        return self._vectors.load_new(valid)
+        return self._vectors.load_new(self.store.text_hashes)
 
     def add_vectors(self, docids: list[int], hashes: list[str], vecs: np.ndarray) -> None:
         """Checkpoint a batch of new vectors: segment file, then store, then live index."""
         ids = np.asarray(docids, np.int64)
         vi = self.vectors
-        path = vi.write_segment(ids, vecs)
+        path = vi.write_segment(ids, hashes, vecs)
         self.store.mark_embedded(self.embedder.model_id, docids, hashes)
-        vi.add(ids, vecs)
-        with self._lock:
-            vi._loaded.add(path.name)
+        now = self.store.text_hashes(docids)  # a text may have changed while it was embedded
+        live = np.fromiter((now.get(d) == h for d, h in zip(docids, hashes, strict=True)), bool)
+        vi.add(ids[live], vecs[live])
+        vi.mark_loaded(path)
+
+    def drop_vectors(self, docids: Sequence[int]) -> None:
+        """Remove deleted papers from the live vector index (segments are filtered on load)."""
+        if self._vectors is not None and len(docids):
+            self._vectors.remove(np.asarray(docids, np.int64))
+
+    def refresh(self) -> bool:
+        """Catch up with commits of another process (a CLI harvest or index run): reload the
+        lexical searcher, load new vector segments, drop deleted papers' vectors. Cheap when
+        nothing changed; returns whether anything did."""
+        seq = self.store.seq
+        vi = self._vectors
+        changed = False
+        if vi is not None and any(p.name not in vi._loaded for p in vi.segments()):
+            self.refresh_vectors()  # reads the store's embedded set: only when worth it
+            changed = True
+        if seq != self._seen_seq:
+            dead = self.store.tombstones_since(self._seen_seq)
+            self.drop_vectors([d for d, _ in dead])
+            self._seen_seq = seq
+            changed = True
+        lexical_seq = self.store.get_meta("lexical_seq")  # set only after a lexical commit
+        if lexical_seq != self._seen_lexical:
+            self.lexical.reload()
+            self._seen_lexical = lexical_seq
+            changed = True
+        return changed
 
     # -- lexical consistency -------------------------------------------------------------
 
     def sync_lexical(self) -> int:
-        """Replay store changes the lexical index has not absorbed (after a crash)."""
+        """Replay store changes the lexical index has not absorbed (after a crash); first
+        bring researcher identities up to date, as the index stores researcher ids."""
+        from indexer.identity import refresh_identities
+
+        refresh_identities(self.store)
         done = int(self.store.get_meta("lexical_seq") or 0)
         target = self.store.seq
         if done >= target:
@@ -173,6 +213,15 @@ class DataDir:
         self.lexical.commit()
         self.store.set_meta("lexical_seq", str(target))
         return n
+
+    def refresh_people(self) -> IdentityReport:
+        """Recompute researcher identities for changed papers, then re-index the papers whose
+        researcher ids moved. Call after importing or harvesting papers."""
+        from indexer.identity import refresh_identities
+
+        report = refresh_identities(self.store)
+        self.sync_lexical()
+        return report
 
     # -- manifest ------------------------------------------------------------------------
 

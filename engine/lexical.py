@@ -8,7 +8,7 @@ it, and hits are mapped back to papers by the ``docid`` fast field.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("published", stored=False, indexed=True, fast=True)  # yyyymmdd
     sb.add_integer_field("year", stored=False, indexed=True, fast=True)
     sb.add_integer_field("cited", stored=False, indexed=True, fast=True)
+    sb.add_integer_field("rid", stored=False, indexed=True, fast=True)  # researcher ids
     return sb.build()
 
 
@@ -64,6 +65,8 @@ class LexicalIndex:
         self.boosts = {"ti": title_boost, "abs": 1.0, "au": author_boost}
         self._writer: tantivy.IndexWriter | None = None
         self._wlock = threading.Lock()
+        # docids -> researcher ids of their authors (set by DataDir from the people tables).
+        self.researcher_ids: Callable[[Sequence[int]], dict[int, list[int]]] | None = None
 
     # -- writing -------------------------------------------------------------------------
 
@@ -74,11 +77,12 @@ class LexicalIndex:
 
     def upsert(self, items: Sequence[tuple[int, Paper]]) -> None:
         """Replace the documents of these docids (delete then add); visible after commit."""
+        rids = self.researcher_ids([d for d, _ in items]) if self.researcher_ids else {}
         with self._wlock:
             w = self._get_writer()
             for docid, paper in items:
                 w.delete_documents_by_term("docid", docid)
-                w.add_document(self._document(docid, paper))
+                w.add_document(self._document(docid, paper, rids.get(docid, ())))
 
     def delete(self, docids: Sequence[int]) -> None:
         with self._wlock:
@@ -102,7 +106,7 @@ class LexicalIndex:
         self.index.reload()
 
     @staticmethod
-    def _document(docid: int, p: Paper) -> tantivy.Document:
+    def _document(docid: int, p: Paper, rids: Sequence[int] = ()) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_integer("docid", docid)
         doc.add_text("ti", p.title)
@@ -117,6 +121,8 @@ class LexicalIndex:
         doc.add_integer("published", _date_int(p.published))
         doc.add_integer("year", p.published.year)
         doc.add_integer("cited", p.citation_count or 0)
+        for rid in dict.fromkeys(rids):
+            doc.add_integer("rid", rid)
         return doc
 
     # -- queries -------------------------------------------------------------------------
@@ -157,6 +163,8 @@ class LexicalIndex:
             clauses.append(
                 (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "author_key", key))
             )
+        for rid in f.researcher_ids:
+            clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "rid", rid)))
         if f.date_from or f.date_to:
             clauses.append(
                 (
@@ -221,6 +229,7 @@ class LexicalIndex:
         agg = {
             "categories": {"terms": {"field": "cat", "size": size}},
             "years": {"terms": {"field": "year", "size": 200}},
+            "researchers": {"terms": {"field": "rid", "size": size}},
         }
         raw = self.index.searcher().aggregate(query, agg)
         cats = tuple(
@@ -231,7 +240,11 @@ class LexicalIndex:
             key=lambda f: f.value,
             reverse=True,
         )
-        return {"categories": cats, "years": tuple(years)}
+        people = tuple(
+            FacetCount(str(int(b["key"])), int(b["doc_count"]))
+            for b in raw["researchers"]["buckets"]
+        )
+        return {"categories": cats, "years": tuple(years), "researchers": people}
 
     def snippet_generators(
         self, query: tantivy.Query

@@ -22,10 +22,17 @@ class Filters:
     researchers: tuple[str, ...] = ()  # author names; a paper must have all of them
     date_from: date | None = None  # published on or after
     date_to: date | None = None  # published on or before
+    researcher_ids: tuple[int, ...] = ()  # researcher ids (engine.people); all of them
 
     @property
     def empty(self) -> bool:
-        return not (self.categories or self.researchers or self.date_from or self.date_to)
+        return not (
+            self.categories
+            or self.researchers
+            or self.date_from
+            or self.date_to
+            or self.researcher_ids
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +68,7 @@ class SearchResult:
     total: int  # size of the list that can be paged through (before the window cap)
     page: int
     page_size: int
-    facets: dict[str, tuple[FacetCount, ...]]  # "categories", "years"
+    facets: dict[str, tuple[FacetCount, ...]]  # "categories", "years", "researchers" (ids)
     warnings: tuple[str, ...] = ()  # what the lenient parser ignored, fallbacks taken
     direct: Paper | None = None  # the query was an arXiv id or URL of this paper
     took_ms: float = 0.0

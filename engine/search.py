@@ -13,12 +13,14 @@ import math
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import tantivy
 
 from engine import fusion
 from engine.datadir import DataDir
+from engine.institutions import Institutions
 from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
 from engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult, Stats
 from papersift.config import Config
@@ -34,12 +36,26 @@ class SearchEngine:
     def __init__(self, data: DataDir) -> None:
         self.data = data
         self.config: Config = data.config
+        self.people = data.people  # researchers (engine.people), for pages and the API
+        self.institutions = Institutions(data.store)  # the ROR registry, if imported
         self._cats_seq = -1
         self._cats: dict[str, int] = {}
         self._cats_lock = threading.Lock()
+        self._refresh_lock = threading.Lock()
+        self._refreshed_at = 0.0
 
     def close(self) -> None:
         self.data.close()
+
+    def refresh(self, min_interval: float = 0.0) -> bool:
+        """See papers another process committed (``DataDir.refresh``), at most every
+        ``min_interval`` seconds; returns whether anything changed."""
+        with self._refresh_lock:
+            now = time.monotonic()
+            if now - self._refreshed_at < min_interval:
+                return False
+            self._refreshed_at = now
+            return self.data.refresh()
 
     # -- lookups -------------------------------------------------------------------------
 
@@ -162,7 +178,7 @@ class SearchEngine:
                 warnings.append(f"no papers in category '{c}'")
                 canon = c.strip()
             cats.append(canon)
-        return Filters(tuple(cats), f.researchers, f.date_from, f.date_to), warnings
+        return replace(f, categories=tuple(cats)), warnings
 
     def _keyword_query(self, parsed: ParsedQuery, warnings: list[str]) -> tantivy.Query | None:
         if parsed.empty:

@@ -11,6 +11,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -205,6 +206,34 @@ class PaperStore:
             )
             self._db.execute("COMMIT")
 
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside one write transaction, for derived tables (researchers)."""
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """The connection for reads of derived tables, under the store's lock."""
+        with self._lock:
+            yield self._db
+
+    def touch(self, docids: Iterable[int]) -> int:
+        """Give these papers a new sequence number so the indexes re-read them (their derived
+        data, such as researcher ids, changed); call inside ``transaction``. Returns the seq."""
+        seq = self._next_seq()
+        for docid in docids:
+            seq += 1
+            self._db.execute("UPDATE papers SET seq = ? WHERE docid = ?", (seq, docid))
+        self._set_meta("seq", str(seq))
+        return seq
+
     # -- reading -------------------------------------------------------------------------
 
     def _next_seq(self) -> int:
@@ -283,17 +312,25 @@ class PaperStore:
             ).fetchone()
         return int(row[0])
 
-    def embedded_hashes(self, model: str) -> dict[int, str]:
-        """docid -> text hash of every paper whose current text has a vector of ``model``."""
+    def text_hashes(self, docids: Sequence[int]) -> dict[int, str]:
+        """docid -> hash of the current embedded text (title + abstract) of these papers."""
         with self._lock:
-            return {
-                int(d): str(h)
+            if len(docids) > 20_000:  # cheaper to read the whole column than to batch
+                wanted = set(docids)
+                return {
+                    int(d): str(h)
+                    for d, h in self._db.execute("SELECT docid, text_hash FROM papers")
+                    if d in wanted
+                }
+            out: dict[int, str] = {}
+            for i in range(0, len(docids), 500):
+                chunk = list(docids[i : i + 500])
+                marks = ",".join("?" * len(chunk))
                 for d, h in self._db.execute(
-                    "SELECT e.docid, e.text_hash FROM embedded e JOIN papers p USING (docid) "
-                    "WHERE e.model = ? AND e.text_hash = p.text_hash",
-                    (model,),
-                )
-            }
+                    f"SELECT docid, text_hash FROM papers WHERE docid IN ({marks})", chunk
+                ):
+                    out[int(d)] = str(h)
+            return out
 
     def backlog(self, model: str, limit: int) -> list[tuple[int, str, str]]:
         """Up to ``limit`` (docid, text, text_hash) still to embed with ``model``."""
@@ -321,6 +358,53 @@ class PaperStore:
                 "SELECT MIN(published), MAX(published) FROM papers"
             ).fetchone()
         return (date.fromisoformat(lo) if lo else None, date.fromisoformat(hi) if hi else None)
+
+    def sitemap_chunks(self, size: int) -> list[tuple[int, date]]:
+        """(chunk, newest update) of each non-empty docid range ``[k*size+1, (k+1)*size]``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT (docid - 1) / ?, MAX(updated) FROM papers GROUP BY 1 ORDER BY 1", (size,)
+            ).fetchall()
+        return [(int(k), date.fromisoformat(str(u))) for k, u in rows]
+
+    def iter_sitemap_rows(
+        self, first: int, last: int, batch: int = 5000
+    ) -> Iterator[tuple[str, str, date]]:
+        """(arxiv_id, title, updated) of docids ``first..last`` in docid order, streamed in
+        batches so the lock is never held between them."""
+        after = first - 1
+        while after < last:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT docid, arxiv_id, title, updated FROM papers "
+                    "WHERE docid > ? AND docid <= ? ORDER BY docid LIMIT ?",
+                    (after, last, batch),
+                ).fetchall()
+            if not rows:
+                return
+            for _, arxiv_id, title, updated in rows:
+                yield str(arxiv_id), str(title), date.fromisoformat(str(updated))
+            after = int(rows[-1][0])
+
+
+    def newest_updated(self) -> date | None:
+        """The latest ``updated`` date of any paper (where an incremental harvest starts)."""
+        with self._lock:
+            (hi,) = self._db.execute("SELECT MAX(updated) FROM papers").fetchone()
+        return date.fromisoformat(hi) if hi else None
+
+    def versions(self, arxiv_ids: Sequence[str]) -> dict[str, int]:
+        """Stored version of each of these ids that is in the store."""
+        out: dict[str, int] = {}
+        with self._lock:
+            for i in range(0, len(arxiv_ids), 500):
+                chunk = list(arxiv_ids[i : i + 500])
+                marks = ",".join("?" * len(chunk))
+                for a, v in self._db.execute(
+                    f"SELECT arxiv_id, version FROM papers WHERE arxiv_id IN ({marks})", chunk
+                ):
+                    out[str(a)] = int(v)
+        return out
 
 
 def _row_values(p: Paper) -> tuple[object, ...]:

@@ -1,9 +1,11 @@
 """The FAISS vector index, keyed by docid, with its vectors kept as plain ``.npz`` segments.
 
-Each embedding checkpoint writes one immutable segment (docids + float32 vectors) by
-temp-file-and-rename, so a crash loses at most the segment being written. On load the
-segments are read in order and the last vector of a docid wins; only docids whose current
-text was embedded (per the store) are kept. ``compact`` folds all segments into one.
+Each embedding checkpoint writes one immutable segment (docids, the hash of the text each
+vector was computed from, float32 vectors) by temp-file-and-rename, so a crash loses at most
+the segment being written. A vector is live only while its text hash equals the paper's
+current one in the store: that needs no other bookkeeping to be committed first, so a reader
+in another process can load a segment the moment it appears. ``compact`` folds all
+segments into one.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Collection
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import faiss
@@ -20,6 +22,8 @@ import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
+# Current text hash of each of these docids (papers that no longer exist are left out).
+HashLookup = Callable[[Sequence[int]], dict[int, str]]
 _SEGMENT = re.compile(r"^seg-(\d{8})\.npz$")
 
 
@@ -49,7 +53,7 @@ class VectorIndex:
             return []
         return sorted(p for p in self.folder.iterdir() if _SEGMENT.match(p.name))
 
-    def write_segment(self, docids: IntArray, vectors: FloatArray) -> Path:
+    def write_segment(self, docids: IntArray, hashes: Sequence[str], vectors: FloatArray) -> Path:
         """Persist one checkpoint atomically and return its path."""
         self.folder.mkdir(parents=True, exist_ok=True)
         existing = self.segments()
@@ -57,63 +61,87 @@ class VectorIndex:
         path = self.folder / f"seg-{n:08d}.npz"
         tmp = path.with_suffix(".tmp")
         with open(tmp, "wb") as fh:
-            np.savez(fh, docids=docids.astype(np.int64), vectors=vectors.astype(np.float32))
+            np.savez(
+                fh,
+                docids=docids.astype(np.int64),
+                hashes=np.asarray(list(hashes), dtype=np.str_),
+                vectors=vectors.astype(np.float32),
+            )
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
         return path
 
     @staticmethod
-    def read_segment(path: Path) -> tuple[IntArray, FloatArray]:
+    def read_segment(path: Path) -> tuple[IntArray, list[str], FloatArray]:
         with np.load(path, allow_pickle=False) as z:
-            return z["docids"].astype(np.int64), z["vectors"].astype(np.float32)
+            return (
+                z["docids"].astype(np.int64),
+                [str(h) for h in z["hashes"]],
+                z["vectors"].astype(np.float32),
+            )
 
-    def load(self, valid: Collection[int]) -> None:
-        """(Re)build the index from all segments, keeping only ``valid`` docids."""
-        ids, vecs = self._collect(self.segments(), valid)
+    def load(self, current: HashLookup) -> None:
+        """(Re)build the index from all segments, keeping vectors of current texts only."""
+        paths = self.segments()
+        ids, _, vecs = self._collect(paths, current)
         index = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
         if len(ids):
             index.add_with_ids(vecs, ids)
         with self._lock:
             self._index = index
-            self._loaded = {p.name for p in self.segments()}
+            self._loaded = {p.name for p in paths}
 
-    def load_new(self, valid: Collection[int]) -> int:
+    def load_new(self, current: HashLookup) -> int:
         """Add segments written since the last load (by this or another process)."""
         new = [p for p in self.segments() if p.name not in self._loaded]
         if not new:
             return 0
-        ids, vecs = self._collect(new, valid)
+        ids, _, vecs = self._collect(new, current)
         self.add(ids, vecs)
         with self._lock:
             self._loaded.update(p.name for p in new)
         return len(ids)
 
-    def _collect(self, paths: list[Path], valid: Collection[int]) -> tuple[IntArray, FloatArray]:
-        parts: list[tuple[IntArray, FloatArray]] = []
+    def mark_loaded(self, path: Path) -> None:
+        with self._lock:
+            self._loaded.add(path.name)
+
+    def _collect(
+        self, paths: list[Path], current: HashLookup
+    ) -> tuple[IntArray, list[str], FloatArray]:
+        ids_parts: list[IntArray] = []
+        hash_parts: list[str] = []
+        vec_parts: list[FloatArray] = []
         for p in paths:
             try:
-                parts.append(self.read_segment(p))
+                ids, hashes, vecs = self.read_segment(p)
             except FileNotFoundError:  # compacted away by another process meanwhile
                 continue
-        if not parts:
-            return np.empty(0, np.int64), np.empty((0, self.dim), np.float32)
-        ids = np.concatenate([i for i, _ in parts])
-        vecs = np.concatenate([v for _, v in parts])
-        # Last occurrence wins: reverse, take first unique, map back.
-        rev_unique, rev_pos = np.unique(ids[::-1], return_index=True)
-        pos = len(ids) - 1 - rev_pos
-        keep = pos[np.isin(rev_unique, np.fromiter(valid, np.int64, len(valid)))]
-        keep.sort()
-        return ids[keep], np.ascontiguousarray(vecs[keep])
+            now = current(ids.tolist())
+            keep = np.fromiter(
+                (now.get(int(d)) == h for d, h in zip(ids, hashes, strict=True)), bool, len(ids)
+            )
+            ids_parts.append(ids[keep])
+            hash_parts.extend(h for h, k in zip(hashes, keep, strict=True) if k)
+            vec_parts.append(vecs[keep])
+        if not ids_parts:
+            return np.empty(0, np.int64), [], np.empty((0, self.dim), np.float32)
+        ids = np.concatenate(ids_parts)
+        vecs = np.concatenate(vec_parts)
+        # Several vectors of one current text (a re-run after a crash): keep the last.
+        _, rev_pos = np.unique(ids[::-1], return_index=True)
+        keep_pos = np.sort(len(ids) - 1 - rev_pos)
+        kept_hashes = [hash_parts[i] for i in keep_pos]
+        return ids[keep_pos], kept_hashes, np.ascontiguousarray(vecs[keep_pos])
 
-    def compact(self, valid: Collection[int]) -> None:
+    def compact(self, current: HashLookup) -> None:
         """Fold every segment into one (crash-safe: the new one is written first)."""
         old = self.segments()
         if len(old) <= 1:
             return
-        ids, vecs = self._collect(old, valid)
-        new = self.write_segment(ids, vecs)
+        ids, hashes, vecs = self._collect(old, current)
+        new = self.write_segment(ids, hashes, vecs)
         for p in old:
             if p != new:
                 p.unlink(missing_ok=True)

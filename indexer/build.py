@@ -97,6 +97,7 @@ def import_files(
                 bar.update(reader.bytes_read - bar.n)
                 bar.set_postfix(papers=report.read, refresh=False)
     _commit_lexical(data)
+    data.refresh_people()  # researcher ids for the new papers, re-indexed where they moved
     data.lexical.close_writer()
     data.write_manifest()
     return report
@@ -135,9 +136,8 @@ def embed_backlog(
             if not progress and done // LOG_EVERY != (done - len(rows)) // LOG_EVERY:
                 log.info("embedding: %d of %d papers done", done, pending)
     if done:
-        valid = data.store.embedded_hashes(model).keys()
         if not (stop is not None and stop.is_set()):
-            data.vectors.compact(valid)
+            data.vectors.compact(data.store.text_hashes)
         data.write_manifest()
     return done
 

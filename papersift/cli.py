@@ -182,6 +182,69 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _harvest_json(report: Any) -> dict[str, Any]:
+    return {**report.counts(), "pages": report.pages, "requests": report.requests,
+            "resumed": report.resumed, "skipped_reasons": report.skipped}  # fmt: skip
+
+
+def cmd_harvest(args: argparse.Namespace) -> int:
+    from engine.datadir import DataDir
+    from indexer.build import embed_backlog
+    from indexer.harvest import harvest
+
+    tty = not args.json and sys.stderr.isatty()
+    data = DataDir(_config(args))
+    try:
+        report = harvest(
+            data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
+        )
+        embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
+    finally:
+        data.close()
+    if args.json:
+        _print_json({**_harvest_json(report), "embedded": embedded})
+    else:
+        print(report.line() + (f"; {embedded} papers embedded" if embedded else ""))
+    return 0
+
+
+def cmd_add(args: argparse.Namespace) -> int:
+    from engine.datadir import DataDir
+    from indexer.build import embed_backlog
+    from indexer.harvest import add_ids
+
+    data = DataDir(_config(args))
+    try:
+        report, missing = add_ids(data, args.ids)
+        embedded = 0 if args.no_embed else embed_backlog(data)
+    finally:
+        data.close()
+    if args.json:
+        _print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
+    else:
+        print(f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged")
+        for arxiv_id in missing:
+            print(f"not found: {arxiv_id}", file=sys.stderr)
+    return 0 if not missing else 1
+
+
+def cmd_reindex(args: argparse.Namespace) -> int:
+    from engine.datadir import DataDir
+    from indexer.harvest import reindex
+
+    data = DataDir(_config(args), create=False)
+    try:
+        done = reindex(data, progress=not args.json and sys.stderr.isatty())
+        papers = data.store.count()
+    finally:
+        data.close()
+    if args.json:
+        _print_json({"embedded_now": done, "papers": papers})
+    else:
+        print(f"index maintenance done: {done} papers embedded, {papers} papers")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from papersift.serve import serve
 
@@ -257,6 +320,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", help="default: [server] host")
     p.add_argument("--port", type=_positive, help="default: [server] port")
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser(
+        "harvest",
+        parents=[common],
+        help="harvest new and changed papers over OAI-PMH (resumable)",
+        description="Harvest from [harvest] url; resumes an interrupted run, then embeds.",
+    )
+    p.add_argument("--url", help="OAI-PMH endpoint (default: [harvest] url)")
+    p.add_argument("--from", dest="date_from", type=_date, metavar="YYYY-MM-DD")
+    p.add_argument("--until", type=_date, metavar="YYYY-MM-DD")
+    p.add_argument("--no-embed", action="store_true", help="leave the embedding backlog")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_harvest)
+
+    p = sub.add_parser(
+        "add",
+        parents=[common],
+        help="add or update papers by arXiv id (arXiv API)",
+        description="Fetch papers by id from [harvest] api_url and index them.",
+    )
+    p.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids such as 2401.10241")
+    p.add_argument("--no-embed", action="store_true", help="leave the embedding backlog")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_add)
+
+    p = sub.add_parser(
+        "reindex",
+        parents=[common],
+        help="index maintenance: repair, embed the backlog, compact",
+        description="Replay missed changes, embed the backlog, fold vector segments.",
+    )
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.set_defaults(func=cmd_reindex)
     return parser
 
 

@@ -123,11 +123,89 @@ class ServerConfig:
 
 
 @dataclass(frozen=True)
+class FeedsConfig:
+    items: int = setting(
+        50,
+        "Papers per RSS/Atom feed, newest first (capped at `[search] max_page_size`).",
+        minimum=1,
+    )
+    max_age: int = setting(
+        900, "Seconds feeds and sitemaps may be cached (the Cache-Control max-age).", minimum=0
+    )
+    sitemap_urls: int = setting(
+        50000,
+        "URLs per sitemap chunk listed by `/sitemap.xml`; at most 50000, the protocol's limit.",
+        minimum=1,
+    )
+
+
+@dataclass(frozen=True)
+class HarvestConfig:
+    url: str = setting(
+        "https://export.arxiv.org/oai2",
+        "OAI-PMH endpoint `papersift harvest` reads (`--url` overrides it).",
+    )
+    metadata_prefix: str = setting(
+        "arXivRaw",
+        "OAI-PMH metadata format: `arXivRaw` (has version numbers and dates) or `arXiv`.",
+        choices=("arXivRaw", "arXiv"),
+    )
+    sets: str = setting(
+        "",
+        "OAI-PMH sets to harvest, separated by spaces (e.g. `cs physics:hep-th`); empty "
+        "harvests everything.",
+    )
+    delay_seconds: float = setting(
+        3.0, "Polite pause between two requests to the same source.", minimum=0.0
+    )
+    retries: int = setting(
+        4,
+        "Retries of a request that timed out, was cut short or got HTTP 503 (honouring "
+        "`Retry-After`, up to 300 s).",
+        minimum=0,
+    )
+    timeout_seconds: float = setting(60.0, "Timeout of one HTTP request.", minimum=1.0)
+    mailto: str = setting(
+        "", "Contact e-mail sent in the User-Agent, as the arXiv API terms ask."
+    )
+    api_url: str = setting(
+        "https://export.arxiv.org/api/query",
+        "arXiv API (Atom) endpoint `papersift add ID...` reads.",
+    )
+
+
+@dataclass(frozen=True)
+class ScheduleConfig:
+    harvest: str = setting(
+        "",
+        "Cron expression (5 fields, UTC) of the harvest job in `serve`, e.g. `0 3 * * 1-5`; "
+        "empty disables it.",
+    )
+    embed: str = setting(
+        "*/15 * * * *",
+        "Cron expression of the embedding-backlog job in `serve`; empty disables it.",
+    )
+    maintenance: str = setting(
+        "0 4 * * 0",
+        "Cron expression of index maintenance (`papersift reindex`) in `serve`; empty "
+        "disables it.",
+    )
+    refresh_seconds: float = setting(
+        5.0,
+        "How often `serve` checks for papers committed by another process (a CLI harvest).",
+        minimum=0.5,
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     search: SearchConfig = field(default_factory=SearchConfig)
     server: ServerConfig = field(default_factory=ServerConfig)
+    feeds: FeedsConfig = field(default_factory=FeedsConfig)
+    harvest: HarvestConfig = field(default_factory=HarvestConfig)
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     # Where relative paths are resolved from (the config file's folder); not a setting.
     base_dir: Path = field(default_factory=Path.cwd, metadata={"internal": True})
 
@@ -223,6 +301,10 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     if not 0.0 <= cfg.search.convex_weight <= 1.0:
         raise ConfigError(
             f"config: [search] convex_weight must be within 0..1, got {cfg.search.convex_weight}"
+        )
+    if cfg.feeds.sitemap_urls > 50000:
+        raise ConfigError(
+            f"config: [feeds] sitemap_urls must be at most 50000, got {cfg.feeds.sitemap_urls}"
         )
     return cfg
 

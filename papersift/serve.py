@@ -4,28 +4,13 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 
 from engine.datadir import DataDir
 from engine.search import SearchEngine
-from indexer.build import bootstrap_if_empty, embed_backlog
+from indexer.build import bootstrap_if_empty
 from papersift.config import Config
 
 log = logging.getLogger(__name__)
-
-
-def _embed_in_background(data: DataDir, stop: threading.Event) -> threading.Thread:
-    def run() -> None:
-        try:
-            done = embed_backlog(data, progress=sys.stderr.isatty(), stop=stop)
-            if done:
-                log.info("embedding backlog done: %d papers embedded", done)
-        except Exception:  # logged, never silently swallowed; serving goes on keyword-only
-            log.exception("embedding backlog failed")
-
-    thread = threading.Thread(target=run, name="embed-backlog", daemon=True)
-    thread.start()
-    return thread
 
 
 def serve(config: Config, *, host: str | None = None, port: int | None = None) -> int:
@@ -41,9 +26,13 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     data.sync_lexical()
     engine = SearchEngine(data)
     data.vectors  # noqa: B018 - load the model and vectors before the first request
-    stop = threading.Event()
-    worker = _embed_in_background(data, stop)
+    from papersift.scheduler import JobRunner
+
+    runner = JobRunner(engine, config)  # checks the cron expressions before serving
     app = create_app(engine, config)
+    app.state.jobs = runner  # the admin page and API read and trigger it
+    runner.start()
+    runner.trigger("embed")  # the backlog left by an import or an interrupted run
     try:
         uvicorn.run(
             app,
@@ -53,7 +42,6 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
             proxy_headers=True,
         )
     finally:
-        stop.set()
-        worker.join(timeout=30)
+        runner.shutdown()
         engine.close()
     return 0

@@ -14,11 +14,12 @@ from starlette.types import Scope
 
 from papersift.config import Config
 from papersift.errors import QueryError
-from server import api, errors, pages
+from server import admin, api, errors, feed_routes, pages
 from server.compress import CompressionMiddleware
 from server.context import AppContext, Engine
 from server.headers import SecurityHeadersMiddleware
 from server.params import ParamError
+from server.people_pages import install as install_people
 from server.templating import STATIC_DIR, make_environment
 from server.urlguard import UrlGuardMiddleware
 
@@ -44,6 +45,8 @@ def create_app(engine: Engine, config: Config) -> Starlette:
         routes=[
             *pages.routes,
             *api.routes,
+            *feed_routes.routes,
+            *admin.routes,
             Mount("/static", app=CachedStatic(directory=STATIC_DIR), name="static"),
         ],
         middleware=[
@@ -61,4 +64,5 @@ def create_app(engine: Engine, config: Config) -> Starlette:
     app.state.ctx = AppContext(engine, config)
     app.state.config = config
     app.state.templates = make_environment()
+    install_people(app)  # /researchers pages and API; author names link to them
     return app

@@ -72,7 +72,10 @@ Base URL: {root}
 - `{root}/api/v1/search`, `{root}/api/v1/papers/ARXIV_ID`,
   `{root}/api/v1/papers/ARXIV_ID/similar`, `{root}/api/v1/categories`,
   `{root}/api/v1/stats` - JSON.
-- Feeds (coming): `{root}/rss/latest.xml` and `{root}/rss/CATEGORY.xml`.
+- Feeds (RSS 2.0; `/atom/` instead of `/rss/` for Atom), newest first:
+  `{root}/rss/latest.xml`, `{root}/rss/CATEGORY.xml` (a category or an archive such as
+  `cs`), `{root}/rss/search.xml?q=QUERY` (the search parameters); all listed at
+  `{root}/feeds`. Sitemap: `{root}/sitemap.xml`.
 - Researcher and institution pages (coming): `{root}/researchers/...` and
   `{root}/institutions/...`. Until then an author's papers are at
   `{root}/search?researcher=NAME`.

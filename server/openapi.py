@@ -6,7 +6,9 @@ from typing import Any
 
 from engine.results import MODES, SORTS
 from papersift.config import SearchConfig
+from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
 from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+from server.people_openapi import people_paths, people_schemas
 
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}
@@ -153,6 +155,8 @@ SCHEMAS: dict[str, Any] = {
         }
     ),
     "Health": _obj({"status": {"const": "ok"}, "papers": _INT}),
+    **people_schemas(_obj, _array, _ref),
+    **admin_schemas(_obj, _array, _ref),
 }
 
 
@@ -188,6 +192,18 @@ def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
             {
                 "type": "array",
                 "items": {"type": "string", "maxLength": MAX_RESEARCHER_LENGTH},
+                "maxItems": MAX_FILTER_VALUES,
+            },
+            style="form",
+            explode=True,
+        ),
+        _param(
+            "researcher_id",
+            "Only papers by all of these researchers (ids from /api/v1/researchers). "
+            "Repeatable or comma-separated.",
+            {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1},
                 "maxItems": MAX_FILTER_VALUES,
             },
             style="form",
@@ -288,6 +304,8 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                     "responses": {"200": _json("Stats", "Counts, model and date range.")},
                 }
             },
+            **people_paths(_param, _json, _ERRORS),
+            **admin_paths(_json),
             "/healthz": {
                 get: {
                     "operationId": "health",
@@ -296,5 +314,5 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                 }
             },
         },
-        "components": {"schemas": SCHEMAS},
+        "components": {"schemas": SCHEMAS, "securitySchemes": SECURITY_SCHEMES},
     }

@@ -11,6 +11,7 @@ from engine.results import Filters, SearchRequest
 from papersift.errors import PapersiftError
 from server import meta, views
 from server.context import ctx
+from server.feed_routes import search_feed_path
 from server.markdown import MARKDOWN, llms_txt, paper_markdown, search_markdown, wants_markdown
 from server.params import parse_search
 from server.taxonomy import category_name
@@ -75,6 +76,9 @@ async def search(request: Request) -> Response:
     else:
         title, description = "Browse papers - papersift", "The newest papers, with filters."
     feeds = [(f"Latest in {cat}", category_feed(cat)) for cat in req.filters.categories]
+    follow = search_feed_path(req) if (req.query or not req.filters.empty) else None
+    if follow:
+        feeds.insert(0, ("This search", follow))
     # Filtered or paged variations of a search are not worth indexing on their own.
     robots = (
         "noindex,follow" if (req.query or not req.filters.empty or req.page > 1) else "index,follow"
@@ -100,6 +104,7 @@ async def search(request: Request) -> Response:
         pager=views.pagination(result, c.config.search.max_window),
         suggestions=views.suggestions(result) if not result.hits else [],
         first=(result.page - 1) * result.page_size + 1,
+        follow_feed=follow,
     )
     return render(request, "search.html", context)
 
@@ -258,7 +263,8 @@ async def llms(request: Request) -> Response:
 
 async def robots(request: Request) -> Response:
     return PlainTextResponse(
-        "User-agent: *\nDisallow: /api/\nAllow: /\n",
+        "User-agent: *\nDisallow: /api/\nAllow: /\n\n"
+        f"Sitemap: {site_root(request)}/sitemap.xml\n",
         headers={"Cache-Control": "public, max-age=86400"},
     )
 

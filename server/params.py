@@ -20,7 +20,10 @@ from starlette.datastructures import QueryParams
 from engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
 from papersift.config import SearchConfig
 
-SEARCH_PARAMS = ("q", "mode", "category", "researcher", "from", "to", "sort", "page", "page_size")
+SEARCH_PARAMS = (
+    "q", "mode", "category", "researcher", "researcher_id", "from", "to", "sort", "page",
+    "page_size",
+)  # fmt: skip
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
@@ -145,6 +148,25 @@ def _researchers(params: QueryParams) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _researcher_ids(params: QueryParams) -> tuple[int, ...]:
+    out: list[int] = []
+    for raw in params.getlist("researcher_id"):
+        for value in raw.split(","):
+            value = value.strip()
+            if not value:
+                continue
+            if not _INT.match(value) or int(value) < 1:
+                raise ParamError(
+                    "researcher_id",
+                    f"'researcher_id' must be a researcher number such as 42, not {_show(value)}.",
+                )
+            if int(value) not in out:
+                out.append(int(value))
+    if len(out) > MAX_FILTER_VALUES:
+        raise ParamError("researcher_id", f"Give at most {MAX_FILTER_VALUES} researcher ids.")
+    return tuple(out)
+
+
 def parse_search(
     params: QueryParams,
     config: SearchConfig,
@@ -190,6 +212,7 @@ def parse_search(
         researchers=_researchers(params),
         date_from=date_from,
         date_to=date_to,
+        researcher_ids=_researcher_ids(params),
     )
     chosen: Sort = _as_sort(sort) if sort else default_sort(query)
     if not query and chosen == "relevance":
@@ -231,6 +254,7 @@ def query_items(req: SearchRequest) -> list[tuple[str, str]]:
         items.append(("mode", req.mode))
     items += [("category", c) for c in req.filters.categories]
     items += [("researcher", r) for r in req.filters.researchers]
+    items += [("researcher_id", str(r)) for r in req.filters.researcher_ids]
     if req.filters.date_from:
         items.append(("from", req.filters.date_from.isoformat()))
     if req.filters.date_to:

@@ -13,7 +13,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from server import meta, urls
+from server import meta, people_views, urls
 from server.taxonomy import category_name
 
 HERE = Path(__file__).parent
@@ -66,6 +66,9 @@ def make_environment() -> Environment:
         site_name=meta.SITE_NAME,
         paper_path=urls.paper_path,
         researcher_path=urls.researcher_path,
+        # Replaced with store-backed versions by server.people_pages.install.
+        author_links=people_views.author_links(None),
+        researcher_filters=people_views.researcher_filters(None),
         category_path=urls.category_path,
         category_name=category_name,
         arxiv_abs=urls.arxiv_abs,

@@ -117,7 +117,7 @@ def test_interrupted_embedding_resumes_without_loss(
     data = DataDir(fresh_config)
     row = data.store.backlog(data.embedder.model_id, 1)[0]
     vec = data.embedder.embed([row[1]])
-    data.vectors.write_segment(np.asarray([row[0]], np.int64), vec)
+    data.vectors.write_segment(np.asarray([row[0]], np.int64), [row[2]], vec)
     assert data.store.embedded_count(data.embedder.model_id) == 16
     assert embed_backlog(data, chunk=16) == len(records) - 16
     data.close()
@@ -170,3 +170,23 @@ def test_foreign_directory_is_not_touched(fresh_config: Config) -> None:
     with pytest.raises(IndexVersionError, match="not a papersift data directory"):
         DataDir(fresh_config)
     assert sorted(p.name for p in fresh_config.data_dir.iterdir()) == ["notes.txt"]
+
+
+def test_reader_loads_a_checkpoint_before_the_store_records_it(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    """Another process's segment is usable as soon as it exists; stale vectors never are."""
+    writer = DataDir(fresh_config)
+    import_files(writer, [write_jsonl(tmp_path / "a.jsonl", records[:6])])
+    reader = DataDir(fresh_config)
+    assert reader.vectors.size == 0
+    rows = writer.store.backlog(writer.embedder.model_id, 6)
+    vecs = writer.embedder.embed([text for _, text, _ in rows])
+    ids = np.asarray([d for d, _, _ in rows], np.int64)
+    hashes = [h for _, _, h in rows]
+    hashes[0] = "stale"  # computed from a text that has since changed
+    writer.vectors.write_segment(ids, hashes, vecs)  # the store is not told yet
+    assert reader.refresh_vectors() == 5
+    assert reader.vectors.size == 5 and not reader.vectors.has(int(ids[0]))
+    writer.close()
+    reader.close()

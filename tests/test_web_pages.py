@@ -94,8 +94,8 @@ def test_search_results_page(client: TestClient) -> None:
     hit = doc.cssselect(".hit")[0]
     assert hit.cssselect(".hit-title a")[0].get("href").startswith("/papers/")
     assert doc.xpath('//ol[@class="hits"]//b'), "query terms are highlighted"
-    for a in hit.cssselect(".authors a"):
-        assert query_of(a.get("href"))["researcher"] == [a.text_content()]
+    for a in hit.cssselect(".authors a"):  # author names lead to researcher pages
+        assert a.get("href").startswith("/researchers/")
     for a in hit.cssselect(".badge"):
         assert a.get("href") == f"/categories/{a.text_content()}"
     assert hit.cssselect("time[datetime]")

@@ -1,0 +1,145 @@
+"""Institutions from the ROR registry, stored next to the papers with stable numeric ids.
+
+An institution's id is assigned once per ROR id (AUTOINCREMENT, never reused); re-importing
+a newer registry dump updates names and places in place.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from engine.store import PaperStore
+from indexer.ror import Organisation, normalise
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS institutions (
+    iid INTEGER PRIMARY KEY AUTOINCREMENT,
+    ror_id TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL,
+    key TEXT NOT NULL,
+    country TEXT NOT NULL,
+    city TEXT NOT NULL,
+    types TEXT NOT NULL,
+    aliases TEXT NOT NULL,
+    parents TEXT NOT NULL,
+    status TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS institution_names (
+    key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (key, iid)
+) WITHOUT ROWID;
+"""
+_COLUMNS = "iid, ror_id, name, country, city, types, aliases, parents, status"
+
+
+@dataclass(frozen=True, slots=True)
+class Institution:
+    iid: int
+    ror_id: str
+    name: str
+    country: str
+    city: str
+    types: tuple[str, ...]
+    aliases: tuple[str, ...]
+    parents: tuple[str, ...]  # ROR ids
+    status: str
+
+
+def _institution(row: tuple[object, ...]) -> Institution:
+    iid, ror_id, name, country, city, types, aliases, parents, status = row
+    return Institution(
+        int(str(iid)),
+        str(ror_id),
+        str(name),
+        str(country),
+        str(city),
+        tuple(json.loads(str(types))),
+        tuple(json.loads(str(aliases))),
+        tuple(json.loads(str(parents))),
+        str(status),
+    )
+
+
+class Institutions:
+    """Read and write the institution tables of one paper store."""
+
+    def __init__(self, store: PaperStore) -> None:
+        self.store = store
+        with store.reading() as db:
+            db.executescript(SCHEMA)
+
+    def import_organisations(self, orgs: Iterable[Organisation]) -> int:
+        """Insert or update organisations (one transaction); returns how many were read."""
+        n = 0
+        with self.store.transaction() as db:
+            for org in orgs:
+                n += 1
+                values = (
+                    org.name,
+                    normalise(org.name),
+                    org.country,
+                    org.city,
+                    json.dumps(list(org.types)),
+                    json.dumps([*org.aliases, *org.acronyms], ensure_ascii=False),
+                    json.dumps(list(org.parents)),
+                    org.status,
+                )
+                db.execute(
+                    "INSERT INTO institutions (ror_id, name, key, country, city, types, aliases, "
+                    "parents, status) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(ror_id) DO UPDATE "
+                    "SET name=excluded.name, key=excluded.key, country=excluded.country, "
+                    "city=excluded.city, types=excluded.types, aliases=excluded.aliases, "
+                    "parents=excluded.parents, status=excluded.status",
+                    (org.ror_id, *values),
+                )
+                (iid,) = db.execute(
+                    "SELECT iid FROM institutions WHERE ror_id = ?", (org.ror_id,)
+                ).fetchone()
+                db.execute("DELETE FROM institution_names WHERE iid = ?", (iid,))
+                keys = {normalise(x) for x in (org.name, *org.aliases, *org.acronyms)} - {""}
+                db.executemany(
+                    "INSERT OR IGNORE INTO institution_names (key, iid) VALUES (?, ?)",
+                    [(k, iid) for k in keys],
+                )
+        return n
+
+    def get(self, iid: int) -> Institution | None:
+        with self.store.reading() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM institutions WHERE iid = ?", (iid,)
+            ).fetchone()
+        return None if row is None else _institution(row)
+
+    def by_ror(self, ror_id: str) -> Institution | None:
+        with self.store.reading() as db:
+            row = db.execute(
+                f"SELECT {_COLUMNS} FROM institutions WHERE ror_id = ?", (ror_id,)
+            ).fetchone()
+        return None if row is None else _institution(row)
+
+    def by_name(self, name: str) -> list[Institution]:
+        """Institutions with this exact name, alias or acronym (after normalisation)."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                f"SELECT {', '.join('i.' + c for c in _COLUMNS.split(', '))} FROM "
+                "institution_names n JOIN institutions i USING (iid) WHERE n.key = ? "
+                "ORDER BY i.name",
+                (normalise(name),),
+            ).fetchall()
+        return [_institution(r) for r in rows]
+
+    def search(self, query: str, limit: int = 50, offset: int = 0) -> tuple[list[Institution], int]:
+        """Institutions whose name contains every word of ``query``, by name."""
+        words = normalise(query).split()
+        where = " AND ".join(["status != 'withdrawn'"] + ["key LIKE ?"] * len(words))
+        args: list[object] = [f"%{w}%" for w in words]
+        with self.store.reading() as db:
+            total = int(
+                db.execute(f"SELECT COUNT(*) FROM institutions WHERE {where}", args).fetchone()[0]
+            )
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM institutions WHERE {where} ORDER BY name LIMIT ? OFFSET ?",
+                [*args, limit, offset],
+            ).fetchall()
+        return [_institution(r) for r in rows], total

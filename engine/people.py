@@ -1,0 +1,299 @@
+"""Researchers as stored: the identity tables in the paper store and every read of them.
+
+``indexer.identity`` writes these tables; pages, the API and the lexical index read them
+through :class:`People`. Ids come from an AUTOINCREMENT key, so they are never reused.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from engine.names import compatible, split_name
+from engine.store import PaperStore
+from indexer.authors import normalise_name
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS researchers (
+    rid INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    key TEXT NOT NULL,
+    block TEXT NOT NULL,
+    papers INTEGER NOT NULL DEFAULT 0,
+    collective INTEGER NOT NULL DEFAULT 0,
+    merged_into INTEGER
+);
+CREATE INDEX IF NOT EXISTS researchers_block ON researchers(block);
+CREATE INDEX IF NOT EXISTS researchers_papers ON researchers(papers);
+CREATE TABLE IF NOT EXISTS authorships (
+    docid INTEGER NOT NULL,
+    position INTEGER NOT NULL,
+    n_authors INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    key TEXT NOT NULL,
+    block TEXT NOT NULL,
+    ids TEXT NOT NULL,
+    rid INTEGER,
+    PRIMARY KEY (docid, position)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS authorships_block ON authorships(block);
+CREATE INDEX IF NOT EXISTS authorships_rid ON authorships(rid);
+CREATE TABLE IF NOT EXISTS researcher_ids (
+    source TEXT NOT NULL, value TEXT NOT NULL, rid INTEGER NOT NULL,
+    PRIMARY KEY (source, value, rid)
+) WITHOUT ROWID;
+"""
+# Papers with more authors than this give no co-author evidence and no network edges:
+# a large collaboration would otherwise link everyone to everyone.
+MAX_EVIDENCE_AUTHORS = 50
+ID_SOURCES = ("orcid", "openalex", "s2")
+
+
+def ensure_schema(db: sqlite3.Connection) -> None:
+    db.executescript(SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class Researcher:
+    rid: int
+    name: str
+    key: str
+    papers: int
+    collective: bool
+    ids: tuple[tuple[str, str], ...] = ()
+    variants: tuple[str, ...] = ()  # the spellings met on papers
+
+
+@dataclass(frozen=True, slots=True)
+class SameName:
+    researcher: Researcher
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    researcher: Researcher
+    positions: dict[str, int]  # first, middle, last, solo
+    years: tuple[tuple[int, int], ...]  # (year, papers), oldest first
+    categories: tuple[tuple[str, int], ...]  # (category, papers), most first
+    coauthors: tuple[tuple[Researcher, int], ...]  # shared papers, most first
+    edges: tuple[tuple[int, int, int], ...]  # co-author pairs (rid, rid, shared papers)
+    same_name: tuple[SameName, ...] = field(default=())
+
+
+class People:
+    """Read access to the researcher tables; cheap to create, shares the store's lock."""
+
+    def __init__(self, store: PaperStore) -> None:
+        self.store = store
+        with store.reading() as db:
+            ensure_schema(db)
+
+    def rids_by_docid(self, docids: Sequence[int]) -> dict[int, list[int]]:
+        """docid -> researcher ids in author order (what the lexical index stores)."""
+        out: dict[int, list[int]] = {}
+        with self.store.reading() as db:
+            for i in range(0, len(docids), 500):
+                chunk = list(docids[i : i + 500])
+                marks = ",".join("?" * len(chunk))
+                for d, r in db.execute(
+                    f"SELECT docid, rid FROM authorships WHERE docid IN ({marks}) "
+                    "AND rid IS NOT NULL ORDER BY docid, position",
+                    chunk,
+                ):
+                    out.setdefault(int(d), []).append(int(r))
+        return out
+
+    def author_rids(self, arxiv_id: str) -> list[int | None]:
+        """Researcher id of each author of a paper, by position (None if not yet assigned)."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT a.position, a.rid FROM authorships a JOIN papers p USING (docid) "
+                "WHERE p.arxiv_id = ? ORDER BY a.position",
+                (arxiv_id,),
+            ).fetchall()
+        return [None if r is None else int(r) for _, r in rows]
+
+    def get(self, rid: int) -> Researcher | None:
+        """A researcher by id; a merged id resolves to the researcher it was merged into."""
+        with self.store.reading() as db:
+            for _ in range(20):  # merge chains are short; the bound guards against a cycle
+                row = db.execute(
+                    "SELECT rid, name, key, papers, collective, merged_into FROM researchers "
+                    "WHERE rid = ?",
+                    (rid,),
+                ).fetchone()
+                if row is None:
+                    return None
+                if row[5] is None:
+                    return self._researcher(db, row)
+                rid = int(row[5])
+        return None
+
+    def many(self, rids: Iterable[int]) -> dict[int, Researcher]:
+        ids = list(dict.fromkeys(rids))
+        out: dict[int, Researcher] = {}
+        with self.store.reading() as db:
+            for i in range(0, len(ids), 500):
+                chunk = ids[i : i + 500]
+                marks = ",".join("?" * len(chunk))
+                for row in db.execute(
+                    f"SELECT rid, name, key, papers, collective FROM researchers "
+                    f"WHERE rid IN ({marks})",
+                    chunk,
+                ):
+                    out[int(row[0])] = Researcher(
+                        int(row[0]), str(row[1]), str(row[2]), int(row[3]), bool(row[4])
+                    )
+        return out
+
+    def search(self, query: str, limit: int = 50, offset: int = 0) -> tuple[list[Researcher], int]:
+        """Researchers whose name contains every word of ``query``, most papers first."""
+        words = normalise_name(query).split()
+        where = " AND ".join(["papers > 0", "merged_into IS NULL"] + ["key LIKE ?"] * len(words))
+        args: list[object] = [f"%{w}%" for w in words]
+        with self.store.reading() as db:
+            total = int(db.execute(f"SELECT COUNT(*) FROM researchers WHERE {where}", args)
+                        .fetchone()[0])  # fmt: skip
+            rows = db.execute(
+                f"SELECT rid, name, key, papers, collective FROM researchers WHERE {where} "
+                "ORDER BY papers DESC, name LIMIT ? OFFSET ?",
+                [*args, limit, offset],
+            ).fetchall()
+        return [
+            Researcher(int(r[0]), str(r[1]), str(r[2]), int(r[3]), bool(r[4])) for r in rows
+        ], total
+
+    def count(self) -> int:
+        with self.store.reading() as db:
+            row = db.execute(
+                "SELECT COUNT(*) FROM researchers WHERE papers > 0 AND merged_into IS NULL"
+            ).fetchone()
+        return int(row[0])
+
+    def _researcher(self, db: sqlite3.Connection, row: Sequence[object]) -> Researcher:
+        rid = int(str(row[0]))
+        ids = db.execute(
+            "SELECT source, value FROM researcher_ids WHERE rid = ? ORDER BY source, value", (rid,)
+        ).fetchall()
+        names = Counter(
+            str(n) for (n,) in db.execute("SELECT name FROM authorships WHERE rid = ?", (rid,))
+        )
+        return Researcher(
+            rid,
+            str(row[1]),
+            str(row[2]),
+            int(str(row[3])),
+            bool(row[4]),
+            tuple((str(s), str(v)) for s, v in ids),
+            tuple(n for n, _ in names.most_common()),
+        )
+
+    def profile(self, researcher: Researcher, max_coauthors: int = 20) -> Profile:
+        """Position statistics, years, categories, co-authors and same-name researchers."""
+        rid = researcher.rid
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT a.docid, a.position, a.n_authors, p.published, p.categories "
+                "FROM authorships a JOIN papers p USING (docid) WHERE a.rid = ?",
+                (rid,),
+            ).fetchall()
+            co = db.execute(
+                "SELECT b.rid, COUNT(DISTINCT b.docid) FROM authorships a JOIN authorships b "
+                "ON a.docid = b.docid AND b.rid != a.rid WHERE a.rid = ? AND a.n_authors <= ? "
+                "GROUP BY b.rid ORDER BY 2 DESC, b.rid LIMIT ?",
+                (rid, MAX_EVIDENCE_AUTHORS, max_coauthors),
+            ).fetchall()
+            top = [int(r) for r, _ in co]
+            marks = ",".join("?" * len(top))
+            edges = (
+                db.execute(
+                    f"SELECT x.rid, y.rid, COUNT(DISTINCT x.docid) FROM authorships a "
+                    f"JOIN authorships x ON x.docid = a.docid JOIN authorships y "
+                    f"ON y.docid = a.docid AND x.rid < y.rid WHERE a.rid = ? AND a.n_authors <= ? "
+                    f"AND x.rid IN ({marks}) AND y.rid IN ({marks}) GROUP BY x.rid, y.rid",
+                    (rid, MAX_EVIDENCE_AUTHORS, *top, *top),
+                ).fetchall()
+                if top
+                else []
+            )
+        positions = Counter[str]()
+        years = Counter[int]()
+        cats = Counter[str]()
+        seen: set[int] = set()
+        for docid, pos, n, published, categories in rows:
+            if docid in seen:
+                continue
+            seen.add(docid)
+            positions[_position(int(pos), int(n))] += 1
+            years[int(str(published)[:4])] += 1
+            cats.update(str(categories).split())
+        found = self.many(top)
+        return Profile(
+            researcher,
+            {k: positions.get(k, 0) for k in ("first", "middle", "last", "solo")},
+            tuple(sorted(years.items())),
+            tuple(sorted(cats.items(), key=lambda kv: (-kv[1], kv[0]))),
+            tuple((found[int(r)], int(n)) for r, n in co if int(r) in found),
+            tuple((int(a), int(b), int(n)) for a, b, n in edges),
+            self.same_name(researcher),
+        )
+
+    def same_name(self, researcher: Researcher) -> tuple[SameName, ...]:
+        """Other researchers whose names could be this one's, and why they are kept apart."""
+        me = split_name(researcher.key)
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT rid, name, key, papers, collective FROM researchers WHERE block = "
+                "(SELECT block FROM researchers WHERE rid = ?) AND rid != ? AND papers > 0 "
+                "AND merged_into IS NULL ORDER BY papers DESC LIMIT 50",
+                (researcher.rid, researcher.rid),
+            ).fetchall()
+            mine = _ids(db, researcher.rid)
+            my_docs = _docids(db, researcher.rid)
+            out = []
+            for r in rows:
+                other = Researcher(int(r[0]), str(r[1]), str(r[2]), int(r[3]), bool(r[4]))
+                theirs = _ids(db, other.rid)
+                clash = sorted(s for s in mine.keys() & theirs.keys() if mine[s] != theirs[s])
+                if clash:
+                    reason = f"different {_SOURCE_NAMES.get(clash[0], clash[0])} ids"
+                elif not compatible(me, split_name(other.key)):
+                    reason = "different given names"
+                elif my_docs & _docids(db, other.rid):
+                    reason = "both are authors of the same paper"
+                elif me.key == other.key:
+                    reason = "same initials only; no shared co-author or id links the papers"
+                else:
+                    reason = "no shared co-author or id links the two spellings"
+                out.append(SameName(other, reason))
+        return tuple(out)
+
+
+_SOURCE_NAMES = {"orcid": "ORCID", "openalex": "OpenAlex", "s2": "Semantic Scholar"}
+
+
+def _ids(db: sqlite3.Connection, rid: int) -> dict[str, str]:
+    return {
+        str(s): str(v)
+        for s, v in db.execute("SELECT source, value FROM researcher_ids WHERE rid = ?", (rid,))
+    }
+
+
+def _docids(db: sqlite3.Connection, rid: int) -> set[int]:
+    return {int(d) for (d,) in db.execute("SELECT docid FROM authorships WHERE rid = ?", (rid,))}
+
+
+def _position(pos: int, n: int) -> str:
+    if n == 1:
+        return "solo"
+    if pos == 0:
+        return "first"
+    return "last" if pos == n - 1 else "middle"
+
+
+def encode_ids(ids: Iterable[tuple[str, str]]) -> str:
+    return json.dumps(sorted({(s, v) for s, v in ids if s in ID_SOURCES}))

@@ -1,0 +1,210 @@
+"""Parse arXiv OAI-PMH responses (``ListRecords``/``GetRecord``, ``arXiv`` and ``arXivRaw``).
+
+The parser never touches the network, loads no DTD and expands no entities. Metadata
+elements are matched by local name, since recorded responses disagree on namespaces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from lxml import etree
+
+from indexer.authors import parse_authors
+from indexer.fetch import HarvestError, RetryableResponse
+from indexer.snapshot import _categories, _clean, _doi, _parse_date, _version_number
+from papersift.paper import Paper, parse_arxiv_id
+
+OAI_NS = "http://www.openarchives.org/OAI/2.0/"
+PREFIXES = ("arXiv", "arXivRaw")
+
+
+class OaiError(HarvestError):
+    """The repository answered with an OAI-PMH error (``badResumptionToken``, ...)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"OAI-PMH error {code}: {message}")
+        self.code = code
+
+
+def safe_parser() -> etree.XMLParser:
+    return etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
+
+
+@dataclass(frozen=True)
+class OaiPage:
+    """One response: papers, deleted ids and where the list goes on."""
+
+    papers: list[Paper] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    token: str | None = None  # None or empty: the list is complete
+    complete_size: int | None = None
+    cursor: int | None = None
+    response_date: date | None = None
+    versioned: bool = True  # False for metadataPrefix=arXiv, which carries no version number
+    skipped: list[str] = field(default_factory=list)
+
+
+def _local(el: etree._Element) -> str:
+    return etree.QName(el).localname
+
+
+def _child(el: etree._Element, name: str) -> etree._Element | None:
+    for c in el:
+        if isinstance(c.tag, str) and _local(c) == name:
+            return c
+    return None
+
+
+def _children(el: etree._Element, name: str) -> list[etree._Element]:
+    return [c for c in el if isinstance(c.tag, str) and _local(c) == name]
+
+
+def all_text(el: etree._Element) -> str:
+    """The text of an element and its descendants; unexpanded entity references (which
+    the safe parser leaves as nodes) contribute nothing but the text after them."""
+    parts = [el.text or ""]
+    for c in el:
+        if not isinstance(c, etree._Entity):
+            parts.append(all_text(c))
+        parts.append(c.tail or "")
+    return "".join(parts)
+
+
+def _text(el: etree._Element, name: str) -> str | None:
+    c = _child(el, name)
+    return None if c is None else _clean(all_text(c))
+
+
+def parse_response(status: int, body: bytes) -> OaiPage:
+    """Parse one OAI-PMH response; raises OaiError, or RetryableResponse if truncated."""
+    try:
+        root = etree.fromstring(body, parser=safe_parser())
+    except etree.XMLSyntaxError as exc:
+        if status != 200:
+            raise HarvestError(f"HTTP {status} with a body that is no OAI-PMH") from None
+        raise RetryableResponse(f"unparseable XML (truncated?): {exc}") from None
+    if root.tag != f"{{{OAI_NS}}}OAI-PMH":
+        raise HarvestError(f"not an OAI-PMH response (HTTP {status}, root {root.tag!r})")
+    err = root.find(f"{{{OAI_NS}}}error")
+    if err is not None:
+        raise OaiError(err.get("code", "unknown"), " ".join((err.text or "").split()))
+    if status != 200:
+        raise HarvestError(f"OAI-PMH request failed with HTTP {status}")
+    response_date = _parse_date((root.findtext(f"{{{OAI_NS}}}responseDate") or "")[:10])
+    body_el = root.find(f"{{{OAI_NS}}}ListRecords")
+    if body_el is None:
+        body_el = root.find(f"{{{OAI_NS}}}GetRecord")
+    if body_el is None:
+        raise HarvestError("OAI-PMH response has neither ListRecords nor GetRecord")
+    page = OaiPage(response_date=response_date)
+    versioned = True
+    for record in body_el.findall(f"{{{OAI_NS}}}record"):
+        header = record.find(f"{{{OAI_NS}}}header")
+        if header is None:
+            continue
+        oai_id = (header.findtext(f"{{{OAI_NS}}}identifier") or "").strip()
+        if header.get("status") == "deleted":
+            parsed = parse_arxiv_id(oai_id.rpartition(":")[2])
+            if parsed is not None:
+                page.deleted.append(parsed[0])
+            continue
+        meta = record.find(f"{{{OAI_NS}}}metadata")
+        fmt = next((c for c in meta if isinstance(c.tag, str)), None) if meta is not None else None
+        try:
+            if fmt is None:
+                raise ValueError(f"{oai_id}: no metadata")
+            if _local(fmt) == "arXivRaw":
+                page.papers.append(_raw_paper(fmt))
+            elif _local(fmt) == "arXiv":
+                page.papers.append(_arxiv_paper(fmt))
+                versioned = False
+            else:
+                raise ValueError(f"{oai_id}: unsupported metadata format {_local(fmt)!r}")
+        except ValueError as exc:
+            page.skipped.append(str(exc))
+    token_el = body_el.find(f"{{{OAI_NS}}}resumptionToken")
+    token = None
+    size = cursor = None
+    if token_el is not None:
+        token = (token_el.text or "").strip() or None
+        size = _int(token_el.get("completeListSize"))
+        cursor = _int(token_el.get("cursor"))
+    return replace(page, token=token, complete_size=size, cursor=cursor, versioned=versioned)
+
+
+def _int(value: str | None) -> int | None:
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
+def _arxiv_id(meta: etree._Element) -> str:
+    raw = _text(meta, "id") or ""
+    parsed = parse_arxiv_id(raw)
+    if parsed is None:
+        raise ValueError(f"invalid id {raw!r}")
+    return parsed[0]
+
+
+def _common(meta: etree._Element, arxiv_id: str) -> dict[str, object]:
+    title = _text(meta, "title")
+    if not title:
+        raise ValueError(f"{arxiv_id}: no title")
+    return {
+        "arxiv_id": arxiv_id,
+        "title": title,
+        "abstract": _text(meta, "abstract") or "",
+        "categories": _categories(_text(meta, "categories")),
+        "doi": _doi(_text(meta, "doi")),
+        "journal_ref": _text(meta, "journal-ref"),
+        "comments": _text(meta, "comments"),
+        "license": _text(meta, "license"),
+    }
+
+
+def _raw_paper(meta: etree._Element) -> Paper:
+    """``arXivRaw``: the authors string as submitted and every version with its date."""
+    arxiv_id = _arxiv_id(meta)
+    versions: list[tuple[int, date]] = []
+    for v in _children(meta, "version"):
+        n = _version_number(v.get("version"))
+        d = _parse_date(_text(v, "date"))
+        if n is not None and d is not None:
+            versions.append((n, d))
+    if not versions:
+        raise ValueError(f"{arxiv_id}: no dated version")
+    versions.sort()
+    return Paper(
+        version=versions[-1][0],
+        authors=parse_authors(_text(meta, "authors") or ""),
+        published=versions[0][1],
+        updated=max(versions[-1][1], versions[0][1]),
+        **_common(meta, arxiv_id),  # type: ignore[arg-type]
+    )
+
+
+def _arxiv_paper(meta: etree._Element) -> Paper:
+    """``arXiv``: structured authors and created/updated dates, but no version number."""
+    arxiv_id = _arxiv_id(meta)
+    created = _parse_date(_text(meta, "created"))
+    updated = _parse_date(_text(meta, "updated")) or created
+    if created is None or updated is None:
+        raise ValueError(f"{arxiv_id}: no created date")
+    parsed: list[list[str]] = []
+    names: list[str] = []
+    authors_el = _child(meta, "authors")
+    for a in _children(authors_el, "author") if authors_el is not None else []:
+        key = _text(a, "keyname") or ""
+        fore = _text(a, "forenames") or ""
+        suffix = _text(a, "suffix") or ""
+        parsed.append([key, fore, suffix])
+        names.append(" ".join(x for x in (fore, key, suffix) if x))
+    return Paper(
+        version=1,
+        authors=parse_authors(", ".join(names), parsed),
+        published=created,
+        updated=max(updated, created),
+        **_common(meta, arxiv_id),  # type: ignore[arg-type]
+    )

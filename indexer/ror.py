@@ -1,0 +1,320 @@
+"""The ROR registry (schema v2 JSON lines) and matching raw affiliation strings to ROR ids.
+
+Matching prefers no answer to a wrong one: an affiliation is cut into its comma-separated
+parts; a part (or a run of adjacent parts, as in "University of California, Davis") must
+equal one of an organisation's names after normalisation, or contain a long distinctive
+name as a run of words. A name shared by several organisations is settled by the country
+or city named in the affiliation, or not at all. The first part that matches wins, as
+affiliations run from the specific (a hospital, an institute) to the general.
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROR_PREFIX = "https://ror.org/"
+_ROR_ID = re.compile(r"^(?:https?://ror\.org/)?(0[a-hj-km-np-tv-z0-9]{6}[0-9]{2})/?$", re.I)
+_ABBREVIATIONS = {
+    "univ": "university", "universidade": "university", "inst": "institute",
+    "tech": "technology", "technol": "technology", "natl": "national", "dept": "department",
+    "hosp": "hospital", "coll": "college", "sch": "school", "ctr": "center", "centre": "center",
+    "lab": "laboratory", "labs": "laboratories", "sci": "science", "acad": "academy",
+    "med": "medical", "res": "research", "st": "saint", "and": "", "the": "", "of": "",
+    "for": "", "in": "", "at": "", "de": "", "la": "", "di": "", "del": "", "der": "",
+    "des": "", "du": "",
+}  # fmt: skip
+# A name found inside a longer part must be this many words (after dropping "of", "the"...)
+# and hold a word that marks an organisation, so "Cancer Research" or "Physics" never match.
+MIN_CONTAINED_WORDS = 3
+_ORG_WORDS = frozenset(
+    [
+        "university",
+        "college",
+        "institute",
+        "hospital",
+        "school",
+        "academy",
+        "laboratory",
+        "laboratories",
+        "center",
+        "museum",
+        "observatory",
+        "foundation",
+        "agency",
+        "council",
+        "ministry",
+        "company",
+        "corporation",
+        "society",
+        "polytechnic",
+        "universitat",
+        "universite",
+        "universita",
+        "universidad",
+        "technology",
+    ]
+)
+_EXTENDERS = _ORG_WORDS | {"medical", "health", "affiliated", "clinic", "clinical"}
+_UNIT_WORDS = frozenset(
+    [
+        "department",
+        "school",
+        "college",
+        "faculty",
+        "institute",
+        "laboratory",
+        "center",
+        "division",
+        "unit",
+        "key",
+        "state",
+        "graduate",
+        "program",
+        "centro",
+        "instituto",
+        "institut",
+        "departamento",
+        "escuela",
+        "facultad",
+    ]
+)
+_COUNTRY_ALIASES = {
+    "usa": "united states", "us": "united states", "u s a": "united states",
+    "united states america": "united states", "uk": "united kingdom",
+    "england": "united kingdom", "scotland": "united kingdom", "wales": "united kingdom",
+    "pr china": "china", "p r china": "china", "peoples republic china": "china",
+    "korea": "south korea", "republic korea": "south korea", "russian federation": "russia",
+}  # fmt: skip
+
+
+def normalise(text: str) -> str:
+    """Words of an organisation name for matching: accents, case, punctuation and the
+    usual abbreviations folded (``Toyohashi Univ. of Tech.`` -> ``toyohashi university
+    technology``); "of", "the" and the like dropped."""
+    text = html.unescape(text).replace("&", " and ")
+    text = unicodedata.normalize("NFKD", text)
+    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    words = re.sub(r"[^\w]+", " ", text).split()
+    out = [_ABBREVIATIONS.get(w, w) for w in words]
+    return " ".join(w for w in out if w)
+
+
+def parse_ror_id(text: str) -> str | None:
+    """``https://ror.org/03acrzv41`` or ``03acrzv41`` -> ``03acrzv41``; None otherwise."""
+    m = _ROR_ID.match(text.strip())
+    return m.group(1).lower() if m else None
+
+
+@dataclass(frozen=True, slots=True)
+class Organisation:
+    ror_id: str  # the bare id, "03acrzv41"
+    name: str
+    aliases: tuple[str, ...]
+    acronyms: tuple[str, ...]
+    country: str
+    city: str
+    types: tuple[str, ...]
+    status: str
+    parents: tuple[str, ...] = ()
+
+
+def read_ror(path: Path) -> Iterator[Organisation]:
+    """Organisations from a ROR v2 dump (JSON lines or a JSON array, plain or .gz)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        first = fh.read(1)
+        fh.seek(0)
+        records: Iterable[dict[str, Any]] = (
+            json.load(fh) if first == "[" else (json.loads(line) for line in fh if line.strip())
+        )
+        for rec in records:
+            org = _organisation(rec)
+            if org is not None:
+                yield org
+
+
+def _organisation(rec: dict[str, Any]) -> Organisation | None:
+    ror_id = parse_ror_id(str(rec.get("id", "")))
+    if ror_id is None:
+        return None
+    names = rec.get("names") or []
+    display, aliases, acronyms = "", [], []
+    for n in names if isinstance(names, list) else []:
+        value, types = str(n.get("value", "")), n.get("types") or []
+        if "ror_display" in types:
+            display = value
+        if "acronym" in types:
+            acronyms.append(value)
+        elif value:
+            aliases.append(value)
+    locations = rec.get("locations") or []
+    geo = (
+        locations[0].get("geonames_details", {})
+        if isinstance(locations, list) and locations
+        else {}
+    )
+    rels = rec.get("relationships") or []
+    parents = tuple(
+        p for r in rels if isinstance(r, dict) and r.get("type") == "parent"
+        if (p := parse_ror_id(str(r.get("id", "")))) is not None
+    )  # fmt: skip
+    return Organisation(
+        ror_id,
+        display or (aliases[0] if aliases else ror_id),
+        tuple(a for a in aliases if a != display),
+        tuple(acronyms),
+        str(geo.get("country_name", "")),
+        str(geo.get("name", "")),
+        tuple(str(t) for t in (rec.get("types") or [])),
+        str(rec.get("status", "active")),
+        parents,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    ror_id: str
+    name: str
+    matched: str  # the part of the affiliation that matched
+    how: str  # "exact" or "contained"
+
+
+@dataclass
+class RorMatcher:
+    """Affiliation string -> ROR id, over an in-memory index of organisation names."""
+
+    orgs: dict[str, Organisation] = field(default_factory=dict)
+    _names: dict[str, set[str]] = field(default_factory=dict)
+    _longest: int = 0
+    _places: set[str] = field(default_factory=set)
+    _countries: set[str] = field(default_factory=set)
+
+    @classmethod
+    def from_organisations(cls, orgs: Iterable[Organisation]) -> RorMatcher:
+        m = cls()
+        for org in orgs:
+            if org.status == "withdrawn":
+                continue
+            m.orgs[org.ror_id] = org
+            for name in (org.name, *org.aliases):
+                key = normalise(name)
+                if key:
+                    m._names.setdefault(key, set()).add(org.ror_id)
+                    m._longest = max(m._longest, len(key.split()))
+            m._places.update(normalise(p) for p in (org.country, org.city) if p)
+            if org.country:
+                m._countries.add(normalise(org.country))
+        m._countries |= set(_COUNTRY_ALIASES.values())
+        return m
+
+    def match(self, affiliation: str) -> Match | None:
+        """The organisation of this affiliation, or None when unsure."""
+        parts = [normalise(p) for p in re.split(r"[,;()]|\s[-–]\s", html.unescape(affiliation))]
+        parts = [p for p in parts if p]
+        places = self._places_in(parts)
+        countries = places & self._countries
+        # Exact parts: runs of three, two, one adjacent parts ("university california davis"
+        # before "university california").
+        found: list[tuple[str, str]] = []
+        taken: set[int] = set()
+        for width in (3, 2, 1):
+            for i in range(len(parts) - width + 1):
+                if taken.intersection(range(i, i + width)):
+                    continue
+                text = " ".join(parts[i : i + width])
+                rid = self._pick(self._names.get(text), places, countries)
+                if rid is not None:
+                    found.append((rid, text))
+                    taken.update(range(i, i + width))
+        exact = self._choose(found)
+        if exact is not None:
+            return Match(exact[0], self.orgs[exact[0]].name, exact[1], "exact")
+        if found:
+            return None  # matches that contradict each other: unsure
+        # Long, distinctive names inside a part, confirmed by the place.
+        for part in parts:
+            inside = self._contained(part, places, countries)
+            if inside is not None:
+                return Match(inside[0], self.orgs[inside[0]].name, inside[1], "contained")
+        return None
+
+    def _choose(self, found: list[tuple[str, str]]) -> tuple[str, str] | None:
+        """A unit (department, institute) counts only with its parent named too; then the
+        most specific organisation named wins."""
+        ids = {rid for rid, _ in found}
+        kept = []
+        for rid, text in found:
+            org = self.orgs[rid]
+            orphan = self._unit(rid) and not ids.intersection(org.parents)
+            if orphan and (len(ids) > 1 or len(text.split()) < 4):
+                continue
+            kept.append((rid, text))
+        if not kept:
+            return None
+        children = [k for k in kept if ids.intersection(self.orgs[k[0]].parents)]
+        if children:
+            return children[0]
+        distinct = {rid for rid, _ in kept}
+        return kept[0] if len(distinct) == 1 else None
+
+    def _unit(self, rid: str) -> bool:
+        """A department, school or institute inside a parent: "Department of Physics",
+        "Institute of Biophysics" name many places, so they need their parent named."""
+        org = self.orgs[rid]
+        return bool(org.parents) and normalise(org.name).split()[0] in _UNIT_WORDS
+
+    def _places_in(self, parts: list[str]) -> set[str]:
+        words = " ".join(parts)
+        found = {p for p in parts if p in self._places}
+        found |= {v for k, v in _COUNTRY_ALIASES.items() if re.search(rf"\b{k}\b", words)}
+        for part in parts:  # "Sheffield S10 2JF", "Southeast University Nanjing China"
+            tokens = part.split()
+            for n in (1, 2, 3):
+                for i in range(len(tokens) - n + 1):
+                    if " ".join(tokens[i : i + n]) in self._places:
+                        found.add(" ".join(tokens[i : i + n]))
+        return found
+
+    def _pick(self, ids: set[str] | None, places: set[str], countries: set[str]) -> str | None:
+        """One organisation of these, or None: a named country must be the organisation's;
+        a name several organisations share needs the city or country to tell them apart."""
+        if not ids:
+            return None
+        if countries:
+            ids = {i for i in ids if normalise(self.orgs[i].country) in countries}
+        if len(ids) == 1:
+            return next(iter(ids))
+        here = [
+            i for i in ids
+            if normalise(self.orgs[i].country) in places or normalise(self.orgs[i].city) in places
+        ]  # fmt: skip
+        return here[0] if len(here) == 1 else None
+
+    def _contained(
+        self, part: str, places: set[str], countries: set[str]
+    ) -> tuple[str, str] | None:
+        tokens = part.split()
+        for n in range(min(len(tokens) - 1, self._longest), MIN_CONTAINED_WORDS - 1, -1):
+            for i in range(len(tokens) - n + 1):
+                words = tokens[i : i + n]
+                if not _ORG_WORDS.intersection(words):
+                    continue
+                around = {*tokens[max(0, i - 1) : i], *tokens[i + n : i + n + 1]}
+                if around & _EXTENDERS:
+                    continue  # part of a longer name: "X University Hospital"
+                rid = self._pick(self._names.get(" ".join(words)), places, countries)
+                if rid is None:
+                    continue
+                org = self.orgs[rid]
+                if self._unit(rid) or normalise(org.city) not in places:
+                    continue  # inside a longer text, only an organisation of the named city
+                return rid, " ".join(words)
+        return None

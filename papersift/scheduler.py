@@ -1,0 +1,232 @@
+"""Scheduled jobs inside ``serve`` (APScheduler): harvest, embedding backlog, maintenance.
+
+Each job runs the same function as its CLI command (``papersift harvest``, ``papersift
+index``, ``papersift reindex``), so a system cron can call those instead. One run of a kind
+at a time: a run that would overlap the one in progress is skipped and logged. A refresh
+job picks up papers another process committed (``SearchEngine.refresh``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from engine.search import SearchEngine
+from papersift.config import Config
+from papersift.errors import ConfigError, PapersiftError
+
+log = logging.getLogger(__name__)
+
+JOBS = ("harvest", "embed", "maintenance")
+
+
+@dataclass
+class JobStatus:
+    name: str
+    schedule: str  # the cron expression; empty: only run on demand
+    running: bool = False
+    last_start: datetime | None = None
+    last_end: datetime | None = None
+    outcome: str | None = None  # ok, error, skipped
+    message: str = ""
+    counts: dict[str, int] = field(default_factory=dict)
+    runs: int = 0
+    skipped: int = 0
+
+
+def cron_trigger(name: str, expr: str) -> CronTrigger:
+    try:
+        return CronTrigger.from_crontab(expr, timezone=UTC)
+    except ValueError as exc:
+        raise ConfigError(
+            f"config: [schedule] {name} is not a cron expression: {expr!r} ({exc})"
+        ) from None
+
+
+class JobRunner:
+    """Owns the scheduler and the status of each job; thread-safe."""
+
+    def __init__(
+        self,
+        engine: SearchEngine,
+        config: Config,
+        *,
+        triggers: Mapping[str, BaseTrigger] | None = None,
+    ) -> None:
+        self.engine = engine
+        self.data = engine.data
+        self.config = config
+        self.stop = threading.Event()
+        crons = {name: str(getattr(config.schedule, name)).strip() for name in JOBS}
+        self._triggers: dict[str, BaseTrigger] = {
+            name: cron_trigger(name, expr) for name, expr in crons.items() if expr
+        }
+        self._triggers.update(triggers or {})
+        self.status = {name: JobStatus(name, crons[name]) for name in JOBS}
+        self._locks = {name: threading.Lock() for name in JOBS}
+        self._status_lock = threading.Lock()
+        self._bodies: dict[str, Callable[[], dict[str, int]]] = {
+            "harvest": self._harvest,
+            "embed": self._embed,
+            "maintenance": self._maintenance,
+        }
+        # max_instances=2 lets an overlapping run reach run(), which skips and records it.
+        self._scheduler = BackgroundScheduler(
+            timezone=UTC,
+            job_defaults={"coalesce": True, "max_instances": 2, "misfire_grace_time": 600},
+        )
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        for name, trigger in self._triggers.items():
+            self._scheduler.add_job(self.run, trigger, args=[name], id=name, name=name)
+        self._scheduler.add_job(
+            self._refresh,
+            IntervalTrigger(seconds=self.config.schedule.refresh_seconds, timezone=UTC),
+            id="refresh",
+            name="refresh",
+        )
+        self._scheduler.start()
+        log.info("scheduler started: %s", ", ".join(sorted(self._triggers)) or "no cron jobs")
+
+    def shutdown(self, wait: bool = True) -> None:
+        """Ask running jobs to stop at their next checkpoint and (``wait``) let them."""
+        self.stop.set()
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=wait)
+        if wait:
+            for lock in self._locks.values():  # jobs started by trigger() run in own threads
+                if lock.acquire(timeout=30):
+                    lock.release()
+
+    # -- running ------------------------------------------------------------------------
+
+    def run(self, name: str) -> bool:
+        """Run job ``name`` now in this thread; False if a run of it is in progress."""
+        if name not in self._bodies:
+            raise KeyError(name)
+        lock = self._locks[name]
+        status = self.status[name]
+        if not lock.acquire(blocking=False):
+            with self._status_lock:
+                status.skipped += 1
+            log.warning("job=%s event=skipped reason=previous-run-in-progress", name)
+            return False
+        start = time.monotonic()
+        try:
+            with self._status_lock:
+                status.running, status.last_start = True, datetime.now(UTC)
+            log.info("job=%s event=started", name)
+            try:
+                counts = self._bodies[name]()
+                outcome, message = "ok", ""
+            except PapersiftError as exc:
+                counts, outcome, message = {}, "error", str(exc)
+                log.error("job=%s event=failed error=%r", name, message)
+            except Exception as exc:  # logged with its traceback; the server keeps running
+                counts, outcome, message = {}, "error", f"{type(exc).__name__}: {exc}"
+                log.exception("job=%s event=failed", name)
+            with self._status_lock:
+                status.running, status.last_end = False, datetime.now(UTC)
+                status.outcome, status.message, status.counts = outcome, message, counts
+                status.runs += 1
+            pairs = " ".join(f"{k}={v}" for k, v in counts.items())
+            log.info(
+                "job=%s event=finished outcome=%s seconds=%.1f %s",
+                name, outcome, time.monotonic() - start, pairs,
+            )  # fmt: skip
+            self.engine.refresh()
+            return True
+        finally:
+            lock.release()
+
+    def trigger(self, name: str) -> bool:
+        """Start job ``name`` in the background now; False if a run is in progress."""
+        if name not in self._bodies:
+            raise KeyError(name)
+        if self._locks[name].locked():
+            with self._status_lock:
+                self.status[name].skipped += 1
+            log.warning("job=%s event=skipped reason=previous-run-in-progress", name)
+            return False
+        threading.Thread(target=self.run, args=[name], name=f"job-{name}", daemon=True).start()
+        return True
+
+    def _harvest(self) -> dict[str, int]:
+        from indexer.build import embed_backlog
+        from indexer.harvest import harvest
+
+        report = harvest(self.data, stop=self.stop)
+        counts = report.counts()
+        counts["embedded"] = embed_backlog(self.data, stop=self.stop)
+        return counts
+
+    def _embed(self) -> dict[str, int]:
+        from indexer.build import embed_backlog
+
+        return {"embedded": embed_backlog(self.data, stop=self.stop)}
+
+    def _maintenance(self) -> dict[str, int]:
+        from indexer.harvest import reindex
+
+        return {"embedded": reindex(self.data, stop=self.stop)}
+
+    def _refresh(self) -> None:
+        try:
+            if self.engine.refresh():
+                log.info("job=refresh event=finished outcome=ok changed=1")
+        except Exception:  # a failed refresh is retried at the next interval
+            log.exception("job=refresh event=failed")
+
+    # -- status -------------------------------------------------------------------------
+
+    def next_run(self, name: str) -> datetime | None:
+        job = self._scheduler.get_job(name) if self._scheduler.running else None
+        return None if job is None else job.next_run_time
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the admin page and API show."""
+        store = self.data.store
+        papers = store.count()
+        embedded = store.embedded_count(self.data.embedder.model_id)
+        jobs = []
+        with self._status_lock:
+            for name in JOBS:
+                s = self.status[name]
+                jobs.append(
+                    {
+                        "name": name,
+                        "schedule": s.schedule,
+                        "running": s.running,
+                        "last_start": _iso(s.last_start),
+                        "last_end": _iso(s.last_end),
+                        "outcome": s.outcome,
+                        "message": s.message,
+                        "counts": dict(s.counts),
+                        "runs": s.runs,
+                        "skipped": s.skipped,
+                        "next_run": _iso(self.next_run(name)),
+                    }
+                )
+        return {
+            "papers": papers,
+            "embedded": embedded,
+            "embedding_backlog": papers - embedded,
+            "scheduler_running": bool(self._scheduler.running),
+            "jobs": jobs,
+        }
+
+
+def _iso(value: datetime | None) -> str | None:
+    return None if value is None else value.astimezone(UTC).isoformat(timespec="seconds")

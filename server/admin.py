@@ -1,0 +1,134 @@
+"""The admin status page and API: scheduled jobs, their last outcome, and on-demand runs.
+
+Token-protected: ``Authorization: Bearer <[server] admin_token>`` (the page also takes HTTP
+Basic with the token as password, so a browser can log in). With no token configured the
+routes answer 404 saying how to enable them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+from typing import Any
+from urllib.parse import parse_qs
+
+import anyio.to_thread
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from papersift.scheduler import JOBS, JobRunner
+from server.templating import page_meta, render
+
+NO_STORE = {"Cache-Control": "no-store"}
+DISABLED = (
+    "The admin interface is disabled: set [server] admin_token (or PAPERSIFT_SERVER_ADMIN_TOKEN) "
+    "to enable it."
+)
+
+
+def _token(request: Request) -> str:
+    token: str = request.app.state.config.server.admin_token
+    if not token:
+        raise HTTPException(404, DISABLED)
+    return token
+
+
+def _presented(request: Request, basic: bool) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer":
+        return value.strip()
+    if basic and scheme.lower() == "basic":
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+        return decoded.partition(":")[2]
+    return None
+
+
+def authorize(request: Request, *, basic: bool = False) -> str:
+    """Check the admin token (constant-time); returns it. 401 when missing or wrong."""
+    token = _token(request)
+    given = _presented(request, basic)
+    if given is None or not hmac.compare_digest(given.encode(), token.encode()):
+        challenge = 'Basic realm="papersift admin"' if basic else 'Bearer realm="papersift admin"'
+        raise HTTPException(
+            401, "Admin token missing or wrong.", headers={"WWW-Authenticate": challenge}
+        )
+    return token
+
+
+def _runner(request: Request) -> JobRunner:
+    runner: JobRunner | None = getattr(request.app.state, "jobs", None)
+    if runner is None:
+        raise HTTPException(503, "No scheduler in this process; jobs run in `papersift serve`.")
+    return runner
+
+
+def _form_key(token: str, job: str) -> str:
+    """A per-job form key derived from the token, so a cross-site form cannot start a run."""
+    return hmac.new(token.encode(), f"run {job}".encode(), hashlib.sha256).hexdigest()
+
+
+async def status_api(request: Request) -> Response:
+    authorize(request)
+    snapshot = await anyio.to_thread.run_sync(_runner(request).snapshot)
+    return JSONResponse(snapshot, headers=NO_STORE)
+
+
+def _start(request: Request, job: str) -> bool:
+    if job not in JOBS:
+        raise HTTPException(404, f"No job {job!r}; jobs: {', '.join(JOBS)}.")
+    runner = _runner(request)
+    return runner.trigger(job)
+
+
+async def run_api(request: Request) -> Response:
+    authorize(request)
+    job = request.path_params["job"]
+    if not _start(request, job):
+        raise HTTPException(409, f"A {job} run is in progress; this one was skipped.")
+    return JSONResponse({"job": job, "started": True}, status_code=202, headers=NO_STORE)
+
+
+async def page(request: Request) -> Response:
+    token = authorize(request, basic=True)
+    runner = _runner(request)
+    snapshot: dict[str, Any] = await anyio.to_thread.run_sync(runner.snapshot)
+    context = page_meta(
+        request, title="Admin", description="Scheduled jobs", path="/admin", robots="noindex"
+    )
+    context.update(
+        status=snapshot,
+        keys={job: _form_key(token, job) for job in JOBS},
+        notice=request.query_params.get("notice", "")[:200],
+    )
+    response = render(request, "admin.html", context)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+async def page_run(request: Request) -> Response:
+    token = authorize(request, basic=True)
+    job = request.path_params["job"]
+    body = await request.body()
+    if len(body) > 4096:
+        raise HTTPException(413, "Form too large.")
+    key = parse_qs(body.decode("utf-8", "replace")).get("key", [""])[0]
+    if job not in JOBS or not hmac.compare_digest(key.encode(), _form_key(token, job).encode()):
+        raise HTTPException(403, "This form is not valid here; reload the admin page.")
+    started = _start(request, job)
+    notice = "started" if started else "skipped-running"
+    return RedirectResponse(f"/admin?notice={job}-{notice}", status_code=303)
+
+
+routes = [
+    Route("/admin", page, methods=["GET"]),
+    Route("/admin/run/{job}", page_run, methods=["POST"]),
+    Route("/api/v1/admin/status", status_api, methods=["GET"]),
+    Route("/api/v1/admin/run/{job}", run_api, methods=["POST"]),
+]

@@ -1,0 +1,203 @@
+"""Feed and discovery routes: RSS/Atom, sitemaps, OpenSearch and the /feeds page.
+
+The engine is asked here (the same search the pages run); ``feeds/`` only writes the XML.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+from urllib.parse import urlencode
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from engine.results import Filters, SearchRequest
+from feeds.opensearch import CONTENT_TYPE as OPENSEARCH_TYPE
+from feeds.opensearch import description as opensearch_description
+from feeds.rss import CONTENT_TYPES, FORMATS, FeedFormat, FeedInfo, render_feed
+from server.context import ctx
+from server.params import default_sort, parse_search, query_items
+from server.sitemap_routes import routes as sitemap_routes
+from server.taxonomy import category_name
+from server.templating import etag_for, not_modified, page_meta, render
+from server.urls import category_path, paper_path, site_root
+
+Handler = Callable[[Request, FeedFormat], Awaitable[Response]]
+FEED_PARAMS = ("q", "mode", "category", "researcher", "from", "to")
+
+
+class _FirstSeen:
+    """When this process first served each body (by ETag): its Last-Modified.
+
+    Papers carry dates, not times, so a feed's own dates cannot tell two versions of one
+    day apart; the moment a body was first served can. Forgetting one (bounded memory, a
+    restart) only makes it look newer, so a client refetches; never the wrong way round.
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self._seen: OrderedDict[str, datetime] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+
+    def __call__(self, etag: str) -> datetime:
+        with self._lock:
+            when = self._seen.pop(etag, None) or datetime.now(UTC).replace(microsecond=0)
+            self._seen[etag] = when
+            while len(self._seen) > self._size:
+                self._seen.popitem(last=False)
+            return when
+
+
+_first_seen = _FirstSeen()
+
+
+def _unmodified_since(request: Request, modified: datetime) -> bool:
+    header = request.headers.get("if-modified-since")
+    if not header or "if-none-match" in request.headers:  # an ETag check takes precedence
+        return False
+    try:
+        since = parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return False
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    return modified <= since
+
+
+def conditional_response(request: Request, body: bytes, media_type: str, max_age: int) -> Response:
+    """A cacheable XML response with ETag and Last-Modified; a bodiless 304 when unchanged."""
+    etag = etag_for(body)
+    modified = _first_seen(etag)
+    headers = {
+        "ETag": etag,
+        "Last-Modified": format_datetime(modified, usegmt=True),
+        "Cache-Control": f"public, max-age={max_age}",
+        "Vary": "Accept-Encoding",
+    }
+    if not_modified(request, etag) or _unmodified_since(request, modified):
+        return Response(status_code=304, headers=headers)
+    return Response(body, media_type=media_type, headers=headers)
+
+
+def feed_path(fmt: FeedFormat, name: str) -> str:
+    """``/rss/latest.xml``, ``/atom/cs.CL.xml``."""
+    return f"/{fmt}/{name}.xml"
+
+
+def search_feed_path(req: SearchRequest, fmt: FeedFormat = "rss") -> str:
+    """The feed that follows a search: its query and filters, newest first."""
+    base = replace(req, page=1, page_size=None, sort=default_sort(req.query))
+    qs = urlencode(query_items(base))
+    return f"/{fmt}/search.xml" + (f"?{qs}" if qs else "")
+
+
+def _items(request: Request) -> int:
+    config = ctx(request).config
+    return min(config.feeds.items, config.search.max_page_size)
+
+
+async def _respond(
+    request: Request, fmt: FeedFormat, req: SearchRequest, info: FeedInfo
+) -> Response:
+    c = ctx(request)
+    req = replace(req, sort="newest", page=1, page_size=_items(request))
+    result = await c.call(c.engine.search, req)
+    root = site_root(request)
+    body = render_feed(info, [h.paper for h in result.hits], fmt, lambda p: root + paper_path(p))
+    return conditional_response(request, body, CONTENT_TYPES[fmt], c.config.feeds.max_age)
+
+
+async def latest(request: Request, fmt: FeedFormat) -> Response:
+    root = site_root(request)
+    info = FeedInfo(
+        title="papersift: latest papers",
+        description="The newest papers in this index.",
+        page_url=root + "/",
+        self_url=root + feed_path(fmt, "latest"),
+    )
+    return await _respond(request, fmt, SearchRequest(), info)
+
+
+async def category(request: Request, fmt: FeedFormat) -> Response:
+    cat: str = request.path_params["cat"]
+    canonical = (await ctx(request).known_categories()).get(cat.lower())
+    if canonical is None:
+        raise HTTPException(
+            404, f"There is no category “{cat[:60]}” in this index; see /feeds for the feeds."
+        )
+    if canonical != cat:
+        return RedirectResponse(feed_path(fmt, canonical), status_code=301)
+    root = site_root(request)
+    name = category_name(canonical)
+    title = f"{canonical}: {name}" if name != canonical else canonical
+    info = FeedInfo(
+        title=f"papersift: {title}",
+        description=f"The newest papers in {title}.",
+        page_url=root + category_path(canonical),
+        self_url=root + feed_path(fmt, canonical),
+    )
+    return await _respond(
+        request, fmt, SearchRequest(filters=Filters(categories=(canonical,))), info
+    )
+
+
+async def search(request: Request, fmt: FeedFormat) -> Response:
+    c = ctx(request)
+    req = parse_search(
+        request.query_params, c.config.search, known_categories=await c.known_categories()
+    )
+    root = site_root(request)
+    page = "/search?" + urlencode(query_items(replace(req, page=1)))
+    what = f"“{req.query}”" if req.query else "a search"
+    info = FeedInfo(
+        title=f"papersift: {req.query or 'search'}",
+        description=f"The newest papers matching {what} and its filters.",
+        page_url=root + page,
+        self_url=root + search_feed_path(req, fmt),
+    )
+    return await _respond(request, fmt, req, info)
+
+
+def _endpoint(handler: Handler, fmt: FeedFormat) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        return await handler(request, fmt)
+
+    endpoint.__name__ = f"{handler.__name__}_{fmt}"
+    return endpoint
+
+
+async def feeds_page(request: Request) -> Response:
+    stats = await ctx(request).stats()
+    archives = sorted({c.value.split(".", 1)[0] for c in stats.categories if "." in c.value})
+    context = page_meta(
+        request,
+        title="Feeds - papersift",
+        description="RSS and Atom feeds of the latest papers, of each category and of any search.",
+        path="/feeds",
+        trail=[("Feeds", "/feeds")],
+        feeds=[("Latest papers", feed_path("rss", "latest"))],
+    )
+    context.update(stats=stats, archives=archives, root=site_root(request), feed_path=feed_path)
+    return render(request, "feeds.html", context)
+
+
+async def opensearch(request: Request) -> Response:
+    body = opensearch_description(site_root(request))
+    return conditional_response(request, body, OPENSEARCH_TYPE, 86400)
+
+
+routes = [
+    *(Route(feed_path(fmt, "latest"), _endpoint(latest, fmt)) for fmt in FORMATS),
+    *(Route(feed_path(fmt, "search"), _endpoint(search, fmt)) for fmt in FORMATS),
+    *(Route(f"/{fmt}/{{cat}}.xml", _endpoint(category, fmt)) for fmt in FORMATS),
+    Route("/feeds", feeds_page, name="feeds"),
+    Route("/opensearch.xml", opensearch),
+    *sitemap_routes,
+]

@@ -1,0 +1,150 @@
+"""Institution pages: ``/institutions`` and ``/institutions/<id>-<slug>``, also reachable by
+ROR id (bare or as the ror.org URL) and by name."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import unquote
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from engine.institutions import Institution, Institutions
+from indexer.ror import ROR_PREFIX, parse_ror_id
+from server.context import ctx
+from server.params import ParamError, clean_text
+from server.people_views import slug
+from server.templating import page_meta, render
+from server.urls import site_root
+
+INDEX_PAGE = 50
+_OURS = re.compile(r"^(?P<id>\d{1,12})(?:-(?P<slug>[A-Za-z0-9-]*))?/?$")
+_ROR_URL = re.compile(r"^https?:/+ror\.org/", re.IGNORECASE)
+
+
+def institution_url(i: Institution) -> str:
+    s = slug(i.name)
+    return f"/institutions/{i.iid}-{s}" if s else f"/institutions/{i.iid}"
+
+
+def _registry(request: Request) -> Institutions:
+    found = getattr(ctx(request).engine, "institutions", None)
+    if not isinstance(found, Institutions):
+        raise HTTPException(404, "This index has no institution pages.")
+    return found
+
+
+def organization_ld(i: Institution, url: str) -> dict[str, Any]:
+    ld: dict[str, Any] = {
+        "@context": "https://schema.org",
+        "@type": "Organization",
+        "name": i.name,
+        "url": url,
+        "sameAs": [ROR_PREFIX + i.ror_id],
+        "identifier": ROR_PREFIX + i.ror_id,
+    }
+    if i.aliases:
+        ld["alternateName"] = list(i.aliases)
+    if i.city or i.country:
+        ld["address"] = {
+            "@type": "PostalAddress",
+            "addressLocality": i.city,
+            "addressCountry": i.country,
+        }
+    return ld
+
+
+async def index(request: Request) -> Response:
+    reg = _registry(request)
+    q = clean_text(request.query_params.get("q", ""))[:200]
+    raw = request.query_params.get("page", "1")
+    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+        raise ParamError("page", "'page' must be a whole number from 1 to 10000.")
+    page = int(raw)
+    found, total = await ctx(request).call(reg.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
+    context = page_meta(
+        request,
+        title=f"Institutions matching {q} - papersift" if q else "Institutions - papersift",
+        description="Research institutions from the ROR registry; search by name.",
+        path="/institutions",
+        trail=[("Institutions", "/institutions")],
+        robots="noindex,follow" if q or page > 1 else "index,follow",
+    )
+    context.update(
+        q=q,
+        institutions=[(i, institution_url(i)) for i in found],
+        total=total,
+        first=(page - 1) * INDEX_PAGE + 1,
+        candidates=False,
+    )
+    return render(request, "institutions.html", context)
+
+
+async def institution(request: Request) -> Response:
+    rest = unquote(request.path_params["rest"]).strip()
+    reg = _registry(request)
+    c = ctx(request)
+    m = _OURS.match(rest)
+    found: Institution | None = None
+    if m is not None:
+        found = await c.call(reg.get, int(m.group("id")))
+    else:
+        ror_id = parse_ror_id(_ROR_URL.sub("", rest))
+        if ror_id is not None:
+            found = await c.call(reg.by_ror, ror_id)
+        else:
+            named = await c.call(reg.by_name, rest)
+            if len(named) > 1:
+                return _candidates(request, rest, named)
+            found = named[0] if named else None
+    if found is None:
+        raise HTTPException(404, f"There is no institution “{rest[:100]}” in this index.")
+    canonical = institution_url(found)
+    if request.url.path != canonical:
+        return RedirectResponse(canonical, status_code=301)
+    parents = [p for r in found.parents if (p := await c.call(reg.by_ror, r)) is not None]
+    root = site_root(request)
+    context = page_meta(
+        request,
+        title=f"{found.name} - papersift",
+        description=f"{found.name}"
+        + (f", {found.city}, {found.country}" if found.country else "")
+        + ": researchers and papers in this index.",
+        path=canonical,
+        trail=[("Institutions", "/institutions"), (found.name, canonical)],
+        extra_ld=[organization_ld(found, root + canonical)],
+    )
+    context.update(
+        inst=found,
+        ror_url=ROR_PREFIX + found.ror_id,
+        parents=[(p, institution_url(p)) for p in parents],
+    )
+    return render(request, "institution.html", context)
+
+
+def _candidates(request: Request, name: str, found: list[Institution]) -> Response:
+    context = page_meta(
+        request,
+        title=f"Institutions named {name} - papersift",
+        description=f"Several institutions are called {name}.",
+        path="/institutions",
+        trail=[("Institutions", "/institutions")],
+        robots="noindex,follow",
+    )
+    context.update(
+        q=name,
+        institutions=[(i, institution_url(i)) for i in found],
+        total=len(found),
+        first=1,
+        candidates=True,
+    )
+    return render(request, "institutions.html", context)
+
+
+routes = [
+    Route("/institutions", index, name="institutions"),
+    Route("/institutions/{rest:path}", institution, name="institution"),
+]

@@ -1,0 +1,75 @@
+"""Researcher links and view helpers shared by the researcher pages, search and paper pages."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Any
+
+from engine.people import People, Researcher
+from engine.results import SearchResult
+from papersift.paper import Author, Paper
+from server.params import with_filters
+from server.urls import researcher_path as name_search_path
+from server.views import FACET_LIMIT, Link
+
+
+def slug(name: str) -> str:
+    """``Balázs Kégl`` -> ``balazs-kegl``; a name with no Latin letters has no slug."""
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    return "-".join(re.findall(r"[a-z0-9]+", text.lower())[:8])
+
+
+def researcher_url(rid: int, name: str) -> str:
+    """The canonical page of a researcher: ``/researchers/42-balazs-kegl``."""
+    s = slug(name)
+    return f"/researchers/{rid}-{s}" if s else f"/researchers/{rid}"
+
+
+def author_links(people: People | None) -> Callable[[Paper], list[tuple[Author, str]]]:
+    """The template global: each author of a paper with the URL of their researcher page
+    (the name search until identities are computed for the paper)."""
+
+    def links(paper: Paper) -> list[tuple[Author, str]]:
+        rids = people.author_rids(paper.arxiv_id) if people is not None else []
+        if len(rids) != len(paper.authors):
+            return [(a, name_search_path(a.name)) for a in paper.authors]
+        return [
+            (a, researcher_url(r, a.name) if r is not None else name_search_path(a.name))
+            for a, r in zip(paper.authors, rids, strict=True)
+        ]
+
+    return links
+
+
+def researcher_filters(people: People | None) -> Callable[[SearchResult], dict[str, Any]]:
+    """The template global for the search page: researcher chips and facet links."""
+
+    def build(result: SearchResult) -> dict[str, Any]:
+        req = result.request
+        chosen = req.filters.researcher_ids
+        facet = result.facets.get("researchers", ())[:FACET_LIMIT]
+        wanted = [*chosen, *(int(f.value) for f in facet)]
+        names: dict[int, Researcher] = people.many(wanted) if people is not None else {}
+
+        def label(rid: int) -> str:
+            r = names.get(rid)
+            return r.name if r is not None else f"#{rid}"
+
+        chips = [
+            Link(
+                f"Researcher: {label(r)}",
+                with_filters(req, researcher_ids=tuple(x for x in chosen if x != r)),
+            )
+            for r in chosen
+        ]
+        facets = []
+        for f in facet:
+            rid = int(f.value)
+            active = rid in chosen
+            ids = tuple(x for x in chosen if x != rid) if active else (*chosen, rid)
+            facets.append(Link(label(rid), with_filters(req, researcher_ids=ids), active, f.count))
+        return {"chips": chips, "facets": facets}
+
+    return build

@@ -1,0 +1,155 @@
+"""``/sitemap.xml`` (the index) and ``/sitemaps/<kind>-<n>.xml`` (streamed chunks).
+
+Each kind of page is a :class:`SitemapKind`: the lastmod of each of its chunks, and the
+(path, lastmod) rows of one chunk. Papers are chunked by docid range straight from the
+store; small kinds are lists chunked in memory (``listed``). A new kind of page, such as
+researchers, is one more entry in ``KINDS``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from engine.results import Filters, SearchRequest
+from engine.search import SearchEngine
+from engine.store import PaperStore
+from feeds.sitemap import CONTENT_TYPE, Entry, chunk_entries, chunk_lastmods, sitemap_index, urlset
+from server.context import AppContext, ctx
+from server.templating import not_modified
+from server.urls import category_path, site_root, slugify
+
+STATIC_PAGES = ("/categories", "/feeds", "/developers")
+
+
+@dataclass(frozen=True)
+class SitemapKind:
+    """One kind of page. Both functions run in a worker thread and may block."""
+
+    name: str
+    chunks: Callable[[AppContext, int], list[date | None]]  # (ctx, size) -> lastmod per chunk
+    entries: Callable[[AppContext, int, int], Iterable[Entry]]  # (ctx, size, n): chunk n, 1-based
+
+
+def listed(name: str, rows: Callable[[AppContext], Sequence[Entry]]) -> SitemapKind:
+    """A kind whose every (path, lastmod) fits in memory, chunked in order."""
+    return SitemapKind(
+        name,
+        lambda c, size: chunk_lastmods(rows(c), size),
+        lambda c, size, n: chunk_entries(rows(c), size, n),
+    )
+
+
+def _store(c: AppContext) -> PaperStore:
+    if not isinstance(c.engine, SearchEngine):
+        raise HTTPException(503, "The sitemap needs the paper store.")
+    return c.engine.data.store
+
+
+_chunk_cache: dict[tuple[str, int, int], list[date | None]] = {}
+_chunk_lock = threading.Lock()
+
+
+def _paper_chunks(c: AppContext, size: int) -> list[date | None]:
+    """Lastmod of each docid-range chunk; dense (an empty range lists no URLs, no date)."""
+    store = _store(c)
+    key = (str(store.path), store.seq, size)
+    with _chunk_lock:
+        cached = _chunk_cache.get(key)
+    if cached is None:
+        found = dict(store.sitemap_chunks(size))
+        cached = [found.get(k) for k in range(max(found, default=-1) + 1)]
+        with _chunk_lock:
+            _chunk_cache.clear()  # one store, one size: only the newest state is worth keeping
+            _chunk_cache[key] = cached
+    return cached
+
+
+def _paper_entries(c: AppContext, size: int, n: int) -> Iterable[Entry]:
+    rows = _store(c).iter_sitemap_rows((n - 1) * size + 1, n * size)
+    return ((f"/papers/{i}-{slugify(t)}", u) for i, t, u in rows)
+
+
+def _pages(c: AppContext) -> list[Entry]:
+    """Home, the static pages and every category and archive page, each with its newest."""
+    stats = c.engine.stats()
+    cats = [f.value for f in stats.categories]
+    archives = sorted({cat.split(".", 1)[0] for cat in cats} - set(cats))
+    out: list[Entry] = [("/", stats.newest)]
+    out += [(path, None) for path in STATIC_PAGES]
+    for cat in [*archives, *sorted(cats)]:
+        newest = c.engine.search(
+            SearchRequest(
+                mode="keyword", filters=Filters(categories=(cat,)), sort="newest", page_size=1
+            )
+        )
+        out.append((category_path(cat), newest.hits[0].paper.published if newest.hits else None))
+    return out
+
+
+KINDS: tuple[SitemapKind, ...] = (
+    listed("pages", _pages),
+    SitemapKind("papers", _paper_chunks, _paper_entries),
+)
+
+
+def _size(c: AppContext) -> int:
+    return c.config.feeds.sitemap_urls
+
+
+def _etag(c: AppContext, *parts: object) -> str:
+    """Sitemaps change only with the store: its change sequence stands for the body."""
+    key = "\n".join(str(p) for p in (_store(c).seq, _size(c), *parts))
+    return 'W/"sm-' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
+
+
+def _headers(c: AppContext, etag: str) -> dict[str, str]:
+    return {"ETag": etag, "Cache-Control": f"public, max-age={c.config.feeds.max_age}"}
+
+
+async def index(request: Request) -> Response:
+    c = ctx(request)
+    root = site_root(request)
+    etag = _etag(c, "index", root)
+    if not_modified(request, etag):
+        return Response(status_code=304, headers=_headers(c, etag))
+    listed_chunks: list[Entry] = []
+    for kind in KINDS:
+        lastmods = await c.call(kind.chunks, c, _size(c))
+        listed_chunks += [
+            (f"/sitemaps/{kind.name}-{n}.xml", mod) for n, mod in enumerate(lastmods, start=1)
+        ]
+    body = sitemap_index(root, listed_chunks)
+    return Response(body, media_type=CONTENT_TYPE, headers=_headers(c, etag))
+
+
+async def chunk(request: Request) -> Response:
+    c = ctx(request)
+    name, _, number = str(request.path_params["chunk"]).rpartition("-")
+    kind = next((k for k in KINDS if k.name == name), None)
+    if kind is None or not number.isdigit() or number.startswith("0"):
+        raise HTTPException(404, "There is no such sitemap; /sitemap.xml lists them.")
+    n, size = int(number), _size(c)
+    if n > len(await c.call(kind.chunks, c, size)):
+        raise HTTPException(404, f"There is no sitemap {name}-{n}; /sitemap.xml lists them.")
+    etag = _etag(c, name, n, site_root(request))
+    if not_modified(request, etag):
+        return Response(status_code=304, headers=_headers(c, etag))
+    rows = await c.call(kind.entries, c, size, n)  # small kinds are built right here
+    return StreamingResponse(
+        urlset(site_root(request), rows, size), media_type=CONTENT_TYPE, headers=_headers(c, etag)
+    )
+
+
+routes = [
+    Route("/sitemap.xml", index, name="sitemap"),
+    Route("/sitemaps/{chunk}.xml", chunk, name="sitemap_chunk"),
+]

@@ -1,0 +1,152 @@
+"""The admin page and API over the real app: token checks, status, triggering runs."""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from starlette.testclient import TestClient
+
+from engine.datadir import DataDir
+from engine.search import SearchEngine
+from papersift.scheduler import JobRunner
+from server.app import create_app
+from tests.corpus import make_config
+from tests.recorded_server import RecordedServer, Reply, oai, serve
+from tests.web_helpers import parse_html
+
+pytest_plugins = ["tests.web_fixtures"]
+
+TOKEN = "s3cret-admin-token"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+LIST = {"verb": "ListRecords", "metadataPrefix": "arXiv"}
+PAGE2 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|4"}
+PAGE3 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|8"}
+
+
+@pytest.fixture
+def recorded() -> Iterator[RecordedServer]:
+    gen = serve()
+    server = next(gen)
+    server.add("/oai2", LIST, oai("hepcrawl-page1.xml"))
+    server.add("/oai2", PAGE2, oai("hepcrawl-page2.xml"))
+    server.add("/oai2", PAGE3, oai("hepcrawl-page3.xml"))
+    yield server
+    gen.close()
+
+
+@pytest.fixture
+def admin(tmp_path: Path, recorded: RecordedServer) -> Iterator[tuple[TestClient, JobRunner]]:
+    config = make_config(
+        tmp_path,
+        embedding={"float32_cache": False, "max_length": 64},
+        harvest={"url": recorded.url("/oai2"), "metadata_prefix": "arXiv", "delay_seconds": 0,
+                 "retries": 0},
+        schedule={"harvest": "0 3 * * 1-5"},
+        server={"admin_token": TOKEN},
+    )  # fmt: skip
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config)
+    app = create_app(engine, config)
+    app.state.jobs = runner
+    runner.start()
+    with TestClient(app, base_url="http://testserver", follow_redirects=False) as client:
+        yield client, runner
+    runner.shutdown()
+    engine.close()
+
+
+def wait_runs(runner: JobRunner, job: str, n: int) -> None:
+    deadline = time.monotonic() + 60
+    while runner.status[job].runs < n:
+        assert time.monotonic() < deadline, f"{job} did not finish"
+        time.sleep(0.02)
+
+
+def job_of(status: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(j for j in status["jobs"] if j["name"] == name)
+
+
+def test_disabled_without_a_token(client: TestClient) -> None:
+    for method, path in (("GET", "/api/v1/admin/status"), ("POST", "/api/v1/admin/run/harvest"),
+                         ("GET", "/admin")):  # fmt: skip
+        r = client.request(method, path, headers=BEARER)
+        assert r.status_code == 404, path
+        assert "admin_token" in r.text
+    assert client.get("/api/v1/admin/status").json()["error"]["status"] == 404
+
+
+def test_token_is_required(admin: tuple[TestClient, JobRunner]) -> None:
+    client, _ = admin
+    r = client.get("/api/v1/admin/status")
+    assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
+    assert r.json()["error"]["message"] == "Admin token missing or wrong."
+    assert client.get("/api/v1/admin/status", headers={"Authorization": "Bearer nope"}).status_code == 401  # noqa: E501
+    assert client.post("/api/v1/admin/run/harvest").status_code == 401
+    page = client.get("/admin")
+    assert page.status_code == 401 and page.headers["www-authenticate"].startswith("Basic")
+
+
+def test_status_and_run(admin: tuple[TestClient, JobRunner]) -> None:
+    client, runner = admin
+    r = client.get("/api/v1/admin/status", headers=BEARER)
+    assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
+    status = r.json()
+    harvest = job_of(status, "harvest")
+    assert harvest["schedule"] == "0 3 * * 1-5" and harvest["next_run"]
+    assert harvest["last_start"] is None and status["papers"] == 0
+    r = client.post("/api/v1/admin/run/harvest", headers=BEARER)
+    assert r.status_code == 202 and r.json() == {"job": "harvest", "started": True}
+    wait_runs(runner, "harvest", 1)
+    status = client.get("/api/v1/admin/status", headers=BEARER).json()
+    harvest = job_of(status, "harvest")
+    assert harvest["outcome"] == "ok" and harvest["last_start"] and harvest["last_end"]
+    assert harvest["counts"]["added"] == 12 and harvest["counts"]["deleted"] == 0
+    assert status["papers"] == 12 and status["embedding_backlog"] == 0
+    assert client.post("/api/v1/admin/run/compile", headers=BEARER).status_code == 404
+
+
+def test_run_refused_while_running(
+    admin: tuple[TestClient, JobRunner], recorded: RecordedServer
+) -> None:
+    client, runner = admin
+    gate = threading.Event()
+    recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
+    try:
+        assert client.post("/api/v1/admin/run/harvest", headers=BEARER).status_code == 202
+        deadline = time.monotonic() + 60
+        while not any(p == PAGE2 for _, p, _ in list(recorded.requests)):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        r = client.post("/api/v1/admin/run/harvest", headers=BEARER)
+        assert r.status_code == 409 and "in progress" in r.json()["error"]["message"]
+        assert job_of(client.get("/api/v1/admin/status", headers=BEARER).json(),
+                      "harvest")["running"]  # fmt: skip
+    finally:
+        gate.set()
+    wait_runs(runner, "harvest", 1)
+
+
+def test_page_with_basic_auth_and_form(admin: tuple[TestClient, JobRunner]) -> None:
+    client, runner = admin
+    basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
+    r = client.get("/admin", headers=basic)
+    assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
+    doc = parse_html(r.text)
+    rows = doc.cssselect("#jobs tbody tr")
+    assert [row.get("data-job") for row in rows] == ["harvest", "embed", "maintenance"]
+    assert doc.cssselect('meta[name="robots"]')[0].get("content") == "noindex"
+    form = doc.cssselect('tr[data-job="embed"] form')[0]
+    key = form.cssselect('input[name="key"]')[0].get("value")
+    bad = client.post(form.get("action"), data={"key": "forged"}, headers=basic)
+    assert bad.status_code == 403
+    ok = client.post(form.get("action"), data={"key": key}, headers=basic)
+    assert ok.status_code == 303 and ok.headers["location"] == "/admin?notice=embed-started"
+    wait_runs(runner, "embed", 1)
+    assert runner.status["embed"].outcome == "ok"
+    assert client.post(form.get("action"), data={"key": key}).status_code == 401

@@ -1,0 +1,193 @@
+"""Researcher identity on real demo papers: name matching, clustering, stable ids."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.datadir import DataDir
+from engine.names import compatible, split_name
+from engine.results import Filters, SearchRequest
+from engine.search import SearchEngine
+from indexer.authors import parse_authors
+from indexer.build import import_files
+from indexer.snapshot import record_to_paper
+from papersift.config import Config
+from papersift.paper import Author, Paper
+from tests.corpus import demo_records, write_jsonl
+
+# Papers whose authors exercise the rules (all real, from the demo corpus).
+IDS = (
+    "0903.3562", "1503.03287", "1702.01090",  # Katy Boerner / Borner / Börner, Scharnhorst
+    "1101.3863", "1211.0381", "1307.0667",  # Rüdiger / Ruediger Mutz with Lutz Bornmann
+    "0907.4740", "1412.2716", "1706.04188",  # Paul Ginsparg; "P. Ginsparg" alone
+    "1206.3664", "1504.02261",  # Stevan Harnad / S. Harnad, Yassine Gargouri / Y. Gargouri
+    "0909.4786", "0909.4789", "1406.4542",  # Kurtz, Eichhorn, Carolyn (S.) Grant
+    "1906.11405",  # "Ayush Garg" twice on one paper
+)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    wanted = set(IDS)
+    found = [r for r in demo_records() if r["id"] in wanted]
+    assert {r["id"] for r in found} == wanted
+    return found
+
+
+def _key(raw: str) -> str:
+    (author,) = parse_authors(raw)
+    return author.key
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same_block", "compat"),
+    [
+        ("Katy Börner", "Katy Boerner", True, True),  # umlaut written out, in the surname
+        ("Rüdiger Mutz", "Ruediger Mutz", True, True),  # ... and in the given name
+        (r"Bal\'azs K\'egl", "Balázs Kégl", True, True),  # TeX accents meet Unicode
+        ("P. Ginsparg", "Paul Ginsparg", True, True),  # an initial: compatible, needs evidence
+        ("Carolyn S. Grant", "Carolyn Grant", True, True),  # a missing middle name
+        ("Vicente P. Guerrero-Bote", "Vicente Guerrero-Bote", True, True),
+        ("Felix de Moya Anegon", "Felix Moya Anegon", True, True),  # particle
+        ("Carolyn S. Grant", "Christan Grant", True, False),  # different first names
+        ("Xinyue Guo", "Xinyu Guo", True, False),  # pinyin "ue" is no umlaut
+        ("Xiao Xue", "Xiao Xu", False, False),  # nor in a surname
+        ("Le Li", "Da Li", False, False),  # a first name is never a particle
+        ("John Smith Jr.", "John Smith Sr.", True, False),  # suffixes that differ
+        ("Stephen S. Murray", "Steven S. Murray", True, False),
+    ],
+)
+def test_name_rules_on_real_spellings(a: str, b: str, same_block: bool, compat: bool) -> None:
+    pa, pb = split_name(_key(a)), split_name(_key(b))
+    assert (pa.block == pb.block) is same_block
+    assert compatible(pa, pb) is compat
+
+
+def test_collaborations_are_their_own_kind() -> None:
+    parts = split_name(_key("The ATLAS Collaboration"))
+    assert parts.collective and parts.key == "atlas collaboration"
+    assert not compatible(parts, split_name(_key("A. Atlas")))
+
+
+def _rid(data: DataDir, arxiv_id: str, name: str) -> int:
+    paper = data.store.get([data.store.docid_of(arxiv_id) or -1])
+    (p,) = paper.values()
+    rids = data.people.author_rids(arxiv_id)
+    (rid,) = [r for a, r in zip(p.authors, rids, strict=True) if a.name == name]
+    assert rid is not None
+    return rid
+
+
+def test_clustering_joins_with_evidence_only(
+    fresh_config: Config, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)])
+    r = lambda i, n: _rid(data, i, n)  # noqa: E731
+    # Spelling variants with a shared co-author meet.
+    assert r("0903.3562", "Katy Boerner") == r("1503.03287", "Katy Borner")
+    assert r("0903.3562", "Katy Boerner") == r("1702.01090", "Katy Börner")
+    assert r("1101.3863", "Rüdiger Mutz") == r("1211.0381", "Ruediger Mutz")
+    assert r("1206.3664", "Stevan Harnad") == r("1504.02261", "S. Harnad")
+    assert r("1206.3664", "Yassine Gargouri") == r("1504.02261", "Y. Gargouri")
+    assert r("0909.4786", "Carolyn Grant") == r("0909.4789", "Carolyn S. Grant")
+    # The same full name meets without more evidence.
+    assert r("0907.4740", "Paul Ginsparg") == r("1412.2716", "Paul Ginsparg")
+    # A solo paper by "P. Ginsparg": nothing links it, so it stays apart, with a reason.
+    solo = r("1706.04188", "P. Ginsparg")
+    paul = r("0907.4740", "Paul Ginsparg")
+    assert solo != paul
+    person = data.people.get(paul)
+    assert person is not None and person.papers == 2
+    notes = {s.researcher.rid: s.reason for s in data.people.same_name(person)}
+    assert "no shared co-author" in notes[solo]
+    # One name twice on one paper: two people.
+    garg = data.people.author_rids("1906.11405")
+    assert garg[1] != garg[2]
+    data.close()
+
+
+def test_orcid_splits_and_joins(fresh_config: Config, records: list[dict[str, Any]]) -> None:
+    papers = {r["id"]: record_to_paper(r) for r in records}
+
+    def with_orcid(p: Paper, name: str, orcid: str) -> Paper:
+        authors = tuple(
+            replace(a, ids=(("orcid", orcid),)) if a.name == name else a for a in p.authors
+        )
+        return replace(p, authors=authors)
+
+    a = "0000-0001-0000-0001"
+    b = "0000-0002-0000-0002"
+    edited = [
+        with_orcid(papers["0907.4740"], "Paul Ginsparg", a),
+        with_orcid(papers["1412.2716"], "Paul Ginsparg", b),  # same name, another ORCID
+        with_orcid(papers["1706.04188"], "P. Ginsparg", a),  # joined by the id alone
+    ]
+    data = DataDir(fresh_config)
+    data.store.upsert(edited)
+    data.refresh_people()
+    rids = {p.arxiv_id: data.people.author_rids(p.arxiv_id) for p in edited}
+    first, second, solo = rids["0907.4740"][1], rids["1412.2716"][1], rids["1706.04188"][0]
+    assert first == solo != second
+    person = data.people.get(first)
+    assert person is not None and person.ids == (("orcid", a),)
+    notes = {s.researcher.rid: s.reason for s in data.people.same_name(person)}
+    assert notes[second] == "different ORCID ids"
+    data.close()
+
+
+def test_ids_survive_reimport_updates_and_reindexing(
+    fresh_config: Config, tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    data = DataDir(fresh_config)
+    half = [r for r in records if r["id"] != "1504.02261"]
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", half)])
+    before = {r["id"]: data.people.author_rids(r["id"]) for r in half}
+    # The same file again: nothing moves, nothing is re-indexed.
+    seq = data.store.seq
+    import_files(data, [write_jsonl(tmp_path / "b.jsonl", half)])
+    assert data.store.seq == seq
+    # More papers (one links "S. Harnad" to Stevan Harnad) and a new version with the
+    # author order reversed: every old id still leads to the same person.
+    changed = dict(next(r for r in half if r["id"] == "1206.3664"))
+    changed["versions"] = [*changed["versions"], {"version": "v9", "created": ""}]
+    changed["authors"] = ", ".join(reversed(changed["authors"].split(", ")))
+    changed.pop("authors_parsed", None)
+    rest = [r for r in records if r["id"] == "1504.02261"]
+    import_files(data, [write_jsonl(tmp_path / "c.jsonl", [*rest, changed])])
+    for arxiv_id, rids in before.items():
+        now = data.people.author_rids(arxiv_id)
+        assert sorted(r for r in now if r) == sorted(r for r in rids if r), arxiv_id
+    harnad = _rid(data, "1206.3664", "Stevan Harnad")
+    assert harnad == _rid(data, "1504.02261", "S. Harnad")
+    # Rebuild the lexical index from the store: the researcher filter still finds them.
+    data.close()
+    shutil.rmtree(fresh_config.data_dir / "lexical")
+    data = DataDir(fresh_config)
+    data.store.set_meta("lexical_seq", "0")
+    data.sync_lexical()
+    engine = SearchEngine(data)
+    result = engine.search(SearchRequest(filters=Filters(researcher_ids=(harnad,))))
+    assert {h.paper.arxiv_id for h in result.hits} == {"1206.3664", "1504.02261"}
+    facet = {f.value: f.count for f in result.facets["researchers"]}
+    assert facet[str(harnad)] == 2
+    # Ids are never reused: a deleted paper's researcher keeps its number retired.
+    top = max(r for rids in before.values() for r in rids if r)
+    data.store.delete(["1906.11405"])
+    data.refresh_people()
+    data.store.upsert([_paper_by("Zeynep Newperson")])
+    data.refresh_people()
+    (new,) = data.people.author_rids("2401.99999")
+    assert new is not None and new > top
+    engine.close()
+
+
+def _paper_by(name: str) -> Paper:
+    p = record_to_paper(demo_records()[0])
+    key = parse_authors(name)[0].key
+    return replace(p, arxiv_id="2401.99999", authors=(Author(name, key),))

@@ -1,0 +1,157 @@
+"""The jobs of `serve`: firing on a trigger, refusing overlap, refreshing from another process."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from apscheduler.triggers.date import DateTrigger
+
+from engine.datadir import DataDir
+from engine.results import SearchRequest
+from engine.search import SearchEngine
+from indexer.build import embed_backlog
+from indexer.harvest import harvest
+from papersift.config import Config
+from papersift.errors import ConfigError
+from papersift.scheduler import JobRunner
+from tests.corpus import make_config
+from tests.recorded_server import RecordedServer, Reply, oai, serve
+
+LIST = {"verb": "ListRecords", "metadataPrefix": "arXiv"}
+PAGE2 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|4"}
+PAGE3 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|8"}
+
+
+@pytest.fixture
+def recorded() -> Iterator[RecordedServer]:
+    server = next(serve_gen := serve())
+    server.add("/oai2", LIST, oai("hepcrawl-page1.xml"))
+    server.add("/oai2", PAGE2, oai("hepcrawl-page2.xml"))
+    server.add("/oai2", PAGE3, oai("hepcrawl-page3.xml"))
+    yield server
+    serve_gen.close()
+
+
+def config_for(root: Path, server: RecordedServer, **schedule: object) -> Config:
+    return make_config(
+        root,
+        embedding={"float32_cache": False, "max_length": 64},
+        harvest={"url": server.url("/oai2"), "metadata_prefix": "arXiv", "delay_seconds": 0,
+                 "retries": 0},
+        schedule={"embed": "", "maintenance": "", **schedule},
+    )  # fmt: skip
+
+
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def test_bad_cron_is_a_config_error(tmp_path: Path, recorded: RecordedServer) -> None:
+    config = config_for(tmp_path, recorded, harvest="every day at 3")
+    data = DataDir(config)
+    try:
+        with pytest.raises(ConfigError, match=r"\[schedule\] harvest is not a cron expression"):
+            JobRunner(SearchEngine(data), config)
+    finally:
+        data.close()
+
+
+def test_job_fires_on_its_trigger(tmp_path: Path, recorded: RecordedServer) -> None:
+    config = config_for(tmp_path, recorded, harvest="0 3 * * 1-5")
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config, triggers={"harvest": DateTrigger(datetime.now(UTC))})
+    try:
+        runner.start()
+        wait_for(lambda: runner.status["harvest"].runs >= 1, "the harvest job")
+        status = runner.snapshot()
+        job = next(j for j in status["jobs"] if j["name"] == "harvest")
+        assert job["outcome"] == "ok", job["message"]
+        assert job["counts"]["added"] == 12 and job["counts"]["embedded"] == 12
+        assert status["papers"] == 12 and status["embedding_backlog"] == 0
+        result = engine.search(SearchRequest("Kretschmann invariant", mode="keyword"))
+        assert result.hits[0].paper.arxiv_id == "1606.04259"
+    finally:
+        runner.shutdown()
+        engine.close()
+
+
+def test_cron_schedule_gives_next_run(tmp_path: Path, recorded: RecordedServer) -> None:
+    config = config_for(tmp_path, recorded, harvest="0 3 * * 1-5", maintenance="0 4 * * 0")
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config)
+    try:
+        runner.start()
+        jobs = {j["name"]: j for j in runner.snapshot()["jobs"]}
+        nxt = datetime.fromisoformat(jobs["harvest"]["next_run"])
+        assert (nxt.hour, nxt.minute) == (3, 0) and nxt.weekday() < 5
+        assert jobs["embed"]["next_run"] is None and jobs["embed"]["schedule"] == ""
+    finally:
+        runner.shutdown()
+        engine.close()
+
+
+def test_overlapping_run_is_skipped(tmp_path: Path, recorded: RecordedServer) -> None:
+    gate = threading.Event()
+    recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
+    config = config_for(tmp_path, recorded)
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config)
+    try:
+        assert runner.trigger("harvest")
+        wait_for(lambda: any(p == PAGE2 for _, p, _ in list(recorded.requests)), "page 2")
+        assert runner.status["harvest"].running
+        assert runner.run("harvest") is False  # as when the next cron time comes
+        assert runner.trigger("harvest") is False  # as when an admin asks for a run
+        assert runner.status["harvest"].skipped == 2
+        gate.set()
+        wait_for(lambda: runner.status["harvest"].runs == 1, "the harvest to finish")
+        assert runner.status["harvest"].outcome == "ok"
+        assert runner.status["harvest"].counts["added"] == 12
+    finally:
+        gate.set()
+        runner.shutdown()
+        wait_for(lambda: not runner.status["harvest"].running, "the job thread")
+        engine.close()
+
+
+def test_failed_job_is_recorded(tmp_path: Path, recorded: RecordedServer) -> None:
+    recorded.add("/oai2", LIST, Reply(b"down", 503))
+    config = config_for(tmp_path, recorded)
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config)
+    try:
+        assert runner.run("harvest")
+        status = runner.status["harvest"]
+        assert status.outcome == "error" and "HTTP 503" in status.message
+    finally:
+        engine.close()
+
+
+def test_refresh_sees_another_process_harvest(tmp_path: Path, recorded: RecordedServer) -> None:
+    config = config_for(tmp_path, recorded, refresh_seconds=0.5)
+    serving = SearchEngine(DataDir(config))  # the server's engine
+    serving.data.vectors  # noqa: B018 - loaded, as in serve
+    runner = JobRunner(serving, config)
+    cli = DataDir(config)  # a `papersift harvest` beside it
+    try:
+        runner.start()
+        harvest(cli)
+        embed_backlog(cli)
+        query = SearchRequest("Kretschmann invariant", mode="keyword")
+        wait_for(lambda: serving.search(query).total > 0, "the refresh job")
+        wait_for(lambda: serving.data.vectors.size == 12, "new vectors")
+        hybrid = serving.search(SearchRequest("quantum gravity Lagrangian points", mode="hybrid"))
+        assert hybrid.hits[0].paper.arxiv_id == "1606.04259"
+    finally:
+        runner.shutdown()
+        cli.close()
+        serving.close()

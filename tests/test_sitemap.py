@@ -1,0 +1,151 @@
+"""Sitemaps, robots.txt: parsed with lxml and checked against the sitemaps.org rules."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import date
+from pathlib import Path
+
+import pytest
+from lxml import etree
+from starlette.testclient import TestClient
+
+from engine.search import SearchEngine
+from feeds.sitemap import MAX_URLS, SitemapOverflow, sitemap_index, urlset
+from papersift.config import Config, load_config
+from papersift.errors import ConfigError
+from server.app import create_app
+from server.urls import paper_path
+
+pytest_plugins = ["tests.web_fixtures"]
+
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+SM = {"sm": NS}
+CHUNK = 100
+W3C_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def check_sitemap_file(body: bytes, root_tag: str, limit: int = MAX_URLS) -> list[str]:
+    """The rules every sitemap file must follow; returns its locs."""
+    assert body.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
+    assert len(body) <= 50 * 1024 * 1024
+    root = etree.fromstring(body)
+    assert root.tag == f"{{{NS}}}{root_tag}"
+    child = "url" if root_tag == "urlset" else "sitemap"
+    items = root.findall(f"sm:{child}", SM)
+    assert len(items) <= limit
+    locs = []
+    for item in items:
+        assert [c.tag.split("}")[1] for c in item][:1] == ["loc"]
+        loc = item.findtext("sm:loc", namespaces=SM)
+        assert loc and loc.startswith("http://testserver/") and len(loc) < 2048
+        assert " " not in loc
+        lastmod = item.findtext("sm:lastmod", namespaces=SM)
+        if lastmod is not None:
+            assert W3C_DATE.match(lastmod) and date.fromisoformat(lastmod) <= date.today()
+        locs.append(loc)
+    return locs
+
+
+def test_urlset_streams_and_escapes() -> None:
+    rows = [("/papers/a&b <c>", date(2024, 1, 2)), ("/categories/cs.CL", None)]
+    pieces = list(urlset("http://testserver", iter(rows)))
+    assert len(pieces) == 3  # head, one piece of rows, tail
+    locs = check_sitemap_file(b"".join(pieces), "urlset")
+    assert locs == ["http://testserver/papers/a&b%20%3Cc%3E", "http://testserver/categories/cs.CL"]
+    with pytest.raises(SitemapOverflow):
+        list(urlset("http://testserver", [("/x", None)] * 3, limit=2))
+    index = sitemap_index("http://testserver", [("/sitemaps/papers-1.xml", date(2024, 5, 6))])
+    assert check_sitemap_file(index, "sitemapindex") == ["http://testserver/sitemaps/papers-1.xml"]
+
+
+@pytest.fixture(scope="module")
+def small_chunks(engine: SearchEngine, built_config: Config) -> Iterator[TestClient]:
+    """The app with sitemap chunks of 100 URLs, so the ~320 papers need several."""
+    config = replace(built_config, feeds=replace(built_config.feeds, sitemap_urls=CHUNK))
+    with TestClient(create_app(engine, config), follow_redirects=False) as c:
+        yield c
+
+
+def all_paper_paths(engine: SearchEngine) -> set[str]:
+    store = engine.data.store
+    papers = store.get([d for d in range(1, store.count() + 10)])
+    return {paper_path(p) for p in papers.values()}
+
+
+def test_sitemap_lists_every_page(small_chunks: TestClient, engine: SearchEngine) -> None:
+    r = small_chunks.get("/sitemap.xml")
+    assert r.status_code == 200 and r.headers["content-type"] == "application/xml; charset=utf-8"
+    chunks = check_sitemap_file(r.content, "sitemapindex")
+    assert chunks[0] == "http://testserver/sitemaps/pages-1.xml"
+    papers = [c for c in chunks if "/papers-" in c]
+    assert len(papers) == -(-engine.data.store.count() // CHUNK) > 1
+    listed: list[str] = []
+    for url in chunks:
+        chunk = small_chunks.get(url.removeprefix("http://testserver"))
+        assert chunk.status_code == 200
+        listed += check_sitemap_file(chunk.content, "urlset", CHUNK)
+    assert len(listed) == len(set(listed))
+    paths = {u.removeprefix("http://testserver") for u in listed}
+    assert {p for p in paths if p.startswith("/papers/")} == all_paper_paths(engine)
+    assert (
+        "/papers/cmp-lg/9405001-similarity-based-estimation-of-word-cooccurrence-probabilities"
+        in paths
+    )
+    cats = {c.value for c in engine.stats().categories}
+    assert {f"/categories/{c}" for c in cats} | {"/", "/categories", "/categories/cs"} <= paths
+
+
+def test_sitemap_urls_resolve(small_chunks: TestClient) -> None:
+    body = small_chunks.get("/sitemaps/papers-2.xml").content
+    for loc in check_sitemap_file(body, "urlset")[:5]:
+        assert small_chunks.get(loc.removeprefix("http://testserver")).status_code == 200
+    for loc in check_sitemap_file(small_chunks.get("/sitemaps/pages-1.xml").content, "urlset"):
+        assert small_chunks.get(loc.removeprefix("http://testserver")).status_code == 200, loc
+
+
+def test_lastmod_is_the_newest_update(small_chunks: TestClient, engine: SearchEngine) -> None:
+    root = etree.fromstring(small_chunks.get("/sitemaps/papers-1.xml").content)
+    ids = [d for d in range(1, CHUNK + 1)]
+    papers = engine.data.store.get(ids)
+    expected = {paper_path(p): p.updated.isoformat() for p in papers.values()}
+    got = {
+        u.findtext("sm:loc", namespaces=SM).removeprefix("http://testserver"): u.findtext(
+            "sm:lastmod", namespaces=SM
+        )
+        for u in root.findall("sm:url", SM)
+    }
+    assert got == expected
+    index = etree.fromstring(small_chunks.get("/sitemap.xml").content)
+    first = index.xpath("sm:sitemap[contains(sm:loc, 'papers-1')]/sm:lastmod/text()", namespaces=SM)
+    assert first == [max(expected.values())]
+
+
+def test_sitemap_errors_and_conditional_get(small_chunks: TestClient) -> None:
+    for bad in ("/sitemaps/papers-0.xml", "/sitemaps/papers-99.xml", "/sitemaps/nope-1.xml",
+                "/sitemaps/papers-x.xml", "/sitemaps/papers-01.xml"):  # fmt: skip
+        assert small_chunks.get(bad).status_code == 404, bad
+    for url in ("/sitemap.xml", "/sitemaps/papers-1.xml"):
+        r = small_chunks.get(url)
+        assert r.headers["cache-control"].startswith("public, max-age=")
+        again = small_chunks.get(url, headers={"If-None-Match": r.headers["etag"]})
+        assert again.status_code == 304 and again.content == b""
+
+
+def test_default_chunks_hold_everything(client: TestClient) -> None:
+    chunks = check_sitemap_file(client.get("/sitemap.xml").content, "sitemapindex")
+    assert [c.rsplit("/", 1)[1] for c in chunks] == ["pages-1.xml", "papers-1.xml"]
+
+
+def test_robots_points_at_the_sitemap(client: TestClient) -> None:
+    text = client.get("/robots.txt").text
+    assert "Sitemap: http://testserver/sitemap.xml" in text.splitlines()
+
+
+def test_chunk_size_is_bounded(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[feeds]\nsitemap_urls = 50001\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[feeds\] sitemap_urls must be at most 50000"):
+        load_config(path, env={})
