@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -253,14 +252,20 @@ def _demo_records() -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh]
 
 
-def test_parsing_is_fast_on_real_strings() -> None:
-    """Guards the budget (well under 50 µs a paper) by a wide margin against, e.g., a
-    pylatexenc call on every string (hundreds of µs each)."""
-    raws = [r["authors"] for r in _demo_records()]
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for raw in raws:
-            parse_authors(raw)
-        best = min(best, time.perf_counter() - start)
-    assert best / len(raws) < 100e-6
+def test_tex_decoder_only_sees_tex_looking_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The slow pylatexenc path (hundreds of µs a call) runs only on names with TeX in them;
+    speed itself is measured by the import benchmark, not here."""
+    seen: list[str] = []
+    real = authors._decode_tex
+
+    def spy(text: str) -> str:
+        seen.append(text)
+        return real(text)
+
+    monkeypatch.setattr(authors, "_decode_tex", spy)
+    with KAGGLE_HEAD.open(encoding="utf-8") as fh:
+        for line in fh:
+            parse_authors(json.loads(line)["authors"])
+    assert seen
+    assert all("\\" in t or "{" in t for t in seen)
+
