@@ -33,7 +33,7 @@ from papersift.errors import ConfigError, IndexVersionError
 if TYPE_CHECKING:
     from indexer.identity import IdentityReport
 
-SCHEMA_VERSION = 2  # 2: researcher ids in the lexical index
+SCHEMA_VERSION = 3  # 2: researcher ids in the lexical index; 3: institutions (ROR ids)
 MANIFEST = "manifest.json"
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from engine.store import PaperStore
 from indexer.ror import Organisation, normalise
+from papersift.paper import Paper
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS institutions (
@@ -29,8 +30,26 @@ CREATE TABLE IF NOT EXISTS institutions (
 CREATE TABLE IF NOT EXISTS institution_names (
     key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (key, iid)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS affiliations (
+    docid INTEGER NOT NULL, position INTEGER NOT NULL, ror_id TEXT NOT NULL,
+    PRIMARY KEY (docid, position, ror_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS affiliations_ror ON affiliations(ror_id);
 """
 _COLUMNS = "iid, ror_id, name, country, city, types, aliases, parents, status"
+# Paper.extra key written by enrichment: JSON [[author position, bare ROR id, name], ...].
+AFFILIATIONS_KEY = "affiliations"
+
+
+def affiliations(paper: Paper) -> list[tuple[int, str, str]]:
+    """(author position, ROR id, institution name) of a paper, from its enrichment."""
+    raw = dict(paper.extra).get(AFFILIATIONS_KEY)
+    return [(int(p), str(r), str(n)) for p, r, n in json.loads(raw)] if raw else []
+
+
+def affiliation_rors(paper: Paper) -> list[str]:
+    """The distinct ROR ids of a paper's authors, in author order."""
+    return list(dict.fromkeys(r for _, r, _ in affiliations(paper)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +123,10 @@ class Institutions:
                 )
         return n
 
+    def count(self) -> int:
+        with self.store.reading() as db:
+            return int(db.execute("SELECT COUNT(*) FROM institutions").fetchone()[0])
+
     def get(self, iid: int) -> Institution | None:
         with self.store.reading() as db:
             row = db.execute(
@@ -143,3 +166,67 @@ class Institutions:
                 [*args, limit, offset],
             ).fetchall()
         return [_institution(r) for r in rows], total
+
+    def sitemap_chunks(self, size: int) -> list[int]:
+        """Each iid range ``[k*size+1, (k+1)*size]`` holding an institution not withdrawn."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT DISTINCT (iid - 1) / ? FROM institutions WHERE status != 'withdrawn' "
+                "ORDER BY 1",
+                (size,),
+            ).fetchall()
+        return [int(k) for (k,) in rows]
+
+    def sitemap_rows(self, first: int, last: int) -> list[tuple[int, str]]:
+        """(iid, name) of the institutions not withdrawn with ids ``first..last``."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT iid, name FROM institutions WHERE iid BETWEEN ? AND ? "
+                "AND status != 'withdrawn' ORDER BY iid",
+                (first, last),
+            ).fetchall()
+        return [(int(i), str(n)) for i, n in rows]
+
+    def fingerprint(self) -> str:
+        """Changes when institutions are added (for cache validators; renames keep it)."""
+        with self.store.reading() as db:
+            count, top = db.execute("SELECT COUNT(*), MAX(iid) FROM institutions").fetchone()
+        return f"{count}-{top}"
+
+    # -- what enrichment linked to an institution ------------------------------------------
+
+    def linked(self, ror_id: str) -> tuple[int, int]:
+        """(papers, researchers) with an authorship at this institution."""
+        with self.store.reading() as db:
+            papers, people = db.execute(
+                "SELECT COUNT(DISTINCT f.docid), COUNT(DISTINCT a.rid) FROM affiliations f "
+                "JOIN papers p ON p.docid = f.docid LEFT JOIN authorships a "
+                "ON a.docid = f.docid AND a.position = f.position WHERE f.ror_id = ?",
+                (ror_id,),
+            ).fetchone()
+        return int(papers), int(people)
+
+    def members(self, ror_id: str, limit: int = 50) -> list[tuple[int, str, int]]:
+        """(researcher id, name, papers here) of its researchers, most papers first."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT r.rid, r.name, COUNT(DISTINCT f.docid) AS n FROM affiliations f "
+                "JOIN papers p ON p.docid = f.docid JOIN authorships a "
+                "ON a.docid = f.docid AND a.position = f.position "
+                "JOIN researchers r ON r.rid = a.rid WHERE f.ror_id = ? "
+                "GROUP BY r.rid ORDER BY n DESC, r.name LIMIT ?",
+                (ror_id, limit),
+            ).fetchall()
+        return [(int(r), str(n), int(c)) for r, n, c in rows]
+
+    def ror_names(self, ror_ids: Iterable[str]) -> dict[str, Institution]:
+        """The institutions of these ROR ids that the registry holds."""
+        ids = list(dict.fromkeys(ror_ids))
+        if not ids:
+            return {}
+        with self.store.reading() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM institutions WHERE ror_id IN ({','.join('?' * len(ids))})",
+                ids,
+            ).fetchall()
+        return {i.ror_id: i for i in map(_institution, rows)}

@@ -15,6 +15,7 @@ from typing import Any
 
 import tantivy
 
+from engine.institutions import affiliation_rors
 from engine.results import FacetCount, Filters, Sort
 from indexer.authors import normalise_name
 from papersift.paper import Paper
@@ -41,6 +42,7 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("year", stored=False, indexed=True, fast=True)
     sb.add_integer_field("cited", stored=False, indexed=True, fast=True)
     sb.add_integer_field("rid", stored=False, indexed=True, fast=True)  # researcher ids
+    sb.add_text_field("inst", stored=False, tokenizer_name="raw", fast=True)  # ROR ids
     return sb.build()
 
 
@@ -123,6 +125,8 @@ class LexicalIndex:
         doc.add_integer("cited", p.citation_count or 0)
         for rid in dict.fromkeys(rids):
             doc.add_integer("rid", rid)
+        for ror_id in affiliation_rors(p):
+            doc.add_text("inst", ror_id)
         return doc
 
     # -- queries -------------------------------------------------------------------------
@@ -165,6 +169,9 @@ class LexicalIndex:
             )
         for rid in f.researcher_ids:
             clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "rid", rid)))
+        for ror_id in f.institutions:
+            q = tantivy.Query.term_query(self.schema, "inst", ror_id)
+            clauses.append((tantivy.Occur.Must, q))
         if f.date_from or f.date_to:
             clauses.append(
                 (
@@ -230,6 +237,7 @@ class LexicalIndex:
             "categories": {"terms": {"field": "cat", "size": size}},
             "years": {"terms": {"field": "year", "size": 200}},
             "researchers": {"terms": {"field": "rid", "size": size}},
+            "institutions": {"terms": {"field": "inst", "size": size}},
         }
         raw = self.index.searcher().aggregate(query, agg)
         cats = tuple(
@@ -244,7 +252,14 @@ class LexicalIndex:
             FacetCount(str(int(b["key"])), int(b["doc_count"]))
             for b in raw["researchers"]["buckets"]
         )
-        return {"categories": cats, "years": tuple(years), "researchers": people}
+        insts = tuple(
+            FacetCount(str(b["key"]), int(b["doc_count"]))
+            for b in raw["institutions"]["buckets"]
+        )
+        return {
+            "categories": cats, "years": tuple(years), "researchers": people,
+            "institutions": insts,
+        }  # fmt: skip
 
     def snippet_generators(
         self, query: tantivy.Query

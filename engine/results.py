@@ -23,6 +23,7 @@ class Filters:
     date_from: date | None = None  # published on or after
     date_to: date | None = None  # published on or before
     researcher_ids: tuple[int, ...] = ()  # researcher ids (engine.people); all of them
+    institutions: tuple[str, ...] = ()  # bare ROR ids of authors' institutions; all of them
 
     @property
     def empty(self) -> bool:
@@ -32,6 +33,7 @@ class Filters:
             or self.date_from
             or self.date_to
             or self.researcher_ids
+            or self.institutions
         )
 
 

@@ -24,9 +24,12 @@ import sqlite3
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from engine.institutions import SCHEMA as INSTITUTION_SCHEMA
+from engine.institutions import affiliations
 from engine.names import NameParts, compatible, specificity, split_name
 from engine.people import MAX_EVIDENCE_AUTHORS, encode_ids, ensure_schema
 from engine.store import PaperStore
+from papersift.paper import Paper
 
 META_SEQ = "people_seq"
 MAX_ROUNDS = 6
@@ -82,6 +85,7 @@ def refresh_identities(store: PaperStore) -> IdentityReport:
     """Bring the researcher tables up to date with the papers; touch papers whose ids moved."""
     with store.reading() as db:
         ensure_schema(db)
+        db.executescript(INSTITUTION_SCHEMA)  # the affiliations table, refreshed below
     if int(store.get_meta(META_SEQ) or 0) >= store.seq:
         return IdentityReport()
     with store.transaction() as db:  # read the changes inside it: none can slip in between
@@ -120,6 +124,7 @@ def refresh_identities(store: PaperStore) -> IdentityReport:
                         old.get((docid, a.key)),
                     ),
                 )
+        _refresh_affiliations(db, changed, dead)
         touched: set[int] = {d for d, _ in changed}
         for block in sorted(blocks):
             touched |= _recluster(db, block)
@@ -127,6 +132,21 @@ def refresh_identities(store: PaperStore) -> IdentityReport:
         seq = store.touch(sorted(touched))
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_SEQ, str(seq)))
     return IdentityReport(len(changed), len(blocks), len(touched))
+
+
+def _refresh_affiliations(
+    db: sqlite3.Connection, changed: list[tuple[int, Paper]], dead: list[int]
+) -> None:
+    """The (paper, author position, ROR id) rows follow the papers' enrichment records."""
+    for i in range(0, len(changed) + len(dead), 500):
+        chunk = ([d for d, _ in changed] + dead)[i : i + 500]
+        db.execute(
+            f"DELETE FROM affiliations WHERE docid IN ({','.join('?' * len(chunk))})", chunk
+        )
+    db.executemany(
+        "INSERT OR IGNORE INTO affiliations (docid, position, ror_id) VALUES (?, ?, ?)",
+        [(d, pos, ror) for d, p in changed for pos, ror, _ in affiliations(p)],
+    )
 
 
 def _load(db: sqlite3.Connection, block: str) -> tuple[list[_Row], dict[int, set[str]]]:

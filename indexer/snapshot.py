@@ -141,8 +141,8 @@ def record_to_paper(obj: dict[str, Any]) -> Paper:
         title=title,
         abstract=_clean(obj.get("abstract")) or "",
         authors=parse_authors(
-            raw_authors if isinstance(raw_authors, str) else "",
-            parsed if isinstance(parsed, list) else None,
+            _clean(raw_authors) or "",
+            _decontrol(parsed) if isinstance(parsed, list) else None,
         ),
         categories=_categories(obj.get("categories")),
         published=published,
@@ -275,10 +275,23 @@ def _parse_date(value: object) -> date | None:
         return None
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _decontrol(parsed: list[Any]) -> list[Any]:
+    """``authors_parsed`` with control characters blanked in its strings."""
+    return [
+        [_CONTROL.sub(" ", p) if isinstance(p, str) else p for p in e] if isinstance(e, list) else e
+        for e in parsed
+    ]
+
+
 def _clean(value: object) -> str | None:
     """Whitespace collapsed and stripped; None for null, non-strings and empty strings."""
     if not isinstance(value, str):
         return None
+    if not value.isprintable():  # control characters are invalid in XML feeds and HTML
+        value = _CONTROL.sub(" ", value)
     return " ".join(value.split()) or None
 
 

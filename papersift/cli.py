@@ -245,6 +245,92 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_enrich(args: argparse.Namespace) -> int:
+    from engine.datadir import DataDir
+    from indexer.enrich_run import enrich_files, enrich_online
+
+    data = DataDir(_config(args), create=False)
+    requests = cached = 0
+    try:
+        if args.from_file:
+            report = enrich_files(data, [Path(f) for f in args.from_file])
+        else:
+            report, requests, cached = enrich_online(
+                data,
+                arxiv_ids=args.ids or (),
+                limit=args.limit,
+                progress=not args.json and sys.stderr.isatty(),
+            )
+    finally:
+        data.close()
+    if args.json:
+        _print_json({**report.as_json(), "requests": requests, "cached": cached})
+    else:
+        extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
+        print(report.line() + extra)
+    return 0
+
+
+def cmd_import_ror(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from engine.datadir import DataDir
+    from engine.institutions import Institutions
+    from indexer.ror import read_ror
+
+    config = _config(args)
+    path = Path(args.file)
+    if not path.is_file():
+        raise PapersiftError(f"no such file: {path}")
+    data = DataDir(config)
+    try:
+        registry = Institutions(data.store)
+        before = registry.count()
+        with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
+            read = registry.import_organisations(bar.update(1) or org for org in read_ror(path))
+        total = registry.count()
+    finally:
+        data.close()
+    if args.json:
+        _print_json({"read": read, "added": total - before, "institutions": total})
+    else:
+        print(f"{read} organisations read, {total - before} new; {total} institutions in the index")
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from papersift import doctor
+    from papersift.errors import ConfigError
+
+    path = args.config or os.environ.get("PAPERSIFT_CONFIG")
+    if path is None and Path("config.toml").is_file():
+        path = "config.toml"
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        checks = [doctor.Check("config", "FAIL", str(exc), "fix the named key or value")]
+    else:
+        if args.fix:
+            doctor.repair(config, say=lambda line: print(line, file=sys.stderr))
+        checks = [doctor.config_check(path), *doctor.diagnose(config)]
+    if args.json:
+        _print_json({"ok": doctor.ok(checks), "checks": [c.json() for c in checks]})
+    else:
+        print(doctor.table(checks))
+    return 0 if doctor.ok(checks) else 1
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    from papersift.backup import backup
+
+    report = backup(_config(args), Path(args.dest))
+    if args.json:
+        _print_json(report.json())
+    else:
+        print(report.line())
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from papersift.serve import serve
 
@@ -353,6 +439,49 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=cmd_reindex)
+
+    p = sub.add_parser(
+        "import-ror",
+        parents=[common],
+        help="import the ROR registry (institutions)",
+        description="Import a ROR schema v2 dump (JSON lines or JSON array, plain or .gz).",
+    )
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_import_ror)
+
+    p = sub.add_parser(
+        "enrich",
+        parents=[common],
+        help="add citation counts, author ids and institutions (OpenAlex, Semantic Scholar)",
+        description="Ask [enrich] openalex_url and semanticscholar_url about the papers "
+        "(cached), or read saved work JSON with --from-file.",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these arXiv ids (default: all)")
+    p.add_argument("--from-file", nargs="+", metavar="FILE", help="saved OpenAlex/S2 JSON")
+    p.add_argument("--limit", type=_positive, help="ask about at most N papers")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_enrich)
+
+    p = sub.add_parser(
+        "doctor",
+        parents=[common],
+        help="check config, data directory, indexes, model and disk; say what to fix",
+        description="Read-only health checks; exit status 1 if any check FAILs.",
+    )
+    p.add_argument("--fix", action="store_true", help="first do the safe repairs (server stopped)")
+    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser(
+        "backup",
+        parents=[common],
+        help="copy the data directory consistently, even while serving",
+        description="Copy store, indexes, vectors and manifest into DEST (a new folder).",
+    )
+    p.add_argument("dest", metavar="DEST", help="a folder that does not exist yet")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.set_defaults(func=cmd_backup)
     return parser
 
 

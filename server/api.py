@@ -17,6 +17,7 @@ from papersift.paper import Paper
 from server.context import ctx
 from server.openapi import openapi_document
 from server.params import ParamError, parse_search, search_url
+from server.ratelimit import document_limits
 from server.taxonomy import category_name
 from server.templating import cached_response
 from server.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, parse_paper_path, site_root
@@ -164,7 +165,8 @@ async def stats(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    return _json(request, openapi_document(site_root(request), ctx(request).config.search))
+    document = openapi_document(site_root(request), ctx(request).config.search)
+    return _json(request, document_limits(document))
 
 
 async def healthz(request: Request) -> Response:

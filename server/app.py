@@ -14,12 +14,13 @@ from starlette.types import Scope
 
 from papersift.config import Config
 from papersift.errors import QueryError
-from server import admin, api, errors, feed_routes, pages
+from server import admin, api, errors, feed_routes, institutions_api, pages
 from server.compress import CompressionMiddleware
 from server.context import AppContext, Engine
 from server.headers import SecurityHeadersMiddleware
 from server.params import ParamError
 from server.people_pages import install as install_people
+from server.ratelimit import RequestLimitMiddleware
 from server.templating import STATIC_DIR, make_environment
 from server.urlguard import UrlGuardMiddleware
 
@@ -51,6 +52,7 @@ def create_app(engine: Engine, config: Config) -> Starlette:
         ],
         middleware=[
             Middleware(SecurityHeadersMiddleware),
+            Middleware(RequestLimitMiddleware, per_minute=config.server.rate_limit),
             Middleware(CompressionMiddleware),
             Middleware(UrlGuardMiddleware),
         ],
@@ -65,4 +67,5 @@ def create_app(engine: Engine, config: Config) -> Starlette:
     app.state.config = config
     app.state.templates = make_environment()
     install_people(app)  # /researchers pages and API; author names link to them
+    institutions_api.install(app)  # /api/v1/institutions; the institution filter chips
     return app

@@ -5,6 +5,7 @@ The engine is asked here (the same search the pages run); ``feeds/`` only writes
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -18,12 +19,16 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from engine.institutions import Institutions
+from engine.people import People
 from engine.results import Filters, SearchRequest
 from feeds.opensearch import CONTENT_TYPE as OPENSEARCH_TYPE
 from feeds.opensearch import description as opensearch_description
 from feeds.rss import CONTENT_TYPES, FORMATS, FeedFormat, FeedInfo, render_feed
 from server.context import ctx
 from server.params import default_sort, parse_search, query_items
+from server.people_views import researcher_url
+from server.sitemap_routes import institution_path
 from server.sitemap_routes import routes as sitemap_routes
 from server.taxonomy import category_name
 from server.templating import etag_for, not_modified, page_meta, render
@@ -31,6 +36,7 @@ from server.urls import category_path, paper_path, site_root
 
 Handler = Callable[[Request, FeedFormat], Awaitable[Response]]
 FEED_PARAMS = ("q", "mode", "category", "researcher", "from", "to")
+_ID = re.compile(r"\d{1,12}\Z")
 
 
 class _FirstSeen:
@@ -89,6 +95,16 @@ def conditional_response(request: Request, body: bytes, media_type: str, max_age
 def feed_path(fmt: FeedFormat, name: str) -> str:
     """``/rss/latest.xml``, ``/atom/cs.CL.xml``."""
     return f"/{fmt}/{name}.xml"
+
+
+def researcher_feed_path(fmt: FeedFormat, rid: int) -> str:
+    """``/rss/researchers/42.xml``."""
+    return f"/{fmt}/researchers/{rid}.xml"
+
+
+def institution_feed_path(fmt: FeedFormat, iid: int) -> str:
+    """``/rss/institutions/7.xml``."""
+    return f"/{fmt}/institutions/{iid}.xml"
 
 
 def search_feed_path(req: SearchRequest, fmt: FeedFormat = "rss") -> str:
@@ -165,6 +181,56 @@ async def search(request: Request, fmt: FeedFormat) -> Response:
     return await _respond(request, fmt, req, info)
 
 
+def _feed_id(request: Request, what: str) -> int:
+    raw: str = request.path_params["id"]
+    if not _ID.match(raw):
+        raise HTTPException(404, f"{what.capitalize()} feed URLs look like /rss/{what}s/42.xml.")
+    return int(raw)
+
+
+async def researcher(request: Request, fmt: FeedFormat) -> Response:
+    """A researcher's newest papers; a merged id redirects to the feed of the surviving one."""
+    c = ctx(request)
+    rid = _feed_id(request, "researcher")
+    people = getattr(c.engine, "people", None)
+    found = await c.call(people.get, rid) if isinstance(people, People) else None
+    if found is None or found.papers == 0:
+        raise HTTPException(404, f"There is no researcher {rid} in this index.")
+    if found.rid != rid:
+        return RedirectResponse(researcher_feed_path(fmt, found.rid), status_code=301)
+    root = site_root(request)
+    info = FeedInfo(
+        title=f"papersift: {found.name}",
+        description=f"The newest papers by {found.name}.",
+        page_url=root + researcher_url(found.rid, found.name),
+        self_url=root + researcher_feed_path(fmt, found.rid),
+    )
+    return await _respond(
+        request, fmt, SearchRequest(filters=Filters(researcher_ids=(found.rid,))), info
+    )
+
+
+async def institution(request: Request, fmt: FeedFormat) -> Response:
+    """Papers with an author at this institution (by its ROR id, as enrichment links them;
+    arXiv records carry no affiliations, so a known institution's feed may well be empty)."""
+    c = ctx(request)
+    iid = _feed_id(request, "institution")
+    reg = getattr(c.engine, "institutions", None)
+    found = await c.call(reg.get, iid) if isinstance(reg, Institutions) else None
+    if found is None:
+        raise HTTPException(404, f"There is no institution {iid} in this index.")
+    root = site_root(request)
+    info = FeedInfo(
+        title=f"papersift: {found.name}",
+        description=f"The newest papers from {found.name}.",
+        page_url=root + institution_path(found.iid, found.name),
+        self_url=root + institution_feed_path(fmt, found.iid),
+    )
+    return await _respond(
+        request, fmt, SearchRequest(filters=Filters(institutions=(found.ror_id,))), info
+    )
+
+
 def _endpoint(handler: Handler, fmt: FeedFormat) -> Callable[[Request], Awaitable[Response]]:
     async def endpoint(request: Request) -> Response:
         return await handler(request, fmt)
@@ -196,7 +262,9 @@ async def opensearch(request: Request) -> Response:
 routes = [
     *(Route(feed_path(fmt, "latest"), _endpoint(latest, fmt)) for fmt in FORMATS),
     *(Route(feed_path(fmt, "search"), _endpoint(search, fmt)) for fmt in FORMATS),
-    *(Route(f"/{fmt}/{{cat}}.xml", _endpoint(category, fmt)) for fmt in FORMATS),
+    *(Route(f"/{fmt}/researchers/{{id}}.xml", _endpoint(researcher, fmt)) for fmt in FORMATS),
+    *(Route(f"/{fmt}/institutions/{{id}}.xml", _endpoint(institution, fmt)) for fmt in FORMATS),
+    *(Route(f"/{fmt}/{{cat}}.xml", _endpoint(category, fmt)) for fmt in FORMATS),  # last
     Route("/feeds", feeds_page, name="feeds"),
     Route("/opensearch.xml", opensearch),
     *sitemap_routes,

@@ -15,8 +15,9 @@ from starlette.routing import Route
 from engine.institutions import Institution, Institutions
 from indexer.ror import ROR_PREFIX, parse_ror_id
 from server.context import ctx
+from server.feed_routes import institution_feed_path
 from server.params import ParamError, clean_text
-from server.people_views import slug
+from server.people_views import researcher_url, slug
 from server.templating import page_meta, render
 from server.urls import site_root
 
@@ -115,12 +116,20 @@ async def institution(request: Request) -> Response:
         + ": researchers and papers in this index.",
         path=canonical,
         trail=[("Institutions", "/institutions"), (found.name, canonical)],
+        feeds=[(f"New papers from {found.name}", institution_feed_path("rss", found.iid))],
         extra_ld=[organization_ld(found, root + canonical)],
     )
     context.update(
+        feed={f: institution_feed_path(f, found.iid) for f in ("rss", "atom")},
         inst=found,
         ror_url=ROR_PREFIX + found.ror_id,
         parents=[(p, institution_url(p)) for p in parents],
+        linked=await c.call(reg.linked, found.ror_id),
+        members=[
+            (name, researcher_url(rid, name), n)
+            for rid, name, n in await c.call(reg.members, found.ror_id, 50)
+        ],
+        papers_url=f"/search?institution={found.ror_id}",
     )
     return render(request, "institution.html", context)
 

@@ -74,7 +74,9 @@ Base URL: {root}
   `{root}/api/v1/stats` - JSON.
 - Feeds (RSS 2.0; `/atom/` instead of `/rss/` for Atom), newest first:
   `{root}/rss/latest.xml`, `{root}/rss/CATEGORY.xml` (a category or an archive such as
-  `cs`), `{root}/rss/search.xml?q=QUERY` (the search parameters); all listed at
+  `cs`), `{root}/rss/search.xml?q=QUERY` (the search parameters),
+  `{root}/rss/researchers/ID.xml`, `{root}/rss/institutions/ID.xml` (the ID of the page's
+  `/researchers/ID-name` or `/institutions/ID-name` address); all listed at
   `{root}/feeds`. Sitemap: `{root}/sitemap.xml`.
 - Researcher and institution pages (coming): `{root}/researchers/...` and
   `{root}/institutions/...`. Until then an author's papers are at

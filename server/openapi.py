@@ -7,6 +7,7 @@ from typing import Any
 from engine.results import MODES, SORTS
 from papersift.config import SearchConfig
 from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
+from server.institutions_openapi import institution_paths, institution_schemas
 from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
 from server.people_openapi import people_paths, people_schemas
 
@@ -156,6 +157,7 @@ SCHEMAS: dict[str, Any] = {
     ),
     "Health": _obj({"status": {"const": "ok"}, "papers": _INT}),
     **people_schemas(_obj, _array, _ref),
+    **institution_schemas(_obj, _array, _ref),
     **admin_schemas(_obj, _array, _ref),
 }
 
@@ -206,6 +208,14 @@ def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
                 "items": {"type": "integer", "minimum": 1},
                 "maxItems": MAX_FILTER_VALUES,
             },
+            style="form",
+            explode=True,
+        ),
+        _param(
+            "institution",
+            "Only papers with authors at all of these institutions (ROR ids, bare or as "
+            "ror.org URLs; linked by enrichment). Repeatable or comma-separated.",
+            {"type": "array", "items": _STR, "maxItems": MAX_FILTER_VALUES},
             style="form",
             explode=True,
         ),
@@ -305,6 +315,7 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                 }
             },
             **people_paths(_param, _json, _ERRORS),
+            **institution_paths(_param, _json, _ERRORS),
             **admin_paths(_json),
             "/healthz": {
                 get: {

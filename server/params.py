@@ -21,8 +21,8 @@ from engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
 from papersift.config import SearchConfig
 
 SEARCH_PARAMS = (
-    "q", "mode", "category", "researcher", "researcher_id", "from", "to", "sort", "page",
-    "page_size",
+    "q", "mode", "category", "researcher", "researcher_id", "institution", "from", "to",
+    "sort", "page", "page_size",
 )  # fmt: skip
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
@@ -167,6 +167,29 @@ def _researcher_ids(params: QueryParams) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _institutions(params: QueryParams) -> tuple[str, ...]:
+    """``institution=03acrzv41`` (a ROR id, bare or as its ror.org URL), repeatable."""
+    from indexer.ror import parse_ror_id
+
+    out: list[str] = []
+    for raw in params.getlist("institution"):
+        for value in raw.split(","):
+            value = value.strip()
+            if not value:
+                continue
+            ror_id = parse_ror_id(value)
+            if ror_id is None:
+                raise ParamError(
+                    "institution",
+                    f"'institution' must be a ROR id such as 03acrzv41, not {_show(value)}.",
+                )
+            if ror_id not in out:
+                out.append(ror_id)
+    if len(out) > MAX_FILTER_VALUES:
+        raise ParamError("institution", f"Give at most {MAX_FILTER_VALUES} institutions.")
+    return tuple(out)
+
+
 def parse_search(
     params: QueryParams,
     config: SearchConfig,
@@ -213,6 +236,7 @@ def parse_search(
         date_from=date_from,
         date_to=date_to,
         researcher_ids=_researcher_ids(params),
+        institutions=_institutions(params),
     )
     chosen: Sort = _as_sort(sort) if sort else default_sort(query)
     if not query and chosen == "relevance":
@@ -255,6 +279,7 @@ def query_items(req: SearchRequest) -> list[tuple[str, str]]:
     items += [("category", c) for c in req.filters.categories]
     items += [("researcher", r) for r in req.filters.researchers]
     items += [("researcher_id", str(r)) for r in req.filters.researcher_ids]
+    items += [("institution", i) for i in req.filters.institutions]
     if req.filters.date_from:
         items.append(("from", req.filters.date_from.isoformat()))
     if req.filters.date_to:

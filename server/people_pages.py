@@ -16,6 +16,7 @@ from engine.people import People, Profile, Researcher
 from engine.results import SearchResult
 from server import institution_pages, people_api, views
 from server.context import ctx
+from server.feed_routes import researcher_feed_path
 from server.params import ParamError, clean_text, search_url, with_filters
 from server.people_views import author_links, researcher_filters, researcher_url
 from server.svg import Bar, Node, bar_chart, network
@@ -119,11 +120,13 @@ async def researcher(request: Request) -> Response:
         path=canonical,
         trail=[("Researchers", "/researchers"), (found.name, canonical)],
         og_type="profile",
+        feeds=[(f"New papers by {found.name}", researcher_feed_path("rss", found.rid))],
         extra_ld=[person_ld(found, root + canonical)],
         robots="noindex,follow" if req.query or req.page > 1 else "index,follow",
     )
     context.update(_profile_context(profile, result, canonical))
     context.update(person=found, result=result, req=req, links=external_links(found))
+    context.update(feed={f: researcher_feed_path(f, found.rid) for f in ("rss", "atom")})
     return render(request, "researcher.html", context)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 
@@ -19,15 +19,25 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from engine.institutions import Institutions
+from engine.people import People
 from engine.results import Filters, SearchRequest
 from engine.search import SearchEngine
 from engine.store import PaperStore
 from feeds.sitemap import CONTENT_TYPE, Entry, chunk_entries, chunk_lastmods, sitemap_index, urlset
 from server.context import AppContext, ctx
+from server.people_views import researcher_url, slug
 from server.templating import not_modified
 from server.urls import category_path, site_root, slugify
 
 STATIC_PAGES = ("/categories", "/feeds", "/developers")
+BATCH = 5000  # ids per store read of the researcher and institution chunks
+
+
+def institution_path(iid: int, name: str) -> str:
+    """The canonical institution page (as ``server.institution_pages.institution_url``)."""
+    s = slug(name)
+    return f"/institutions/{iid}-{s}" if s else f"/institutions/{iid}"
 
 
 @dataclass(frozen=True)
@@ -54,23 +64,31 @@ def _store(c: AppContext) -> PaperStore:
     return c.engine.data.store
 
 
-_chunk_cache: dict[tuple[str, int, int], list[date | None]] = {}
+# kind -> ((store path, store seq, size), lastmod of each chunk)
+_chunk_cache: dict[str, tuple[tuple[str, int, int], list[date | None]]] = {}
 _chunk_lock = threading.Lock()
 
 
-def _paper_chunks(c: AppContext, size: int) -> list[date | None]:
-    """Lastmod of each docid-range chunk; dense (an empty range lists no URLs, no date)."""
+def _cached_chunks(
+    c: AppContext, kind: str, size: int, compute: Callable[[int], Sequence[tuple[int, date | None]]]
+) -> list[date | None]:
+    """Lastmod of each id-range chunk, dense (an empty range lists no URLs and has no date),
+    recomputed only when the store changes: one state per kind is worth keeping."""
     store = _store(c)
     key = (str(store.path), store.seq, size)
     with _chunk_lock:
-        cached = _chunk_cache.get(key)
-    if cached is None:
-        found = dict(store.sitemap_chunks(size))
-        cached = [found.get(k) for k in range(max(found, default=-1) + 1)]
-        with _chunk_lock:
-            _chunk_cache.clear()  # one store, one size: only the newest state is worth keeping
-            _chunk_cache[key] = cached
-    return cached
+        hit = _chunk_cache.get(kind)
+    if hit is not None and hit[0] == key:
+        return hit[1]
+    found = dict(compute(size))
+    chunks = [found.get(k) for k in range(max(found, default=-1) + 1)]
+    with _chunk_lock:
+        _chunk_cache[kind] = (key, chunks)
+    return chunks
+
+
+def _paper_chunks(c: AppContext, size: int) -> list[date | None]:
+    return _cached_chunks(c, "papers", size, _store(c).sitemap_chunks)
 
 
 def _paper_entries(c: AppContext, size: int, n: int) -> Iterable[Entry]:
@@ -95,9 +113,56 @@ def _pages(c: AppContext) -> list[Entry]:
     return out
 
 
+def _people(c: AppContext) -> People | None:
+    found = getattr(c.engine, "people", None)
+    return found if isinstance(found, People) else None
+
+
+def _institutions(c: AppContext) -> Institutions | None:
+    found = getattr(c.engine, "institutions", None)
+    return found if isinstance(found, Institutions) else None
+
+
+def _researcher_chunks(c: AppContext, size: int) -> list[date | None]:
+    """Researchers by id range; lastmod is the newest update among their papers."""
+    people = _people(c)
+    if people is None:
+        return []
+    return _cached_chunks(c, "researchers", size, people.sitemap_chunks)
+
+
+def _researcher_entries(c: AppContext, size: int, n: int) -> Iterator[Entry]:
+    people = _people(c)
+    if people is None:
+        return
+    last = n * size
+    for first in range((n - 1) * size + 1, last + 1, BATCH):  # the lock is free between batches
+        for rid, name, newest in people.sitemap_rows(first, min(first + BATCH - 1, last)):
+            yield researcher_url(rid, name), newest
+
+
+def _institution_chunks(c: AppContext, size: int) -> list[date | None]:
+    """Institutions by id range, without lastmod: nothing dates a registry entry yet."""
+    reg = _institutions(c)
+    found = set(reg.sitemap_chunks(size)) if reg is not None else set()
+    return [None] * (max(found, default=-1) + 1)
+
+
+def _institution_entries(c: AppContext, size: int, n: int) -> Iterator[Entry]:
+    reg = _institutions(c)
+    if reg is None:
+        return
+    last = n * size
+    for first in range((n - 1) * size + 1, last + 1, BATCH):
+        for iid, name in reg.sitemap_rows(first, min(first + BATCH - 1, last)):
+            yield institution_path(iid, name), None
+
+
 KINDS: tuple[SitemapKind, ...] = (
     listed("pages", _pages),
     SitemapKind("papers", _paper_chunks, _paper_entries),
+    SitemapKind("researchers", _researcher_chunks, _researcher_entries),
+    SitemapKind("institutions", _institution_chunks, _institution_entries),
 )
 
 
@@ -106,8 +171,11 @@ def _size(c: AppContext) -> int:
 
 
 def _etag(c: AppContext, *parts: object) -> str:
-    """Sitemaps change only with the store: its change sequence stands for the body."""
-    key = "\n".join(str(p) for p in (_store(c).seq, _size(c), *parts))
+    """Sitemaps change with the store: its change sequence stands for the body (with the
+    registry's size for the index and institution chunks: importing it bumps no sequence)."""
+    reg = _institutions(c) if parts[0] in ("index", "institutions") else None
+    registry = reg.fingerprint() if reg is not None else ""
+    key = "\n".join(str(p) for p in (_store(c).seq, _size(c), registry, *parts))
     return 'W/"sm-' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
 
 

@@ -35,6 +35,8 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 
 def make_config(root: Path, **sections: dict[str, Any]) -> Config:
     """A config whose data directory is ``root/data``; extra settings per section."""
+    # Tests hammer the API from one address: no rate limit unless a test sets one.
+    sections = {**sections, "server": {"rate_limit": 0, **sections.get("server", {})}}
     lines = ["[data]", f'dir = "{root / "data"}"', 'bootstrap = "none"']
     for name, values in sections.items():
         if name != "data":

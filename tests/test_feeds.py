@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import date
 from email.utils import format_datetime
 from typing import Any
@@ -14,14 +15,21 @@ from lxml import etree
 from starlette.testclient import TestClient
 
 from engine.datadir import DataDir
+from engine.institutions import Institutions
+from engine.people import Researcher
 from engine.results import Filters, SearchRequest
 from engine.search import SearchEngine, open_engine
 from feeds.rss import FeedInfo, guid, render_feed
 from indexer.build import import_files
+from indexer.enrich_run import enrich_files
+from indexer.ror import read_ror
 from papersift.config import Config
 from papersift.paper import Author, Paper
 from server.app import create_app
+from server.people_views import researcher_url
+from server.sitemap_routes import institution_path
 from tests.corpus import make_config, sample_records, write_jsonl
+from tests.test_institution_pages import NCWU, ROR
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -214,7 +222,7 @@ def test_opensearch_description(client: TestClient) -> None:
 
 
 @pytest.fixture
-def hostile_client(tmp_path: Any) -> Iterator[TestClient]:
+def hostile_data(tmp_path: Any) -> Iterator[tuple[TestClient, Config]]:
     """An index of three real papers, one retitled with markup and a control character."""
     config: Config = make_config(tmp_path)
     records = sample_records()[:3]
@@ -224,8 +232,13 @@ def hostile_client(tmp_path: Any) -> Iterator[TestClient]:
     data.close()
     engine = open_engine(config)
     with TestClient(create_app(engine, config)) as c:
-        yield c
+        yield c, config
     engine.close()
+
+
+@pytest.fixture
+def hostile_client(hostile_data: tuple[TestClient, Config]) -> TestClient:
+    return hostile_data[0]
 
 
 @pytest.mark.parametrize("fmt", ["rss", "atom"])
@@ -234,3 +247,117 @@ def test_hostile_title_over_http(hostile_client: TestClient, fmt: str) -> None:
     titles = [e.title for e in feed.entries]
     assert len(titles) == 3
     assert HOSTILE_SHOWN in titles
+
+
+@pytest.fixture(scope="module")
+def prolific(engine: SearchEngine) -> Researcher:
+    """The researcher with the most papers in the demo corpus (several, all in one feed)."""
+    found, _ = engine.people.search("", limit=1)
+    assert found and 1 < found[0].papers <= 50
+    return found[0]
+
+
+@pytest.mark.parametrize("fmt", ["rss", "atom"])
+def test_researcher_feed(
+    client: TestClient, engine: SearchEngine, prolific: Researcher, fmt: str
+) -> None:
+    feed = parsed(client.get(f"/{fmt}/researchers/{prolific.rid}.xml"), fmt)
+    ids = [arxiv_id_of(e) for e in feed.entries]
+    assert ids == newest_ids(engine, filters=Filters(researcher_ids=(prolific.rid,)))
+    assert len(ids) == prolific.papers
+    for arxiv_id in ids:  # every item is by this researcher
+        assert prolific.rid in engine.people.author_rids(arxiv_id)
+    days = [e.published_parsed[:3] for e in feed.entries]
+    assert days == sorted(days, reverse=True)
+    assert feed.feed.link == "http://testserver" + researcher_url(prolific.rid, prolific.name)
+    assert prolific.name in feed.feed.title
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/rss/researchers/999999999.xml", "/atom/researchers/0.xml", "/rss/researchers/abc.xml",
+     "/rss/researchers/1234567890123456789012.xml", "/rss/institutions/999999999.xml",
+     "/atom/institutions/x.xml"],
+)  # fmt: skip
+def test_unknown_researcher_or_institution_feed_is_404(client: TestClient, path: str) -> None:
+    assert client.get(path).status_code == 404
+
+
+def test_researcher_page_links_its_feed(client: TestClient, prolific: Researcher) -> None:
+    doc = parse_html(client.get(researcher_url(prolific.rid, prolific.name)).text)
+    alternate = doc.xpath('//link[@rel="alternate"][@type="application/rss+xml"]/@href')
+    assert alternate == [f"/rss/researchers/{prolific.rid}.xml"]
+    follow = doc.xpath('//a[starts-with(., "Follow")]/@href')
+    assert follow == alternate
+    atom = doc.xpath('//p[@class="follow small"]/a[.="Atom"]/@href')
+    assert atom == [f"/atom/researchers/{prolific.rid}.xml"]
+    assert client.get(atom[0]).status_code == 200
+
+
+def test_merged_researcher_feed_redirects(hostile_data: tuple[TestClient, Config]) -> None:
+    """A researcher merged away (as ``indexer.identity`` leaves it) redirects to the heir."""
+    client, config = hostile_data
+    data = DataDir(config)
+    heir = data.people.search("", limit=1)[0][0]
+    with data.store.transaction() as db:
+        gone = db.execute(
+            "INSERT INTO researchers (name, key, block, papers, merged_into) "
+            "VALUES ('Gone', 'gone', 'gone', 0, ?)",
+            (heir.rid,),
+        ).lastrowid
+    data.close()
+    r = client.get(f"/atom/researchers/{gone}.xml", follow_redirects=False)
+    assert r.status_code == 301
+    assert r.headers["location"] == f"/atom/researchers/{heir.rid}.xml"
+    assert parsed(client.get(r.headers["location"]), "atom").entries
+
+
+@pytest.fixture(scope="module")
+def institutions_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The ROR fixture registry over an empty paper store."""
+    config = make_config(tmp_path_factory.mktemp("inst-feeds"))
+    engine = SearchEngine(DataDir(config))
+    engine.institutions.import_organisations(read_ror(ROR))
+    with TestClient(create_app(engine, config), follow_redirects=False) as c:
+        yield c
+    engine.close()
+
+
+@pytest.mark.parametrize("fmt", ["rss", "atom"])
+def test_institution_feed_is_empty_until_papers_link(
+    institutions_client: TestClient, fmt: str
+) -> None:
+    found = institutions_client.app.state.ctx.engine.institutions.by_ror(NCWU)  # type: ignore[attr-defined]
+    page = institution_path(found.iid, found.name)
+    feed = parsed(institutions_client.get(f"/{fmt}/institutions/{found.iid}.xml"), fmt)
+    assert feed.entries == []
+    assert feed.feed.link == "http://testserver" + page
+    assert found.name in feed.feed.title
+    doc = parse_html(institutions_client.get(page).text)
+    alternate = doc.xpath('//link[@rel="alternate"][@type="application/rss+xml"]/@href')
+    assert alternate == [f"/rss/institutions/{found.iid}.xml"]
+    assert doc.xpath('//a[starts-with(., "Follow")]/@href') == alternate
+    assert institutions_client.get("/rss/institutions/999999.xml").status_code == 404
+
+
+def test_institution_feed_lists_enriched_papers(tmp_path: Any) -> None:
+    """A recorded OpenAlex work links one of three papers to a ROR id: only it is listed."""
+    from tests.test_enrich import OA_WORK, PAPERS
+
+    config = make_config(tmp_path)
+    data = DataDir(config)
+    data.store.upsert(PAPERS)
+    data.sync_lexical()
+    enrich_files(data, [OA_WORK])
+    template = next(iter(read_ror(ROR)))
+    lab = replace(template, ror_id="05ppvf150", name="Impact Technology Development")
+    Institutions(data.store).import_organisations([lab])
+    data.close()
+    engine = open_engine(config)
+    found = engine.institutions.by_ror("05ppvf150")
+    assert found is not None
+    with TestClient(create_app(engine, config)) as c:
+        for fmt in ("rss", "atom"):
+            feed = parsed(c.get(f"/{fmt}/institutions/{found.iid}.xml"), fmt)
+            assert [arxiv_id_of(e) for e in feed.entries] == ["1802.00001"]
+    engine.close()

@@ -12,12 +12,19 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
+from engine.datadir import DataDir
+from engine.results import Filters, SearchRequest
 from engine.search import SearchEngine
-from feeds.sitemap import MAX_URLS, SitemapOverflow, sitemap_index, urlset
+from feeds.sitemap import CONTENT_TYPE, MAX_URLS, SitemapOverflow, sitemap_index, urlset
+from indexer.ror import read_ror
 from papersift.config import Config, load_config
 from papersift.errors import ConfigError
 from server.app import create_app
+from server.people_views import researcher_url
+from server.sitemap_routes import institution_path
 from server.urls import paper_path
+from tests.corpus import make_config
+from tests.test_institution_pages import ROR
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -136,7 +143,8 @@ def test_sitemap_errors_and_conditional_get(small_chunks: TestClient) -> None:
 
 def test_default_chunks_hold_everything(client: TestClient) -> None:
     chunks = check_sitemap_file(client.get("/sitemap.xml").content, "sitemapindex")
-    assert [c.rsplit("/", 1)[1] for c in chunks] == ["pages-1.xml", "papers-1.xml"]
+    names = ["pages-1.xml", "papers-1.xml", "researchers-1.xml"]  # no institutions imported
+    assert [c.rsplit("/", 1)[1] for c in chunks] == names
 
 
 def test_robots_points_at_the_sitemap(client: TestClient) -> None:
@@ -149,3 +157,72 @@ def test_chunk_size_is_bounded(tmp_path: Path) -> None:
     path.write_text("[feeds]\nsitemap_urls = 50001\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"\[feeds\] sitemap_urls must be at most 50000"):
         load_config(path, env={})
+
+
+def listed_urls(client: TestClient, kind: str) -> list[tuple[str, str | None]]:
+    """(path, lastmod) of every URL in the ``kind`` chunks of the index, in order."""
+    index = check_sitemap_file(client.get("/sitemap.xml").content, "sitemapindex")
+    out: list[tuple[str, str | None]] = []
+    for url in [u for u in index if f"/{kind}-" in u]:
+        r = client.get(url.removeprefix("http://testserver"))
+        assert r.status_code == 200 and r.headers["content-type"] == CONTENT_TYPE
+        check_sitemap_file(r.content, "urlset", CHUNK)
+        for u in etree.fromstring(r.content).findall("sm:url", SM):
+            loc = u.findtext("sm:loc", namespaces=SM).removeprefix("http://testserver")
+            out.append((loc, u.findtext("sm:lastmod", namespaces=SM)))
+    return out
+
+
+def test_sitemap_lists_every_researcher_once(
+    small_chunks: TestClient, engine: SearchEngine
+) -> None:
+    listed = listed_urls(small_chunks, "researchers")
+    paths = [p for p, _ in listed]
+    assert len(paths) == len(set(paths))
+    everyone, total = engine.people.search("", limit=10**6)
+    assert total > CHUNK  # several chunks
+    assert set(paths) == {researcher_url(r.rid, r.name) for r in everyone}
+    # lastmod: the newest update among the researcher's papers.
+    top = everyone[0]
+    papers = engine.search(SearchRequest(filters=Filters(researcher_ids=(top.rid,)), page_size=50))
+    newest = max(h.paper.updated for h in papers.hits).isoformat()
+    assert dict(listed)[researcher_url(top.rid, top.name)] == newest
+    for path in paths[:3] + paths[-3:]:  # canonical URLs: 200, no redirect
+        assert small_chunks.get(path).status_code == 200, path
+
+
+@pytest.fixture(scope="module")
+def registry_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    """The ROR fixture registry (528 organisations) over an empty store, chunks of 100."""
+    config = make_config(tmp_path_factory.mktemp("sitemap-inst"))
+    config = replace(config, feeds=replace(config.feeds, sitemap_urls=CHUNK))
+    engine = SearchEngine(DataDir(config))
+    engine.institutions.import_organisations(read_ror(ROR))
+    with TestClient(create_app(engine, config), follow_redirects=False) as c:
+        yield c
+    engine.close()
+
+
+def test_sitemap_lists_every_institution_once(registry_client: TestClient) -> None:
+    listed = listed_urls(registry_client, "institutions")
+    paths = [p for p, _ in listed]
+    assert len(paths) == len(set(paths)) and all(mod is None for _, mod in listed)
+    orgs = [o for o in read_ror(ROR) if o.status != "withdrawn"]
+    assert len(paths) == len(orgs) > CHUNK
+    reg = registry_client.app.state.ctx.engine.institutions  # type: ignore[attr-defined]
+    expected = set()
+    for org in orgs:
+        found = reg.by_ror(org.ror_id)
+        expected.add(institution_path(found.iid, found.name))
+    assert set(paths) == expected
+    for path in paths[:3] + paths[-3:]:
+        assert registry_client.get(path).status_code == 200, path
+    # Importing more of the registry (which bumps no paper sequence) changes the validator.
+    etag = registry_client.get("/sitemap.xml").headers["etag"]
+    assert registry_client.get("/sitemap.xml", headers={"If-None-Match": etag}).status_code == 304
+    reg.import_organisations([replace(orgs[0], ror_id="05new0x99", name="Newly Listed Lab")])
+    again = registry_client.get("/sitemap.xml", headers={"If-None-Match": etag})
+    assert again.status_code == 200
+    assert any(
+        p.endswith("-newly-listed-lab") for p, _ in listed_urls(registry_client, "institutions")
+    )

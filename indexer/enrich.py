@@ -1,0 +1,184 @@
+"""Enrichment: fold OpenAlex / Semantic Scholar work records into our papers.
+
+A work is matched to a paper by arXiv id, else by DOI. Its authors are matched to the
+paper's authors by position when the name agrees, else by a unique compatible name, and
+never two to one. Matched authors gain external ids (ORCID, OpenAlex, Semantic Scholar;
+an id of a source the author already has is kept, not overwritten) and institutions with
+ROR ids; the paper gains its citation count (the larger of the sources). Writes go through
+the store's upsert, so changed papers bump the change sequence and the lexical index and
+researcher identities re-sync (which also refreshes the ``affiliations`` table: paper,
+author position, ROR id).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from engine.institutions import AFFILIATIONS_KEY
+from engine.names import compatible, split_name
+from engine.store import PaperStore
+from indexer.authors import normalise_name
+from papersift.paper import Author, Paper
+
+ID_SOURCES = ("orcid", "openalex", "s2")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkAuthor:
+    name: str
+    position: str  # "first", "middle", "last" or "" when the source does not say
+    ids: tuple[tuple[str, str], ...] = ()
+    institutions: tuple[tuple[str, str], ...] = ()  # (bare ROR id, name)
+    raw_affiliations: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WorkRecord:
+    """One work as a source describes it, reduced to what we enrich with."""
+
+    source: str  # "openalex" or "s2"
+    work_id: str
+    arxiv_id: str | None
+    doi: str | None  # lower case, no resolver prefix
+    citation_count: int | None
+    authors: tuple[WorkAuthor, ...] = ()
+
+
+@dataclass
+class EnrichReport:
+    records: int = 0
+    matched: int = 0  # records that found their paper
+    unmatched: list[str] = field(default_factory=list)  # work ids
+    updated: int = 0  # papers whose record changed
+    authors_matched: int = 0
+    ids_added: int = 0
+    id_conflicts: int = 0  # a source gave an id different from one we had: kept ours
+    affiliations: int = 0  # (author, ROR id) pairs on enriched papers
+
+    def line(self) -> str:
+        return (
+            f"{self.records} records, {self.matched} matched a paper, {self.updated} papers "
+            f"updated; {self.authors_matched} authors matched, {self.ids_added} ids added, "
+            f"{self.affiliations} affiliations"
+        )
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "records": self.records, "matched": self.matched, "unmatched": self.unmatched,
+            "updated": self.updated, "authors_matched": self.authors_matched,
+            "ids_added": self.ids_added, "id_conflicts": self.id_conflicts,
+            "affiliations": self.affiliations,
+        }  # fmt: skip
+
+
+def clean_doi(text: str | None) -> str | None:
+    """``https://doi.org/10.7717/PeerJ.4375`` -> ``10.7717/peerj.4375``."""
+    if not text:
+        return None
+    t = text.strip().lower()
+    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
+        if t.startswith(prefix):
+            t = t[len(prefix) :]
+    return t if t.startswith("10.") else None
+
+
+def match_authors(ours: Sequence[Author], theirs: Sequence[WorkAuthor]) -> dict[int, int]:
+    """Our author index -> their author index: by position when the names are compatible,
+    then by the only compatible name left; unsure pairs stay unmatched."""
+    key = [split_name(a.key) for a in ours]
+    other = [split_name(normalise_name(w.name)) for w in theirs]
+    pairs: dict[int, int] = {}
+    if len(ours) == len(theirs):
+        for i in range(len(ours)):
+            if compatible(key[i], other[i]):
+                pairs[i] = i
+    fits = {
+        (i, j)
+        for i in range(len(ours)) if i not in pairs
+        for j in range(len(theirs)) if j not in pairs.values()
+        if compatible(key[i], other[j])
+    }  # fmt: skip
+    for i, j in sorted(fits):  # a pair only when neither side has another candidate
+        if sum(a == i for a, _ in fits) == 1 and sum(b == j for _, b in fits) == 1:
+            pairs[i] = j
+    return pairs
+
+
+def _merge_ids(
+    have: tuple[tuple[str, str], ...], new: Iterable[tuple[str, str]], report: EnrichReport
+) -> tuple[tuple[str, str], ...]:
+    out = list(have)
+    sources = {s: v for s, v in have}
+    for s, v in new:
+        if s not in ID_SOURCES or not v:
+            continue
+        if s in sources:
+            report.id_conflicts += sources[s] != v
+            continue
+        out.append((s, v))
+        sources[s] = v
+        report.ids_added += 1
+    return tuple(out)
+
+
+def enrich_paper(paper: Paper, records: Sequence[WorkRecord], report: EnrichReport) -> Paper:
+    """The paper with what these records (all of this paper) add."""
+    authors = list(paper.authors)
+    extra = dict(paper.extra)
+    affs: dict[tuple[int, str], str] = {
+        (int(p), r): n for p, r, n in json.loads(extra.get(AFFILIATIONS_KEY, "[]"))
+    }
+    cited = paper.citation_count
+    for rec in records:
+        if rec.citation_count is not None:
+            cited = rec.citation_count if cited is None else max(cited, rec.citation_count)
+        for i, j in match_authors(authors, rec.authors).items():
+            report.authors_matched += 1
+            w = rec.authors[j]
+            authors[i] = replace(authors[i], ids=_merge_ids(authors[i].ids, w.ids, report))
+            for ror_id, name in w.institutions:
+                affs.setdefault((i, ror_id), name)
+    if affs:
+        rows = sorted([p, r, n] for (p, r), n in affs.items())
+        extra[AFFILIATIONS_KEY] = json.dumps(rows, ensure_ascii=False)
+    report.affiliations += len(affs)
+    return replace(
+        paper, authors=tuple(authors), citation_count=cited, extra=tuple(sorted(extra.items()))
+    )
+
+
+def _find(store: PaperStore, records: Sequence[WorkRecord]) -> dict[int, list[WorkRecord]]:
+    """docid -> the records of that paper, matched by arXiv id, else DOI."""
+    found: dict[int, list[WorkRecord]] = {}
+    dois = {r.doi for r in records if r.doi}
+    by_doi: dict[str, int] = {}
+    if dois:
+        with store.reading() as db:
+            for docid, doi in db.execute("SELECT docid, doi FROM papers WHERE doi IS NOT NULL"):
+                d = clean_doi(str(doi))
+                if d in dois:
+                    by_doi[d] = int(docid)
+    for r in records:
+        docid = store.docid_of(r.arxiv_id) if r.arxiv_id else None
+        if docid is None and r.doi:
+            docid = by_doi.get(r.doi)
+        if docid is not None:
+            found.setdefault(docid, []).append(r)
+    return found
+
+
+def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichReport:
+    """Fold the records into the store (one upsert); the caller re-syncs the indexes."""
+    recs = list(records)
+    report = EnrichReport(records=len(recs))
+    found = _find(store, recs)
+    matched = {id(r) for rs in found.values() for r in rs}
+    report.matched = len(matched)
+    report.unmatched = [r.work_id for r in recs if id(r) not in matched]
+    papers = store.get(sorted(found))
+    new = [enrich_paper(papers[d], found[d], report) for d in sorted(found) if d in papers]
+    counts, _ = store.upsert(new)
+    report.updated = counts.updated
+    return report

@@ -1,0 +1,63 @@
+"""Semantic Scholar Graph API paper JSON -> :class:`WorkRecord`, and its request path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from indexer.enrich import WorkAuthor, WorkRecord, clean_doi
+from indexer.fetch import HarvestError, RetryableResponse
+from indexer.openalex import orcid_of
+from papersift.paper import parse_arxiv_id
+
+FIELDS = "externalIds,citationCount,authors.name,authors.externalIds"
+
+
+def parse_paper(paper: dict[str, Any]) -> WorkRecord:
+    """One S2 paper object; raises ValueError if it is none. S2 gives no author positions
+    beyond the order, and no institutions."""
+    paper_id = str(paper.get("paperId") or "")
+    if not paper_id:
+        raise ValueError("not a Semantic Scholar paper: no paperId")
+    ext = paper.get("externalIds") or {}
+    arxiv = parse_arxiv_id(str(ext.get("ArXiv") or ""))
+    authors = []
+    people = paper.get("authors") or []
+    for n, a in enumerate(people):
+        ids: list[tuple[str, str]] = []
+        if a.get("authorId"):
+            ids.append(("s2", str(a["authorId"])))
+        a_ext = a.get("externalIds") or {}
+        orcid = a_ext.get("ORCID")
+        if orcid := orcid_of(orcid[0] if isinstance(orcid, list) and orcid else orcid):
+            ids.append(("orcid", orcid))
+        where = "first" if n == 0 else "last" if n == len(people) - 1 else "middle"
+        authors.append(WorkAuthor(str(a.get("name") or ""), where, tuple(ids)))
+    cited = paper.get("citationCount")
+    return WorkRecord(
+        source="s2",
+        work_id=paper_id,
+        arxiv_id=arxiv[0] if arxiv else None,
+        doi=clean_doi(str(ext.get("DOI") or "")),
+        citation_count=int(cited) if isinstance(cited, int) else None,
+        authors=tuple(authors),
+    )
+
+
+def parse_response(status: int, body: bytes) -> WorkRecord | None:
+    if status == 404:
+        return None
+    if status != 200:
+        raise HarvestError(f"Semantic Scholar answered HTTP {status}")
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise RetryableResponse(f"unparseable JSON (truncated?): {exc}") from None
+    try:
+        return parse_paper(data)
+    except (ValueError, AttributeError, TypeError) as exc:
+        raise HarvestError(f"Semantic Scholar: {exc}") from None
+
+
+def paper_path(arxiv_id: str, doi: str | None) -> str:
+    return f"/paper/arXiv:{arxiv_id}"

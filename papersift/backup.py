@@ -1,0 +1,165 @@
+"""``papersift backup DEST``: a consistent copy of the data directory, safe while serving.
+
+Restore is "stop the server, copy DEST back as the data directory, start": on open,
+``DataDir.sync_lexical`` replays whatever the copied Tantivy index had not absorbed yet.
+
+Why this order. The store records ``lexical_seq``, the last store change the Tantivy index
+has absorbed; a writer commits Tantivy first and then raises ``lexical_seq``. A restored copy
+is consistent when its Tantivy commit holds every change up to the copied ``lexical_seq``
+(``sync_lexical`` replays only later ones) and no change *newer* than the copied store (a
+paper Tantivy knows but the store does not would never be removed). So:
+
+1. read Tantivy's ``meta.json`` (its current commit);
+2. copy the store with SQLite's online backup API (one transaction-consistent snapshot);
+3. copy the segment files that ``meta.json`` lists, then read ``meta.json`` again.
+
+If the commit did not change from 1 to 3, it was made before the store snapshot (so it holds
+nothing newer than the store) and no later commit could have raised the snapshot's
+``lexical_seq`` past it: the copy is consistent. If it changed (a commit or a merge ran
+meanwhile), start again. Copying the store *last* would be wrong: a commit between the
+Tantivy copy and the store copy raises ``lexical_seq`` past what the copied Tantivy holds,
+and those papers would be missing from keyword search for good. Vector segments are
+immutable and written before the store marks papers embedded, so copying them after the
+store covers every paper the store calls embedded; extra vectors are ignored on load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.datadir import MANIFEST, read_manifest
+from papersift.config import Config
+from papersift.errors import PapersiftError
+
+ATTEMPTS = 20
+# Copied above in order, or (models/: the float32 graph) rebuilt on first use.
+SKIP_DIRS = {"lexical", "vectors", "models"}
+
+
+class BackupError(PapersiftError):
+    """The backup could not be taken (no data directory, destination exists, ...)."""
+
+
+@dataclass(frozen=True)
+class BackupReport:
+    dest: Path
+    papers: int
+    files: int
+    bytes: int
+    attempts: int
+    seconds: float
+
+    def line(self) -> str:
+        return (
+            f"backed up {self.papers} papers to {self.dest}: {self.files} files, "
+            f"{self.bytes / 2**20:.1f} MiB in {self.seconds:.1f} s"
+        )
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "dest": str(self.dest),
+            "papers": self.papers,
+            "files": self.files,
+            "bytes": self.bytes,
+            "attempts": self.attempts,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def backup(config: Config, dest: Path) -> BackupReport:
+    """Copy ``config``'s data directory into the new folder ``dest`` (see the module doc)."""
+    start = time.monotonic()
+    root = config.data_dir
+    if read_manifest(root) is None or not (root / "papers.sqlite").is_file():
+        raise BackupError(f"no papersift data directory at {root}")
+    if dest.exists() and any(dest.iterdir()):
+        raise BackupError(f"backup destination {dest} exists and is not empty")
+    dest.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, ATTEMPTS + 1):
+        before = _read_meta(root)
+        papers = _backup_store(root / "papers.sqlite", dest / "papers.sqlite")
+        copied = _copy_lexical(root / "lexical", dest / "lexical", before)
+        if copied and _read_meta(root) == before:
+            break
+        shutil.rmtree(dest / "lexical", ignore_errors=True)
+        time.sleep(0.05 * attempt)  # let the commit or merge in flight finish
+    else:
+        raise BackupError(f"the lexical index kept changing over {ATTEMPTS} tries; retry later")
+    _copy_vectors(root / "vectors", dest / "vectors")
+    for extra in sorted(root.iterdir()):  # e.g. enrich-cache/: plain files, no ordering needs
+        if extra.is_dir() and extra.name not in SKIP_DIRS:
+            shutil.copytree(extra, dest / extra.name, ignore=shutil.ignore_patterns("*.tmp"))
+    shutil.copy2(root / MANIFEST, dest / MANIFEST)
+    files = [p for p in dest.rglob("*") if p.is_file()]
+    return BackupReport(
+        dest=dest,
+        papers=papers,
+        files=len(files),
+        bytes=sum(p.stat().st_size for p in files),
+        attempts=attempt,
+        seconds=time.monotonic() - start,
+    )
+
+
+def _read_meta(root: Path) -> bytes:
+    try:
+        return (root / "lexical" / "meta.json").read_bytes()
+    except FileNotFoundError:
+        raise BackupError(f"{root / 'lexical'} has no meta.json; run `papersift doctor`") from None
+
+
+def _backup_store(source: Path, target: Path) -> int:
+    target.unlink(missing_ok=True)
+    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
+    dst = sqlite3.connect(target)
+    try:
+        src.execute("PRAGMA busy_timeout = 10000")
+        # pages=-1: one step, so the copy is one snapshot even while a writer commits.
+        src.backup(dst, pages=-1)
+        dst.execute("PRAGMA journal_mode = WAL")  # as PaperStore opens it
+        return int(dst.execute("SELECT COUNT(*) FROM papers").fetchone()[0])
+    finally:
+        dst.close()
+        src.close()
+
+
+def _copy_lexical(source: Path, target: Path, meta: bytes) -> bool:
+    """Copy the files of the commit ``meta`` describes; False if one vanished meanwhile."""
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    segments = {s["segment_id"].replace("-", "") for s in json.loads(meta)["segments"]}
+    try:
+        for path in sorted(source.iterdir()):
+            if path.name.split(".")[0] in segments:
+                shutil.copy2(path, target / path.name)
+    except FileNotFoundError:  # merged away and garbage-collected by the writer
+        return False
+    present = {p.name.split(".")[0] for p in target.iterdir()}
+    (target / "meta.json").write_bytes(meta)
+    return segments <= present
+
+
+def _copy_vectors(source: Path, target: Path) -> None:
+    """Copy every segment of every model; re-list when compaction removed one meanwhile
+    (it writes the folded segment before deleting the old ones, so re-listing finds it)."""
+    if not source.is_dir():
+        return
+    for model in sorted(p for p in source.iterdir() if p.is_dir()):
+        done: set[str] = set()
+        while True:
+            todo = [p for p in sorted(model.iterdir()) if p.suffix == ".npz"]
+            todo = [p for p in todo if p.name not in done]
+            if not todo:
+                break
+            (target / model.name).mkdir(parents=True, exist_ok=True)
+            for p in todo:
+                with contextlib.suppress(FileNotFoundError):  # folded away: re-listed
+                    shutil.copy2(p, target / model.name / p.name)
+                done.add(p.name)

@@ -1,0 +1,150 @@
+"""Institutions in the JSON API: ``/api/v1/institutions?q=`` and ``/api/v1/institutions/{id}``
+(our id, or a bare ROR id, which answers 301 to our id); the search page's institution filter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import quote, unquote
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from engine.institutions import Institution, Institutions
+from engine.results import SearchResult
+from indexer.ror import ROR_PREFIX, parse_ror_id
+from server.context import ctx
+from server.institution_pages import _registry, institution_url
+from server.params import ParamError, clean_text, with_filters
+from server.people_api import _int, _json
+from server.people_views import researcher_url
+from server.urls import site_root
+from server.views import FACET_LIMIT, Link
+
+MAX_LIMIT = 100
+MEMBERS = 50
+
+
+def institution_json(i: Institution, root: str) -> dict[str, Any]:
+    return {
+        "id": i.iid,
+        "ror": ROR_PREFIX + i.ror_id,
+        "name": i.name,
+        "country": i.country,
+        "city": i.city,
+        "types": list(i.types),
+        "url": root + institution_url(i),
+        "papers_url": f"{root}/api/v1/search?institution={i.ror_id}",
+    }
+
+
+async def institutions(request: Request) -> Response:
+    for name in request.query_params:
+        if name not in ("q", "page", "limit"):
+            raise ParamError(name, f"Unknown parameter {name[:40]!r}; known: q, page, limit.")
+    reg = _registry(request)
+    q = clean_text(request.query_params.get("q", ""))[:200]
+    limit = _int(request, "limit", 20, MAX_LIMIT)
+    page = _int(request, "page", 1, 10_000)
+    found, total = await ctx(request).call(reg.search, q, limit, (page - 1) * limit)
+    root = site_root(request)
+    has_next = page * limit < total
+    nxt = (
+        f"{root}/api/v1/institutions?q={quote(q)}&page={page + 1}&limit={limit}"
+        if has_next
+        else None
+    )
+    return _json(
+        request,
+        {
+            "q": q,
+            "total": total,
+            "page": page,
+            "institutions": [institution_json(i, root) for i in found],
+            "next": nxt,
+        },
+    )
+
+
+async def institution(request: Request) -> Response:
+    raw = unquote(request.path_params["id"]).strip()
+    reg = _registry(request)
+    c = ctx(request)
+    if raw.isdigit() and len(raw) <= 12:
+        found = await c.call(reg.get, int(raw))
+    else:
+        ror_id = parse_ror_id(raw)
+        if ror_id is None:
+            raise ParamError("id", f"{raw[:40]!r} is neither an institution id nor a ROR id.")
+        found = await c.call(reg.by_ror, ror_id)
+        if found is not None:
+            return RedirectResponse(f"/api/v1/institutions/{found.iid}", status_code=301)
+    if found is None:
+        raise HTTPException(404, f"There is no institution {raw[:60]} in this index.")
+    papers, people = await c.call(reg.linked, found.ror_id)
+    members = await c.call(reg.members, found.ror_id, MEMBERS)
+    parents = await c.call(reg.ror_names, found.parents)
+    root = site_root(request)
+    body = {
+        **institution_json(found, root),
+        "aliases": list(found.aliases),
+        "status": found.status,
+        "parents": [institution_json(p, root) for p in parents.values()],
+        "papers": papers,
+        "researchers": people,
+        "members": [
+            {"id": rid, "name": name, "papers": n, "url": root + researcher_url(rid, name)}
+            for rid, name, n in members
+        ],
+    }
+    return _json(request, {"institution": body})
+
+
+def institution_filters(
+    registry: Institutions | None,
+) -> Callable[[SearchResult], dict[str, Any]]:
+    """The template global for the search page: institution chips and facet links."""
+
+    def build(result: SearchResult) -> dict[str, Any]:
+        req = result.request
+        chosen = req.filters.institutions
+        facet = result.facets.get("institutions", ())[:FACET_LIMIT]
+        names = registry.ror_names([*chosen, *(f.value for f in facet)]) if registry else {}
+
+        def label(ror_id: str) -> str:
+            found = names.get(ror_id)
+            return found.name if found is not None else ror_id
+
+        chips = [
+            Link(
+                f"Institution: {label(r)}",
+                with_filters(req, institutions=tuple(x for x in chosen if x != r)),
+            )
+            for r in chosen
+        ]
+        facets = []
+        for f in facet:
+            active = f.value in chosen
+            ids = tuple(x for x in chosen if x != f.value) if active else (*chosen, f.value)
+            facets.append(
+                Link(label(f.value), with_filters(req, institutions=ids), active, f.count)
+            )
+        return {"chips": chips, "facets": facets}
+
+    return build
+
+
+def install(app: Starlette) -> None:
+    registry = getattr(app.state.ctx.engine, "institutions", None)
+    found = registry if isinstance(registry, Institutions) else None
+    app.state.templates.globals["institution_filters"] = institution_filters(found)
+    app.router.routes[0:0] = routes
+
+
+routes = [
+    Route("/api/v1/institutions", institutions),
+    Route("/api/v1/institutions/{id}", institution),
+]

@@ -1,0 +1,107 @@
+"""The institution part of the OpenAPI document (merged in by ``server.openapi``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+_STR = {"type": "string"}
+_INT = {"type": "integer", "minimum": 0}
+Fn = Callable[..., dict[str, Any]]
+
+
+def institution_schemas(_obj: Fn, _array: Fn, _ref: Fn) -> dict[str, Any]:
+    return {
+        "Institution": _obj(
+            {
+                "id": {"type": "integer", "minimum": 1, "description": "Stable; never reused."},
+                "ror": {"type": "string", "format": "uri"},
+                "name": _STR,
+                "country": _STR,
+                "city": _STR,
+                "types": _array(_STR),
+                "url": {"type": "string", "format": "uri"},
+                "papers_url": {"type": "string", "format": "uri"},
+            }
+        ),
+        "InstitutionList": _obj(
+            {
+                "q": _STR,
+                "total": _INT,
+                "page": {"type": "integer", "minimum": 1},
+                "institutions": _array(_ref("Institution")),
+                "next": {"type": ["string", "null"]},
+            }
+        ),
+        "InstitutionResponse": _obj(
+            {
+                "institution": {
+                    "allOf": [
+                        _ref("Institution"),
+                        _obj(
+                            {
+                                "aliases": _array(_STR),
+                                "status": _STR,
+                                "parents": _array(_ref("Institution")),
+                                "papers": {**_INT, "description": "Papers linked by enrichment."},
+                                "researchers": _INT,
+                                "members": _array(
+                                    _obj(
+                                        {
+                                            "id": {"type": "integer", "minimum": 1},
+                                            "name": _STR,
+                                            "papers": _INT,
+                                            "url": {"type": "string", "format": "uri"},
+                                        }
+                                    )
+                                ),
+                            }
+                        ),
+                    ]
+                }
+            }
+        ),
+    }
+
+
+def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "/api/v1/institutions": {
+            "get": {
+                "operationId": "listInstitutions",
+                "summary": "Institutions (ROR registry) by name",
+                "parameters": [
+                    _param("q", "Words of the name (accents and case do not matter).", _STR),
+                    _param("page", "1-based.", {"type": "integer", "minimum": 1}),
+                    _param(
+                        "limit",
+                        "Per page (default 20).",
+                        {"type": "integer", "minimum": 1, "maximum": 100},
+                    ),
+                ],
+                "responses": {
+                    "200": _json("InstitutionList", "One page of institutions."),
+                    "400": _ERRORS["400"],
+                },
+            }
+        },
+        "/api/v1/institutions/{id}": {
+            "get": {
+                "operationId": "getInstitution",
+                "summary": "One institution: its researchers and paper counts",
+                "parameters": [
+                    {
+                        "name": "id",
+                        "in": "path",
+                        "required": True,
+                        "description": "Our institution id; a bare ROR id answers 301 to it.",
+                        "schema": {"type": "string"},
+                    }
+                ],
+                "responses": {
+                    "200": _json("InstitutionResponse", "The institution."),
+                    **_ERRORS,
+                },
+            }
+        },
+    }

@@ -1,0 +1,123 @@
+"""`papersift backup` while another thread imports: the copy opens, agrees and searches."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine.datadir import DataDir
+from engine.results import SearchRequest
+from engine.search import open_engine
+from indexer.build import embed_backlog, import_files
+from papersift import doctor
+from papersift.backup import BackupError, backup
+from papersift.cli import main
+from papersift.config import Config
+from tests.corpus import demo_records, make_config, write_jsonl
+
+CHUNK = 150
+
+
+def _chunks(root: Path, n: int) -> list[Path]:
+    records = demo_records()
+    return [
+        write_jsonl(root / f"chunk{i}.jsonl", records[i * CHUNK : (i + 1) * CHUNK])
+        for i in range(n)
+    ]
+
+
+def test_backup_while_importing_is_consistent(fresh_config: Config, tmp_path: Path) -> None:
+    chunks = _chunks(tmp_path, 6)
+    data = DataDir(fresh_config)
+    first = import_files(data, chunks[:1]).added
+    embed_backlog(data, limit=16)  # a vector segment to copy as well
+    stop = threading.Event()
+    imported: list[int] = []
+
+    def writer() -> None:  # every import_files call commits Tantivy and raises lexical_seq
+        for path in chunks[1:]:
+            imported.append(import_files(data, [path]).added)
+            if stop.is_set() and len(imported) >= 2:
+                return
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        report = backup(fresh_config, tmp_path / "copy" / "data")
+    finally:
+        stop.set()
+        thread.join()
+        data.close()
+    assert report.papers >= first and report.attempts >= 1
+
+    copy = make_config(tmp_path / "copy")  # its data directory is copy/data
+    engine = open_engine(copy)  # replays what the copied Tantivy commit had not absorbed
+    try:
+        store = engine.data.store
+        assert store.count() == report.papers
+        assert engine.data.lexical.num_docs == store.count()
+        newest = store.get([store.count()])[store.count()]
+        hits = engine.search(SearchRequest(query=f'"{newest.title}"', mode="keyword")).hits
+        assert newest.arxiv_id in [h.paper.arxiv_id for h in hits]
+        semantic = engine.search(SearchRequest(query="quantum field theory", mode="semantic"))
+        assert semantic.hits
+    finally:
+        engine.close()
+    checks = {c.name: c for c in doctor.diagnose(copy)}
+    assert doctor.ok(list(checks.values())), doctor.table(list(checks.values()))
+    assert checks["lexical index"].status == "OK"
+    assert checks["vectors"].status == "OK" and "16 vectors" in checks["vectors"].detail
+
+
+def test_backup_cli_and_refusals(
+    fresh_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    conf = str(fresh_config.base_dir / "config.toml")
+    with pytest.raises(BackupError, match="no papersift data directory"):
+        backup(fresh_config, tmp_path / "b0")
+    data = DataDir(fresh_config)
+    added = import_files(data, _chunks(tmp_path, 1)).added
+    data.close()
+    assert main(["backup", "--config", conf, str(tmp_path / "b1")]) == 0
+    assert f"backed up {added} papers" in capsys.readouterr().out
+    assert sorted(p.name for p in (tmp_path / "b1").iterdir()) == [
+        "lexical",
+        "manifest.json",
+        "papers.sqlite",
+    ]
+    assert main(["backup", "--config", conf, str(tmp_path / "b1")]) == 1  # not empty
+    assert "exists and is not empty" in capsys.readouterr().err
+
+
+def test_commit_during_the_store_copy_is_retried(
+    fresh_config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worst moment: Tantivy commits right after the store snapshot. Copying that newer
+    commit would leave papers in Tantivy the store copy lacks; the backup must start again."""
+    import papersift.backup as mod
+
+    chunks = _chunks(tmp_path, 2)
+    data = DataDir(fresh_config)
+    first = import_files(data, chunks[:1]).added
+    real = mod._backup_store
+    calls: list[int] = []
+
+    def store_then_commit(source: Path, target: Path) -> int:
+        n = real(source, target)
+        calls.append(n)
+        if len(calls) == 1:
+            import_files(data, chunks[1:])  # commits Tantivy and raises lexical_seq
+        return n
+
+    monkeypatch.setattr(mod, "_backup_store", store_then_commit)
+    try:
+        report = backup(fresh_config, tmp_path / "copy" / "data")
+        total = data.store.count()
+    finally:
+        data.close()
+    assert calls[0] == first and report.attempts == 2 and report.papers == total
+    copy = make_config(tmp_path / "copy")
+    checks = doctor.diagnose(copy)
+    assert {c.name: c for c in checks}["lexical index"].status == "OK", doctor.table(checks)

@@ -1,0 +1,146 @@
+"""`papersift doctor` on real small indexes: healthy, and broken in the ways it must name."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.datadir import DataDir
+from engine.results import SearchRequest
+from engine.search import open_engine
+from indexer.build import embed_backlog, import_files
+from papersift import doctor
+from papersift.cli import main
+from papersift.config import Config
+from tests.corpus import sample_records, write_jsonl
+
+
+def run_doctor(config: Config, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, Any]:
+    code = main(["doctor", "--json", "--config", str(config.base_dir / "config.toml"), *extra])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def by_name(report: Any) -> dict[str, dict[str, str]]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+@pytest.fixture
+def small(fresh_config: Config) -> Config:
+    """~30 real demo papers imported (keyword index only), in this test's own directory."""
+    source = write_jsonl(fresh_config.base_dir / "s.jsonl", sample_records(every=200))
+    data = DataDir(fresh_config)
+    import_files(data, [source])
+    data.close()
+    return fresh_config
+
+
+def test_healthy_embedded_index_passes(
+    built_config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, report = run_doctor(built_config, capsys)
+    assert code == 0 and report["ok"] is True
+    checks = by_name(report)
+    assert {c["status"] for c in checks.values()} == {"OK"}, checks
+    assert set(checks) >= {"config", "data directory", "free disk", "manifest", "store",
+                           "lexical index", "model", "embeddings", "vectors"}  # fmt: skip
+
+
+def test_table_output_and_backlog_warning(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["doctor", "--config", str(small.base_dir / "config.toml")])
+    out = capsys.readouterr().out
+    assert code == 0  # a backlog is a warning, not a failure
+    lines = out.splitlines()
+    assert any(line.startswith("WARN") and "embeddings" in line for line in lines)
+    assert any("papersift index" in line for line in lines)
+    assert all(line[:4] in ("OK  ", "WARN", "FAIL", "    ") for line in lines)
+
+
+def test_missing_lexical_index_fails_then_fix_rebuilds_it(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shutil.rmtree(small.data_dir / "lexical")
+    code, report = run_doctor(small, capsys)
+    lexical = by_name(report)["lexical index"]
+    assert code == 1 and report["ok"] is False
+    assert lexical["status"] == "FAIL" and "doctor --fix" in lexical["fix"]
+
+    code, report = run_doctor(small, capsys, "--fix")
+    assert code == 0, report
+    assert by_name(report)["lexical index"]["status"] == "OK"
+    engine = open_engine(small)
+    try:
+        paper = engine.data.store.get([1])[1]
+        result = engine.search(SearchRequest(query=f'"{paper.title}"', mode="keyword"))
+        assert paper.arxiv_id in [h.paper.arxiv_id for h in result.hits]
+    finally:
+        engine.close()
+
+
+def test_lexical_index_with_other_docids_fails(small: Config) -> None:
+    data = DataDir(small, create=False)
+    try:
+        data.lexical.delete([1])  # the store still has paper 1
+        data.lexical.close_writer()
+    finally:
+        data.close()
+    lexical = {c.name: c for c in doctor.diagnose(small)}["lexical index"]
+    assert lexical.status == "FAIL" and "docids differ" in lexical.detail
+
+
+def test_old_schema_version_fails_with_rebuild_steps(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = small.data_dir / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "schema_version": 1}))
+    code, report = run_doctor(small, capsys)
+    check = by_name(report)["manifest"]
+    assert code == 1
+    assert check["status"] == "FAIL" and "schema version 1" in check["detail"]
+    assert "papersift import" in check["fix"] and "papersift index" in check["fix"]
+
+
+def test_unreadable_manifest_fails(small: Config) -> None:
+    (small.data_dir / "manifest.json").write_text("{not json")
+    check = {c.name: c for c in doctor.diagnose(small)}["manifest"]
+    assert check.status == "FAIL" and "rebuild" in check.fix
+
+
+def test_lost_vectors_fail_and_fix_requeues_them(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = DataDir(small, create=False)
+    try:
+        assert embed_backlog(data, limit=8) == 8
+    finally:
+        data.close()
+    shutil.rmtree(small.data_dir / "vectors")
+    code, report = run_doctor(small, capsys)
+    assert code == 1 and by_name(report)["vectors"]["status"] == "FAIL"
+    code, report = run_doctor(small, capsys, "--fix")
+    assert code == 0
+    assert by_name(report)["vectors"]["status"] == "OK"
+    assert "0 of" in by_name(report)["embeddings"]["detail"]
+
+
+def test_bad_config_and_missing_data_dir(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[search]\nfusion = 'magic'\n")
+    assert main(["doctor", "--config", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("FAIL") and "fusion" in out
+
+    empty = tmp_path / "empty.toml"
+    empty.write_text(f'[data]\ndir = "{tmp_path / "nowhere"}"\n')
+    assert main(["doctor", "--config", str(empty)]) == 1
+    out = capsys.readouterr().out
+    assert "does not exist" in out and "papersift import" in out
+    assert not (tmp_path / "nowhere").exists()  # the doctor only looks

@@ -1,0 +1,91 @@
+"""Institutions after enrichment, over HTTP: the institution filter and facet in every search
+mode, ``/api/v1/institutions``, and the institution page listing its researchers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import html
+from starlette.testclient import TestClient
+
+from engine.datadir import DataDir
+from engine.institutions import Institutions
+from engine.search import open_engine
+from indexer.build import embed_backlog
+from indexer.enrich_run import enrich_files
+from indexer.ror import read_ror
+from server.app import create_app
+from tests.corpus import make_config
+from tests.test_enrich import OA_WORK, PAPERS
+
+ROR = Path(__file__).parent / "fixtures" / "ror" / "ror_subset_v2.jsonl.gz"
+UW = "00cvxb145"  # University of Washington: three authors of the recorded OpenAlex work
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
+    config = make_config(tmp_path_factory.mktemp("inst"))
+    data = DataDir(config)
+    try:
+        data.store.upsert(PAPERS)
+        Institutions(data.store).import_organisations(read_ror(ROR))
+        enrich_files(data, [OA_WORK])
+        embed_backlog(data)
+    finally:
+        data.close()
+    engine = open_engine(config)
+    with TestClient(create_app(engine, config), follow_redirects=False) as c:
+        yield c
+    engine.close()
+
+
+@pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+def test_institution_filter_and_facet_in_every_mode(client: TestClient, mode: str) -> None:
+    r = client.get("/api/v1/search", params={"q": "open access", "mode": mode})
+    assert r.status_code == 200
+    facet = {f["value"]: f["count"] for f in r.json()["facets"]["institutions"]}
+    assert facet[UW] == 1 and facet["0213rcc28"] == 1
+    r = client.get("/api/v1/search", params={"q": "open access", "mode": mode, "institution": UW})
+    assert [h["paper"]["id"] for h in r.json()["hits"]] == ["1802.00001"]
+    url = f"https://ror.org/{UW}"
+    r = client.get("/api/v1/search", params={"mode": mode, "q": "state", "institution": url})
+    assert r.json()["total"] == 1
+
+
+def test_bad_institution_is_a_400(client: TestClient) -> None:
+    r = client.get("/api/v1/search", params={"institution": "harvard"})
+    assert r.status_code == 400 and "ROR id" in r.text
+
+
+def test_institutions_api(client: TestClient) -> None:
+    body = client.get("/api/v1/institutions", params={"q": "washington"}).json()
+    assert UW in [i["ror"].rsplit("/", 1)[-1] for i in body["institutions"]]
+    r = client.get(f"/api/v1/institutions/{UW}")
+    assert r.status_code == 301
+    inst = client.get(r.headers["location"]).json()["institution"]
+    assert (inst["name"], inst["papers"], inst["researchers"]) == ("University of Washington", 1, 3)
+    assert sorted(m["name"] for m in inst["members"]) == [
+        "Ashley Farley", "Bree Norlander", "Jevin West"
+    ]  # fmt: skip
+    assert client.get("/api/v1/institutions/999999").status_code == 404
+
+
+def test_institution_page_lists_researchers(client: TestClient) -> None:
+    r = client.get(f"/institutions/{UW}", follow_redirects=True)
+    assert r.status_code == 200
+    doc = html.fromstring(r.text)
+    members = doc.xpath("//ul[@class='members']/li/a")
+    assert sorted(a.text for a in members) == ["Ashley Farley", "Bree Norlander", "Jevin West"]
+    assert all(a.get("href").startswith("/researchers/") for a in members)
+    assert doc.xpath(f"//a[@href='/search?institution={UW}']")
+
+
+def test_search_page_shows_institution_chip_and_facet(client: TestClient) -> None:
+    doc = html.fromstring(client.get("/search", params={"q": "open access"}).text)
+    facet = doc.xpath("//aside[@class='facets']//section[h2='Institutions']//a/text()")
+    assert "University of Washington" in facet
+    doc = html.fromstring(client.get("/search", params={"institution": UW}).text)
+    chips = [" ".join(a.text_content().split()) for a in doc.xpath("//a[@class='chip']")]
+    assert any(c.startswith("Institution: University of Washington") for c in chips)
