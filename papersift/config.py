@@ -186,6 +186,11 @@ class ScheduleConfig:
         "Cron expression (5 fields, UTC) of the harvest job in `serve`, e.g. `0 3 * * 1-5`; "
         "empty disables it.",
     )
+    enrich: str = setting(
+        "",
+        "Cron expression of the enrichment job (`papersift enrich`: OpenAlex and Semantic "
+        "Scholar) in `serve`, e.g. `0 5 * * 6`; empty disables it.",
+    )
     embed: str = setting(
         "*/15 * * * *",
         "Cron expression of the embedding-backlog job in `serve`; empty disables it.",

@@ -1,4 +1,4 @@
-"""Scheduled jobs inside ``serve`` (APScheduler): harvest, embedding backlog, maintenance.
+"""Scheduled jobs inside ``serve`` (APScheduler): harvest, enrichment, embedding, maintenance.
 
 Each job runs the same function as its CLI command (``papersift harvest``, ``papersift
 index``, ``papersift reindex``), so a system cron can call those instead. One run of a kind
@@ -27,7 +27,7 @@ from papersift.errors import ConfigError, PapersiftError
 
 log = logging.getLogger(__name__)
 
-JOBS = ("harvest", "embed", "maintenance")
+JOBS = ("harvest", "enrich", "embed", "maintenance")
 
 
 @dataclass
@@ -77,6 +77,7 @@ class JobRunner:
         self._status_lock = threading.Lock()
         self._bodies: dict[str, Callable[[], dict[str, int]]] = {
             "harvest": self._harvest,
+            "enrich": self._enrich,
             "embed": self._embed,
             "maintenance": self._maintenance,
         }
@@ -171,6 +172,16 @@ class JobRunner:
         counts = report.counts()
         counts["embedded"] = embed_backlog(self.data, stop=self.stop)
         return counts
+
+    def _enrich(self) -> dict[str, int]:
+        from indexer.enrich_run import enrich_online
+
+        report, requests, cached = enrich_online(self.data, stop=self.stop)
+        self._refresh()
+        return {
+            "updated": report.updated, "matched": report.matched, "requests": requests,
+            "cached": cached,
+        }  # fmt: skip
 
     def _embed(self) -> dict[str, int]:
         from indexer.build import embed_backlog

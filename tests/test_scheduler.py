@@ -155,3 +155,27 @@ def test_refresh_sees_another_process_harvest(tmp_path: Path, recorded: Recorded
         runner.shutdown()
         cli.close()
         serving.close()
+
+
+def test_enrich_job_runs_the_enrich_command(tmp_path: Path, recorded: RecordedServer) -> None:
+    """The enrichment job runs `papersift enrich` in serve; with no source configured it
+    asks nothing and reports so."""
+    config = make_config(
+        tmp_path,
+        embedding={"float32_cache": False, "max_length": 64},
+        harvest={"url": recorded.url("/oai2"), "metadata_prefix": "arXiv", "delay_seconds": 0,
+                 "retries": 0},
+        schedule={"embed": "", "maintenance": "", "enrich": "0 5 * * 6"},
+        enrich={"openalex_url": "", "semanticscholar_url": ""},
+    )  # fmt: skip
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config, triggers={"enrich": DateTrigger(datetime.now(UTC))})
+    try:
+        runner.start()
+        wait_for(lambda: runner.status["enrich"].runs >= 1, "the enrich job")
+        status = runner.status["enrich"]
+        assert status.outcome == "ok"
+        assert status.counts["requests"] == 0 and status.counts["updated"] == 0
+    finally:
+        runner.shutdown()
+        engine.close()
