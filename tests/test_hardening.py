@@ -1,0 +1,188 @@
+"""Web hardening, each promise as a test: request size limits, bounded result windows, the
+admin token (constant-time compare), security headers on every response, API rate limiting.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from engine.search import SearchEngine
+from server import admin
+from server.app import create_app
+from server.headers import SECURITY_HEADERS
+from server.ratelimit import MAX_BODY, RateLimiter, TokenBucket
+from tests.corpus import make_config
+
+pytest_plugins = ["tests.web_fixtures"]
+
+TOKEN = "correct horse battery staple"
+
+
+@pytest.fixture
+def guarded(engine: SearchEngine, tmp_path: Path) -> Iterator[TestClient]:
+    """The app with an admin token and a tight API rate limit (5 per minute)."""
+    config = make_config(tmp_path, server={"admin_token": TOKEN, "rate_limit": 5})
+    app = create_app(engine, config)
+    with TestClient(app, base_url="http://testserver", follow_redirects=False) as c:
+        yield c
+
+
+# --- request size ------------------------------------------------------------------------
+
+
+def test_huge_query_string_is_a_4xx(http: httpx.Client) -> None:
+    for url in ("/search", "/api/v1/search", "/rss/search.xml"):
+        r = http.get(url, params={"q": "a" * 60_000})  # near httpx's own URL limit
+        assert 400 <= r.status_code < 500, url
+
+
+def test_huge_header_is_refused_by_the_server(live_url: str) -> None:
+    """uvicorn's HTTP parser drops a request whose head is too large (no response)."""
+    try:
+        r = httpx.get(live_url + "/", headers={"X-Filler": "a" * 500_000}, timeout=30)
+    except httpx.TransportError:
+        return
+    assert 400 <= r.status_code < 500
+
+
+def test_huge_body_is_a_413_before_it_is_read(guarded: TestClient) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    r = guarded.post("/admin/run/embed", content=b"k" * (MAX_BODY + 1), headers=auth)
+    assert r.status_code == 413
+    r = guarded.post("/api/v1/admin/run/embed", content=b"k" * (2 * MAX_BODY), headers=auth)
+    assert r.status_code == 413
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted while streaming
+        for _ in range(4):
+            yield b"k" * MAX_BODY
+
+    r = guarded.post("/admin/run/embed", content=chunks(), headers=auth)
+    assert r.status_code == 413
+
+
+# --- bounded result windows --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "qs", ["page=1000&page_size=100", "page=42", "page_size=101", "page=10000000000000000000"]
+)
+def test_result_window_is_bounded(client: TestClient, qs: str) -> None:
+    for url in ("/search", "/api/v1/search"):
+        assert client.get(f"{url}?q=learning&{qs}").status_code == 400
+
+
+def test_last_page_of_the_window_is_served(client: TestClient) -> None:
+    assert client.get("/api/v1/search?q=learning&page=10&page_size=100").status_code == 200
+
+
+# --- the admin token ---------------------------------------------------------------------
+
+
+def test_admin_compares_the_token_in_constant_time() -> None:
+    source = inspect.getsource(admin.authorize)
+    assert "hmac.compare_digest" in source and "==" not in source
+
+
+@pytest.mark.parametrize(
+    "header",
+    [
+        None,
+        "Bearer",
+        "Bearer ",
+        f"Bearer {TOKEN[:-1]}",
+        f"Bearer {TOKEN}x",
+        f"Basic {TOKEN}",
+        f"bearer {TOKEN.upper()}",
+        "Bearer \u00e9",
+    ],
+)
+def test_admin_refuses_a_wrong_or_missing_token(guarded: TestClient, header: str | None) -> None:
+    headers = {b"Authorization": header.encode("utf-8")} if header else {}
+    for method, url in (("GET", "/api/v1/admin/status"), ("POST", "/api/v1/admin/run/embed")):
+        r = guarded.request(method, url, headers=headers)
+        assert r.status_code == 401 and "WWW-Authenticate" in r.headers
+    assert guarded.get("/admin", headers=headers).status_code == 401
+
+
+def test_admin_accepts_the_token(guarded: TestClient) -> None:
+    r = guarded.get("/api/v1/admin/status", headers={"Authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 503  # authorised; no scheduler in this process
+
+
+def test_admin_is_absent_without_a_token(client: TestClient) -> None:
+    r = client.get("/api/v1/admin/status", headers={"Authorization": "Bearer "})
+    assert r.status_code == 404
+
+
+# --- security headers on every response ---------------------------------------------------
+
+EVERY_KIND = [
+    ("GET", "/"),
+    ("GET", "/search?q=transformer"),
+    ("GET", "/papers/2401.10241"),
+    ("GET", "/no/such/page"),
+    ("GET", "/search?page=0"),
+    ("GET", "/api/v1/search?q=x&page=0"),
+    ("GET", "/api/v1/papers/2401.10241"),
+    ("GET", "/openapi.json"),
+    ("GET", "/rss/latest.xml"),
+    ("GET", "/sitemap.xml"),
+    ("GET", "/static/style.css"),
+    ("GET", "/static/nope.css"),
+    ("GET", "/robots.txt"),
+    ("HEAD", "/"),
+    ("DELETE", "/api/v1/search"),
+    ("GET", "/search?q=%ff"),
+    ("GET", "/papers/2401.10241%00"),
+]
+
+
+@pytest.mark.parametrize(("method", "url"), EVERY_KIND)
+def test_security_headers_on_every_response(http: httpx.Client, method: str, url: str) -> None:
+    r = http.request(method, url)
+    for name, value in SECURITY_HEADERS.items():
+        assert r.headers.get(name) == value, f"{name} missing on {r.status_code} {url}"
+
+
+# --- rate limiting -----------------------------------------------------------------------
+
+
+def test_token_bucket_refills_at_its_rate() -> None:
+    bucket = TokenBucket(capacity=2, rate=0.5, now=0.0)
+    assert bucket.take(0.0) == 0.0 and bucket.take(0.0) == 0.0
+    assert bucket.take(0.0) == pytest.approx(2.0)  # one token takes 2 s at 0.5/s
+    assert bucket.take(1.0) == pytest.approx(1.0)
+    assert bucket.take(2.0) == 0.0
+    assert bucket.take(100.0) == 0.0 and bucket.tokens == 1  # capped at the capacity
+
+
+def test_rate_limiter_keeps_clients_apart_and_bounded() -> None:
+    now = [0.0]
+    limiter = RateLimiter(per_minute=60, clock=lambda: now[0])
+    assert all(limiter.wait("a") == 0 for _ in range(60))
+    assert limiter.wait("a") > 0 and limiter.wait("b") == 0
+    now[0] = 1.0
+    assert limiter.wait("a") == 0
+    for i in range(20_000):
+        limiter.wait(f"client-{i}")
+    assert len(limiter.buckets) <= 10_000
+
+
+def test_api_is_rate_limited_pages_are_not(guarded: TestClient) -> None:
+    statuses = [guarded.get("/api/v1/stats").status_code for _ in range(8)]
+    assert statuses[:5] == [200] * 5 and statuses[5:] == [429] * 3
+    r = guarded.get("/api/v1/categories")
+    assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+    assert r.json()["error"]["status"] == 429
+    assert r.headers["X-Frame-Options"] == SECURITY_HEADERS["X-Frame-Options"]
+    assert guarded.get("/").status_code == 200
+
+
+def test_rate_limit_is_off_when_zero(client: TestClient) -> None:
+    assert all(client.get("/api/v1/stats").status_code == 200 for _ in range(30))
