@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from indexer.enrich import WorkAuthor, WorkRecord, clean_doi
@@ -81,20 +82,28 @@ def parse_work(work: dict[str, Any]) -> WorkRecord:
     )
 
 
-def parse_response(status: int, body: bytes) -> WorkRecord | None:
-    """A fetched ``/works/...`` body: the record, None for 404, an error otherwise."""
+def parse_json_work(
+    status: int, body: bytes, source: str, parse: Callable[[Any], WorkRecord]
+) -> WorkRecord | None:
+    """A fetched JSON work body of ``source``: the record, None for 404, an error otherwise
+    (a body cut short is retryable)."""
     if status == 404:
         return None
     if status != 200:
-        raise HarvestError(f"OpenAlex answered HTTP {status}")
+        raise HarvestError(f"{source} answered HTTP {status}")
     try:
         data = json.loads(body)
     except ValueError as exc:
         raise RetryableResponse(f"unparseable JSON (truncated?): {exc}") from None
     try:
-        return parse_work(data)
+        return parse(data)
     except (ValueError, AttributeError, TypeError) as exc:
-        raise HarvestError(f"OpenAlex: {exc}") from None
+        raise HarvestError(f"{source}: {exc}") from None
+
+
+def parse_response(status: int, body: bytes) -> WorkRecord | None:
+    """A fetched ``/works/...`` body: the record, None for 404, an error otherwise."""
+    return parse_json_work(status, body, "OpenAlex", parse_work)
 
 
 def work_path(arxiv_id: str, doi: str | None) -> str:

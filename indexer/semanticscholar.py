@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from indexer.enrich import WorkAuthor, WorkRecord, clean_doi
-from indexer.fetch import HarvestError, RetryableResponse
-from indexer.openalex import orcid_of
+from indexer.openalex import orcid_of, parse_json_work
 from papersift.paper import parse_arxiv_id
 
 FIELDS = "externalIds,citationCount,authors.name,authors.externalIds"
@@ -45,18 +43,7 @@ def parse_paper(paper: dict[str, Any]) -> WorkRecord:
 
 
 def parse_response(status: int, body: bytes) -> WorkRecord | None:
-    if status == 404:
-        return None
-    if status != 200:
-        raise HarvestError(f"Semantic Scholar answered HTTP {status}")
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise RetryableResponse(f"unparseable JSON (truncated?): {exc}") from None
-    try:
-        return parse_paper(data)
-    except (ValueError, AttributeError, TypeError) as exc:
-        raise HarvestError(f"Semantic Scholar: {exc}") from None
+    return parse_json_work(status, body, "Semantic Scholar", parse_paper)
 
 
 def paper_path(arxiv_id: str, doi: str | None) -> str:
