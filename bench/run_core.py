@@ -58,9 +58,11 @@ from indexer.build import embed_backlog, import_files
 from indexer.snapshot import SnapshotReader
 from papersift.resources import demo_corpus_path
 
+# The project's shared data folder sits beside the repository (as on CI).
+SHARED = Path(__file__).resolve().parents[2] / "shared"
 ARXIV_BENCH = Path(
     os.environ.get(
-        "PAPERSIFT_BENCH_SNAPSHOT", "/work/shared/data/arxiv/arxiv-snapshot-bench.jsonl.xz"
+        "PAPERSIFT_BENCH_SNAPSHOT", str(SHARED / "data/arxiv/arxiv-snapshot-bench.jsonl.xz")
     )
 )
 DEMO_CACHE = CACHE / "demo-data"

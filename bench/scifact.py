@@ -42,7 +42,8 @@ from engine.search import open_engine
 from indexer.build import embed_backlog
 from papersift.paper import Paper
 
-DATA = Path(os.environ.get("PAPERSIFT_SCIFACT", "/work/shared/data/eval/scifact"))
+_SHARED = Path(__file__).resolve().parents[2] / "shared"  # beside the repository
+DATA = Path(os.environ.get("PAPERSIFT_SCIFACT", str(_SHARED / "data/eval/scifact")))
 PAGE = 100  # one page of 100: enough for Recall@100 and nDCG@10
 WEIGHTS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 

@@ -29,7 +29,7 @@ from indexer.snapshot import SnapshotReader
 from papersift.paper import Paper
 from server.urls import slugify
 
-SNAPSHOT = Path("/work/shared/data/arxiv/arxiv-snapshot-bench.jsonl.xz")
+SNAPSHOT = Path(__file__).resolve().parents[2] / "shared/data/arxiv/arxiv-snapshot-bench.jsonl.xz"
 ROOT_URL = "https://papers.example.org"
 Row = tuple[str, str, date]
 
