@@ -14,24 +14,26 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.embed import Embedder, default_model_path, default_tokenizer_path
+from engine.embed import Embedder
 from engine.lexical import LexicalIndex
+from engine.model_files import resolve_model_files
 from engine.people import People
 from engine.store import PaperStore
 from engine.vectors import VectorIndex, model_dir_name
 from papersift import __version__
 from papersift.config import Config
-from papersift.errors import ConfigError, IndexVersionError
+from papersift.errors import IndexVersionError
+from papersift.paper import Paper
 
 if TYPE_CHECKING:
-    from indexer.identity import IdentityReport
+    from indexer.identity_refresh import IdentityReport
 
 SCHEMA_VERSION = 3  # 2: researcher ids in the lexical index; 3: institutions (ROR ids)
 MANIFEST = "manifest.json"
@@ -116,14 +118,7 @@ class DataDir:
         with self._lock:
             if self._embedder is None:
                 e = self.config.embedding
-                model = Path(e.model).expanduser() if e.model else default_model_path()
-                tok = Path(e.tokenizer).expanduser() if e.tokenizer else default_tokenizer_path()
-                if e.model and not model.is_absolute():
-                    model = self.config.base_dir / model
-                if e.tokenizer and not tok.is_absolute():
-                    tok = self.config.base_dir / tok
-                if e.model and not e.tokenizer:
-                    raise ConfigError("config: [embedding] tokenizer must be set with model")
+                model, tok = resolve_model_files(self.config)
                 self._embedder = Embedder(
                     model,
                     tok,
@@ -192,20 +187,32 @@ class DataDir:
 
     # -- lexical consistency -------------------------------------------------------------
 
-    def sync_lexical(self) -> int:
-        """Replay store changes the lexical index has not absorbed (after a crash); first
-        bring researcher identities up to date, as the index stores researcher ids."""
-        from indexer.identity import refresh_identities
+    def sync_lexical(self, known: Mapping[int, Paper] | None = None) -> int:
+        """Index in Tantivy the store changes it has not absorbed (an import's new papers, or
+        what a crash left out), after bringing researcher identities up to date, as the
+        index stores researcher ids. ``known`` may hold current records of changed papers
+        (saves decoding them again); returns the documents written or deleted."""
+        from indexer.identity_refresh import refresh_identities
 
-        refresh_identities(self.store)
+        refresh_identities(self.store, known)
         done = int(self.store.get_meta("lexical_seq") or 0)
         target = self.store.seq
         if done >= target:
             return 0
+        known = known or {}
         n = 0
-        for batch in self.store.changed_since(done):
-            self.lexical.upsert([(docid, paper) for docid, paper, _ in batch])
-            n += len(batch)
+        docids = self.store.changed_docids_since(done)
+        for i in range(0, len(docids), 5000):
+            chunk = docids[i : i + 5000]
+            decoded = self.store.get([d for d in chunk if d not in known])
+            self.lexical.upsert(
+                [
+                    (d, known[d] if d in known else decoded[d])
+                    for d in chunk
+                    if d in known or d in decoded
+                ]
+            )
+            n += len(chunk)
         dead = self.store.tombstones_since(done)
         if dead:
             self.lexical.delete([d for d, _ in dead])
@@ -214,13 +221,13 @@ class DataDir:
         self.store.set_meta("lexical_seq", str(target))
         return n
 
-    def refresh_people(self) -> IdentityReport:
-        """Recompute researcher identities for changed papers, then re-index the papers whose
-        researcher ids moved. Call after importing or harvesting papers."""
-        from indexer.identity import refresh_identities
+    def refresh_people(self, known: Mapping[int, Paper] | None = None) -> IdentityReport:
+        """Recompute researcher identities for changed papers, then index the changed papers
+        and those whose researcher ids moved. Call after importing or harvesting papers."""
+        from indexer.identity_refresh import refresh_identities
 
-        report = refresh_identities(self.store)
-        self.sync_lexical()
+        report = refresh_identities(self.store, known)
+        self.sync_lexical(known)
         return report
 
     # -- manifest ------------------------------------------------------------------------

@@ -294,6 +294,16 @@ class PaperStore:
             yield [(r[0], _paper(r[:-1]), r[-1]) for r in rows]
             seq = rows[-1][-1]
 
+    def changed_docids_since(self, seq: int) -> list[int]:
+        """Docids of the papers changed after ``seq``, in sequence order (no decoding)."""
+        with self._lock:
+            return [
+                int(d)
+                for (d,) in self._db.execute(
+                    "SELECT docid FROM papers WHERE seq > ? ORDER BY seq", (seq,)
+                )
+            ]
+
     def tombstones_since(self, seq: int) -> list[tuple[int, int]]:
         with self._lock:
             return [

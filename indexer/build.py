@@ -1,7 +1,9 @@
 """Building the indexes: import snapshot files into store + Tantivy, embed the backlog.
 
-Both steps are restartable. An import commits the store per batch and the lexical index
-every ``LEXICAL_COMMIT`` papers; a crash in between is repaired by ``DataDir.sync_lexical``.
+Both steps are restartable. An import commits the store per batch; every
+``LEXICAL_COMMIT`` changed papers (and at the end) it brings researcher identities up to
+date and indexes the changed papers in Tantivy with their researcher ids, once each, via
+``DataDir.sync_lexical``, which is also what repairs a crash in between.
 Embedding writes a checkpoint every ``chunk`` papers, so an interruption loses at most
 the chunk in flight.
 """
@@ -67,7 +69,7 @@ def import_files(
         if on_skip is not None:
             on_skip(s)
 
-    since_commit = 0
+    pending: dict[int, Paper] = {}  # changed papers not yet in Tantivy
     for path in paths:
         reader = SnapshotReader(path, on_skip=skipped)
         bar = tqdm(
@@ -88,22 +90,20 @@ def import_files(
                 report.added += counts.added
                 report.updated += counts.updated
                 report.unchanged += counts.unchanged
-                if changed:
-                    data.lexical.upsert(changed)
-                    since_commit += len(changed)
-                if since_commit >= LEXICAL_COMMIT:
-                    _commit_lexical(data)
-                    since_commit = 0
+                pending.update(changed)
+                if len(pending) >= LEXICAL_COMMIT:
+                    data.sync_lexical(pending)  # identities, then Tantivy, then its commit
+                    pending.clear()
                 bar.update(reader.bytes_read - bar.n)
                 bar.set_postfix(papers=report.read, refresh=False)
-    _commit_lexical(data)
-    data.refresh_people()  # researcher ids for the new papers, re-indexed where they moved
+    data.refresh_people(pending)  # researcher ids for the new papers, then Tantivy
     data.lexical.close_writer()
     data.write_manifest()
     return report
 
 
 def _commit_lexical(data: DataDir) -> None:
+    """Commit Tantivy and record the store sequence it now reflects (harvest pages)."""
     seq = data.store.seq
     data.lexical.commit()
     data.store.set_meta("lexical_seq", str(seq))

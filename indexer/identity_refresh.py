@@ -1,0 +1,290 @@
+"""Keeping the researcher tables in step with the papers, incrementally and in bulk.
+
+One run reads the papers changed since the last (``people_seq``), rewrites their
+authorship rows, re-clusters every name block they touch (:func:`indexer.identity.cluster`)
+and writes the result with a few statements per few hundred blocks. Papers of the current
+run come from memory when the caller has them (an import), so a bulk import neither
+decodes its papers again nor writes an authorship row twice.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence, Sized
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from engine.institutions import SCHEMA as INSTITUTION_SCHEMA
+from engine.institutions import affiliations
+from engine.names import split_name
+from engine.people import ID_SOURCES, MAX_EVIDENCE_AUTHORS, encode_ids, ensure_schema
+from engine.store import PaperStore
+from indexer.identity import Row, Unit, cluster, display
+from papersift.paper import Paper
+
+META_SEQ = "people_seq"
+_T = TypeVar("_T")
+_NO_IDS: frozenset[tuple[str, str]] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityReport:
+    papers: int = 0  # papers (re)read
+    blocks: int = 0  # name blocks recomputed
+    touched: int = 0  # papers whose researcher ids changed
+
+
+def refresh_identities(
+    store: PaperStore, known: Mapping[int, Paper] | None = None
+) -> IdentityReport:
+    """Bring the researcher tables up to date with the papers; touch papers whose ids moved.
+
+    ``known`` may hold current (docid -> paper) records of changed papers, saving the
+    decoding. Papers the lexical index has not absorbed yet (seq above ``lexical_seq``)
+    are not touched: ``DataDir.sync_lexical`` indexes them next, with their researcher
+    ids, so an import writes each paper to Tantivy once.
+    """
+    with store.reading() as db:
+        ensure_schema(db)
+        db.executescript(INSTITUTION_SCHEMA)  # the affiliations table, refreshed below
+    if int(store.get_meta(META_SEQ) or 0) >= store.seq:
+        return IdentityReport()
+    known = known or {}
+    with store.transaction() as db:  # read the changes inside it: none can slip in between
+        done = int(store.get_meta(META_SEQ) or 0)
+        docids = store.changed_docids_since(done)
+        decoded = store.get([d for d in docids if d not in known])
+        changed = [(d, known[d] if d in known else decoded[d]) for d in docids]
+        dead = [d for d, _ in store.tombstones_since(done)]
+        new_rows, blocks = _new_rows(db, changed, dead)
+        _refresh_affiliations(db, changed, dead)
+        touched: set[int] = {d for d, _ in changed}
+        touched |= _recluster_blocks(db, sorted(blocks), new_rows)
+        touched -= set(dead)
+        absorbed = int(store.get_meta("lexical_seq") or 0)
+        seq = store.touch(_indexed(db, sorted(touched), absorbed))
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_SEQ, str(seq)))
+    return IdentityReport(len(changed), len(blocks), len(touched))
+
+
+def _chunks(items: Sequence[_T], size: int = 500) -> Iterator[Sequence[_T]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _marks(chunk: Sized) -> str:
+    return ",".join("?" * len(chunk))
+
+
+def _new_rows(
+    db: sqlite3.Connection, changed: list[tuple[int, Paper]], dead: list[int]
+) -> tuple[dict[str, list[Row]], set[str]]:
+    """Drop the authorship rows of changed and deleted papers and build the changed
+    papers' new rows in memory (by block). Each keeps its author's previous researcher id
+    as a vote for stability. Returns the rows and every block to recompute."""
+    old: dict[tuple[int, str], int] = {}
+    blocks: set[str] = set()
+    for chunk in _chunks([d for d, _ in changed] + dead):
+        for d, key, block, rid in db.execute(
+            f"SELECT docid, key, block, rid FROM authorships WHERE docid IN ({_marks(chunk)})",
+            chunk,
+        ):
+            blocks.add(str(block))
+            if rid is not None:
+                old[(int(d), str(key))] = int(rid)
+        db.execute(f"DELETE FROM authorships WHERE docid IN ({_marks(chunk)})", chunk)
+    rows: dict[str, list[Row]] = defaultdict(list)
+    for docid, paper in changed:
+        n = len(paper.authors)
+        for pos, a in enumerate(paper.authors):
+            ids = frozenset(i for i in a.ids if i[0] in ID_SOURCES) if a.ids else _NO_IDS
+            row = Row(docid, pos, n, a.name, a.key, ids, old.get((docid, a.key)), new=True)
+            rows[split_name(a.key).block].append(row)
+    blocks.update(rows)
+    return rows, blocks
+
+
+def _indexed(db: sqlite3.Connection, docids: list[int], absorbed: int) -> list[int]:
+    """Those of ``docids`` the lexical index already holds (their seq is not above it)."""
+    out: list[int] = []
+    for chunk in _chunks(docids):
+        out += [
+            int(d)
+            for (d,) in db.execute(
+                f"SELECT docid FROM papers WHERE docid IN ({_marks(chunk)}) AND seq <= ?",
+                (*chunk, absorbed),
+            )
+        ]
+    return sorted(out)
+
+
+def _refresh_affiliations(
+    db: sqlite3.Connection, changed: list[tuple[int, Paper]], dead: list[int]
+) -> None:
+    """The (paper, author position, ROR id) rows follow the papers' enrichment records."""
+    for chunk in _chunks([d for d, _ in changed] + dead):
+        db.execute(f"DELETE FROM affiliations WHERE docid IN ({_marks(chunk)})", chunk)
+    db.executemany(
+        "INSERT OR IGNORE INTO affiliations (docid, position, ror_id) VALUES (?, ?, ?)",
+        [(d, pos, ror) for d, p in changed for pos, ror, _ in affiliations(p)],
+    )
+
+
+@dataclass(slots=True)
+class _Writes:
+    """Row changes of a group of recomputed blocks, written with one statement each."""
+
+    researchers: list[tuple[object, ...]] = field(default_factory=list)
+    ids: list[tuple[str, str, int]] = field(default_factory=list)
+    inserted: list[tuple[object, ...]] = field(default_factory=list)
+    moved: list[tuple[int, int, int]] = field(default_factory=list)
+    gone: list[tuple[int | None, int]] = field(default_factory=list)
+    before: set[int] = field(default_factory=set)
+
+    def apply(self, db: sqlite3.Connection) -> None:
+        for chunk in _chunks(sorted(self.before)):
+            db.execute(f"DELETE FROM researcher_ids WHERE rid IN ({_marks(chunk)})", chunk)
+        db.executemany(
+            "INSERT INTO researchers (rid, name, key, block, papers, collective, merged_into) "
+            "VALUES (?,?,?,?,?,?,NULL) ON CONFLICT (rid) DO UPDATE SET name = excluded.name, "
+            "key = excluded.key, block = excluded.block, papers = excluded.papers, "
+            "collective = excluded.collective, merged_into = NULL",
+            self.researchers,
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO researcher_ids (source, value, rid) VALUES (?, ?, ?)", self.ids
+        )
+        db.executemany(
+            "INSERT INTO authorships (docid, position, n_authors, name, key, block, ids, rid) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            self.inserted,
+        )
+        db.executemany(
+            "UPDATE authorships SET rid = ? WHERE docid = ? AND position = ?", self.moved
+        )
+        db.executemany(
+            "UPDATE researchers SET papers = 0, merged_into = ? WHERE rid = ?", self.gone
+        )
+
+
+def _recluster_blocks(
+    db: sqlite3.Connection, blocks: list[str], new_rows: dict[str, list[Row]]
+) -> set[int]:
+    """Recompute these blocks from their stored rows plus the new ones and persist them,
+    a few hundred blocks per round trip; returns the docids whose researcher ids changed."""
+    touched: set[int] = set()
+    next_rid = _next_rid(db)
+    new_blocks: dict[int, set[str]] = defaultdict(set)  # blocks of the changed papers
+    for block, rows in new_rows.items():
+        for r in rows:
+            new_blocks[r.docid].add(block)
+    for chunk in _chunks(blocks):
+        rows_of: dict[str, list[Row]] = defaultdict(list)
+        for d, p, n, name, key, ids, r, block in db.execute(
+            "SELECT docid, position, n_authors, name, key, ids, rid, block FROM authorships "
+            f"WHERE block IN ({_marks(chunk)})",
+            chunk,
+        ):
+            ident = _NO_IDS if ids == "[]" else frozenset(map(tuple, json.loads(ids)))
+            rows_of[block].append(Row(d, p, n, name, key, ident, r))
+        small = {
+            r.docid
+            for rows in rows_of.values()
+            for r in rows
+            if r.n_authors <= MAX_EVIDENCE_AUTHORS
+        }
+        blocks_of = _blocks_of_papers(db, sorted(small - new_blocks.keys()))
+        before_of: dict[str, set[int]] = defaultdict(set)
+        for rid, block in db.execute(
+            f"SELECT rid, block FROM researchers WHERE block IN ({_marks(chunk)}) "
+            "AND merged_into IS NULL AND papers > 0",
+            chunk,
+        ):
+            before_of[block].add(int(rid))
+        writes = _Writes()
+        for block in chunk:
+            rows = rows_of.get(block, []) + new_rows.get(block, [])
+            rows.sort(key=lambda r: (r.docid, r.position))
+            coauthors: dict[int, set[str]] = {}
+            for r in rows:
+                if r.n_authors <= MAX_EVIDENCE_AUTHORS and r.docid not in coauthors:
+                    mine = new_blocks.get(r.docid) or blocks_of.get(r.docid, set())
+                    coauthors[r.docid] = mine - {block}
+            before = before_of.get(block, set()) | {
+                r.old_rid for r in rows if r.old_rid is not None
+            }
+            next_rid = _plan_block(block, rows, coauthors, before, next_rid, writes, touched)
+        writes.apply(db)
+    return touched
+
+
+def _blocks_of_papers(db: sqlite3.Connection, docids: Sequence[int]) -> dict[int, set[str]]:
+    out: dict[int, set[str]] = defaultdict(set)
+    for chunk in _chunks(docids):
+        for d, b in db.execute(
+            f"SELECT docid, block FROM authorships WHERE docid IN ({_marks(chunk)})", chunk
+        ):
+            out[int(d)].add(str(b))
+    return out
+
+
+def _encode(ids: frozenset[tuple[str, str]]) -> str:
+    return encode_ids(ids) if ids else "[]"
+
+
+def _next_rid(db: sqlite3.Connection) -> int:
+    """The next researcher id: AUTOINCREMENT never reuses one, so neither do we."""
+    row = db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'researchers'").fetchone()
+    top = db.execute("SELECT max(rid) FROM researchers").fetchone()[0]
+    return max(int(row[0]) if row else 0, int(top or 0)) + 1
+
+
+def _plan_block(
+    block: str,
+    rows: list[Row],
+    coauthors: dict[int, set[str]],
+    before: set[int],
+    next_rid: int,
+    writes: _Writes,
+    touched: set[int],
+) -> int:
+    """Cluster one block and queue its row changes; returns the next free researcher id.
+
+    Each cluster keeps the id most of its authorships had (ties: the smaller id); a cluster
+    without one gets a new id. An id no cluster kept is redirected to the cluster that took
+    most of its authorships (a merge), or retired when its papers are gone."""
+    units = sorted(cluster(rows, coauthors), key=lambda u: (-len(u.docids), u.rows[0].docid))
+    taken: set[int] = set()
+    assigned: list[tuple[Unit, int]] = []
+    for u in units:
+        votes = Counter(
+            r.old_rid for r in u.rows if r.old_rid is not None and r.old_rid not in taken
+        )
+        if votes:
+            rid = min(votes, key=lambda k: (-votes[k], k))
+        else:
+            rid, next_rid = next_rid, next_rid + 1
+        taken.add(rid)
+        assigned.append((u, rid))
+    writes.before |= before
+    for u, rid in assigned:
+        name, key = display(u)
+        writes.researchers.append(
+            (rid, name, key, block, len(u.docids), int(split_name(key).collective))
+        )
+        writes.ids += [(s, v, rid) for s, vs in u.ids.items() for v in vs]
+        for r in u.rows:
+            if r.new:
+                writes.inserted.append(
+                    (r.docid, r.position, r.n_authors, r.name, r.key, block, _encode(r.ids), rid)
+                )
+            elif r.old_rid != rid:
+                writes.moved.append((rid, r.docid, r.position))
+            if r.old_rid != rid:
+                touched.add(r.docid)
+    for gone in sorted(before - taken):
+        heirs = Counter(rid for u, rid in assigned for r in u.rows if r.old_rid == gone)
+        writes.gone.append((heirs.most_common(1)[0][0] if heirs else None, gone))
+    return next_rid
