@@ -10,6 +10,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from engine.enrichment import AFFILIATIONS_KEY
 from engine.store import PaperStore
 from indexer.ror import Organisation, normalise
 from papersift.paper import Paper
@@ -37,8 +38,6 @@ CREATE TABLE IF NOT EXISTS affiliations (
 CREATE INDEX IF NOT EXISTS affiliations_ror ON affiliations(ror_id);
 """
 _COLUMNS = "iid, ror_id, name, country, city, types, aliases, parents, status"
-# Paper.extra key written by enrichment: JSON [[author position, bare ROR id, name], ...].
-AFFILIATIONS_KEY = "affiliations"
 
 
 def affiliations(paper: Paper) -> list[tuple[int, str, str]]:

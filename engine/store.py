@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from engine.enrichment import carry_enrichment
 from papersift.paper import Author, Paper
 
 SCHEMA = """
@@ -101,7 +102,9 @@ class PaperStore:
         """Insert new papers, replace older versions or changed records; one transaction.
 
         Returns the counts and the (docid, paper) pairs that changed. A record whose content
-        is identical to the stored one, or whose version is older, changes nothing.
+        is identical to the stored one, or whose version is older, changes nothing. A
+        replacing record keeps the stored enrichment it lacks (``carry_enrichment``), so
+        re-importing a snapshot after an enrichment run changes nothing either.
         """
         batch: dict[str, Paper] = {}
         superseded = 0
@@ -136,6 +139,14 @@ class PaperStore:
                     values = _row_values(p)
                     record_hash = _hash(json.dumps(values, default=str))
                     prev = existing.get(arxiv_id)
+                    if prev is not None and p.version >= prev[1] and record_hash != prev[2]:
+                        # Keep the stored record's enrichment where this one has none.
+                        row = db.execute(
+                            f"SELECT {_COLUMNS} FROM papers WHERE docid = ?", (prev[0],)
+                        ).fetchone()
+                        p = carry_enrichment(_paper(row), p)
+                        values = _row_values(p)
+                        record_hash = _hash(json.dumps(values, default=str))
                     if prev is not None and (p.version < prev[1] or record_hash == prev[2]):
                         unchanged += 1
                         continue

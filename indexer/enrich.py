@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from engine.institutions import AFFILIATIONS_KEY
+from engine.enrichment import AFFILIATIONS_KEY
 from engine.names import compatible, split_name
 from engine.store import PaperStore
 from indexer.authors import normalise_name
