@@ -20,14 +20,19 @@ FIELD_ALIASES = {
     "cat": "cat", "category": "cat",
 }  # fmt: skip
 
+# A sign is an operator only before a letter or a quote: "-2", "+1" and "-5%" are text.
 _TOKEN = re.compile(
-    r'(?P<sign>[+-])?(?:(?P<field>[A-Za-z]+):)?(?:"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+))'
+    r'(?P<sign>[+-](?=[^\W\d_]|"))?(?:(?P<field>[A-Za-z]+):)?'
+    r'(?:"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+))'
 )
 _ARXIV_URL = re.compile(
     r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)(?P<id>.+?)(?:\.pdf)?/?$",
     re.IGNORECASE,
 )
 _WORDISH = re.compile(r"[^\w.'’-]+")  # punctuation that is not part of a term
+# Query-language syntax of other engines (wildcards, fuzzy, boosts, ranges, boolean symbols)
+# that we drop: worth a warning. Ordinary punctuation (a full stop, a comma, brackets) is not.
+_SYNTAX = frozenset("*~^[]{}\\|&!<>=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,9 +120,9 @@ def parse_user_query(query: str) -> ParsedQuery:
         if canonical != "cat":
             cleaned = _WORDISH.sub(" ", text).strip(" .'’-")
             if cleaned != text.strip() and phrase is None:
-                dropped = "".join(sorted(set(text) - set(cleaned)))
-                if dropped.strip():
-                    warnings.append(f"ignored the characters {dropped.strip()!r}")
+                dropped = "".join(sorted((set(text) - set(cleaned)) & _SYNTAX))
+                if dropped:
+                    warnings.append(f"ignored the characters {dropped!r} (query syntax)")
             text = " ".join(cleaned.split())
         else:
             text = text.strip()

@@ -1,0 +1,56 @@
+"""The lenient query parser: what is an operator, what is text, and what earns a warning."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.query import parse_user_query
+
+
+def clauses(query: str) -> list[tuple[str, str | None, str]]:
+    return [(c.sign, c.field, c.text) for c in parse_user_query(query).clauses]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("-cancer", [("-", None, "cancer")]),
+        ('+"gene therapy"', [("+", None, "gene therapy")]),
+        ("-Ünicode", [("-", None, "Ünicode")]),
+        # A sign before a digit is part of a number, not an operator (SciFact claims say
+        # "+1 increase", "-2 degrees"): requiring or excluding a bare number was wrong.
+        (
+            "a -2 degree drop",
+            [("", None, "a"), ("", None, "2"), ("", None, "degree"), ("", None, "drop")],
+        ),
+        ("+1 increase", [("", None, "1"), ("", None, "increase")]),
+        ("a -5% drop", [("", None, "a"), ("", None, "5"), ("", None, "drop")]),
+        ("CD4+ T cells", [("", None, "CD4"), ("", None, "T"), ("", None, "cells")]),
+    ],
+)
+def test_signs_are_operators_only_before_words(
+    query: str, expected: list[tuple[str, str | None, str]]
+) -> None:
+    assert clauses(query) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "Exposure to cold increases risk.",
+        "Does aspirin (ASA) reduce risk, in adults?",
+        "p53; mutations: a review.",
+    ],
+)
+def test_ordinary_punctuation_is_dropped_silently(query: str) -> None:
+    parsed = parse_user_query(query)
+    assert parsed.warnings == ()
+    assert all("." not in c.text and "," not in c.text for c in parsed.clauses)
+
+
+@pytest.mark.parametrize(
+    ("query", "char"), [("transform*", "*"), ("bert~2", "~"), ("title^3", "^")]
+)
+def test_other_engines_syntax_is_reported(query: str, char: str) -> None:
+    warnings = parse_user_query(query).warnings
+    assert len(warnings) == 1 and char in warnings[0]
