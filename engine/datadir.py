@@ -194,7 +194,7 @@ class DataDir:
         (saves decoding them again); returns the documents written or deleted."""
         from indexer.identity_refresh import refresh_identities
 
-        refresh_identities(self.store, known)
+        refresh_identities(self.store, known, self.config.lab)
         done = int(self.store.get_meta("lexical_seq") or 0)
         target = self.store.seq
         if done >= target:
@@ -226,7 +226,7 @@ class DataDir:
         and those whose researcher ids moved. Call after importing or harvesting papers."""
         from indexer.identity_refresh import refresh_identities
 
-        report = refresh_identities(self.store, known)
+        report = refresh_identities(self.store, known, self.config.lab)
         self.sync_lexical(known)
         return report
 

@@ -22,6 +22,8 @@ from engine.names import split_name
 from engine.people import ID_SOURCES, MAX_EVIDENCE_AUTHORS, encode_ids, ensure_schema
 from engine.store import PaperStore
 from indexer.identity import Row, Unit, cluster, display
+from indexer.lab import anchor_ids, lab_changes, lab_pending
+from papersift.config import LabConfig
 from papersift.paper import Paper
 
 META_SEQ = "people_seq"
@@ -37,19 +39,21 @@ class IdentityReport:
 
 
 def refresh_identities(
-    store: PaperStore, known: Mapping[int, Paper] | None = None
+    store: PaperStore, known: Mapping[int, Paper] | None = None, lab: LabConfig | None = None
 ) -> IdentityReport:
     """Bring the researcher tables up to date with the papers; touch papers whose ids moved.
 
     ``known`` may hold current (docid -> paper) records of changed papers, saving the
     decoding. Papers the lexical index has not absorbed yet (seq above ``lexical_seq``)
     are not touched: ``DataDir.sync_lexical`` indexes them next, with their researcher
-    ids, so an import writes each paper to Tantivy once.
+    ids, so an import writes each paper to Tantivy once. ``lab``: the declared members'
+    ORCIDs are anchored on their authorships (``indexer.lab``); when the declaration
+    changed, the papers of its name blocks are re-read.
     """
     with store.reading() as db:
         ensure_schema(db)
         db.executescript(INSTITUTION_SCHEMA)  # the affiliations table, refreshed below
-    if int(store.get_meta(META_SEQ) or 0) >= store.seq:
+    if int(store.get_meta(META_SEQ) or 0) >= store.seq and not (lab and lab_pending(store, lab)):
         return IdentityReport()
     known = known or {}
     with store.transaction() as db:  # read the changes inside it: none can slip in between
@@ -58,7 +62,9 @@ def refresh_identities(
         decoded = store.get([d for d in docids if d not in known])
         changed = [(d, known[d] if d in known else decoded[d]) for d in docids]
         dead = [d for d, _ in store.tombstones_since(done)]
-        new_rows, blocks = _new_rows(db, changed, dead)
+        if lab is not None:
+            changed += lab_changes(db, store, lab, {d for d, _ in changed} | set(dead))
+        new_rows, blocks = _new_rows(db, changed, dead, lab)
         _refresh_affiliations(db, changed, dead)
         touched: set[int] = {d for d, _ in changed}
         touched |= _recluster_blocks(db, sorted(blocks), new_rows)
@@ -79,7 +85,10 @@ def _marks(chunk: Sized) -> str:
 
 
 def _new_rows(
-    db: sqlite3.Connection, changed: list[tuple[int, Paper]], dead: list[int]
+    db: sqlite3.Connection,
+    changed: list[tuple[int, Paper]],
+    dead: list[int],
+    lab: LabConfig | None = None,
 ) -> tuple[dict[str, list[Row]], set[str]]:
     """Drop the authorship rows of changed and deleted papers and build the changed
     papers' new rows in memory (by block). Each keeps its author's previous researcher id
@@ -98,8 +107,10 @@ def _new_rows(
     rows: dict[str, list[Row]] = defaultdict(list)
     for docid, paper in changed:
         n = len(paper.authors)
+        anchored = anchor_ids(lab, paper) if lab is not None else {}
         for pos, a in enumerate(paper.authors):
-            ids = frozenset(i for i in a.ids if i[0] in ID_SOURCES) if a.ids else _NO_IDS
+            own = (*a.ids, *anchored[pos]) if pos in anchored else a.ids
+            ids = frozenset(i for i in own if i[0] in ID_SOURCES) if own else _NO_IDS
             row = Row(docid, pos, n, a.name, a.key, ids, old.get((docid, a.key)), new=True)
             rows[split_name(a.key).block].append(row)
     blocks.update(rows)

@@ -9,11 +9,13 @@ key or a bad value raises :class:`ConfigError` naming it. An environment variabl
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
+import re
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,17 @@ ENV_PREFIX = "PAPERSIFT_"
 
 
 def setting(
-    default: Any, help: str, *, choices: tuple[str, ...] = (), minimum: float | None = None
+    default: Any,
+    help: str,
+    *,
+    choices: tuple[str, ...] = (),
+    minimum: float | None = None,
+    parse: Callable[[str, Any, bool], Any] | None = None,
 ) -> Any:
-    """A dataclass field that carries its help text and validation bounds."""
-    return field(default=default, metadata={"help": help, "choices": choices, "minimum": minimum})
+    """A dataclass field that carries its help text and validation bounds. ``parse(name,
+    raw, from_env)`` replaces the scalar checks for a structured value (``[lab] members``)."""
+    meta = {"help": help, "choices": choices, "minimum": minimum, "parse": parse}
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
@@ -82,7 +91,7 @@ class SearchConfig:
         choices=("convex", "rrf"),
     )
     convex_weight: float = setting(
-        0.4, "Weight of the semantic side in convex fusion (0..1).", minimum=0.0
+        0.6, "Weight of the semantic side in convex fusion (0..1).", minimum=0.0
     )
     rrf_k: int = setting(60, "The k constant of reciprocal-rank fusion.", minimum=1)
     candidates: int = setting(
@@ -92,7 +101,7 @@ class SearchConfig:
         minimum=10,
     )
     title_boost: float = setting(
-        2.0, "BM25 boost of the title field over the abstract.", minimum=0.0
+        1.25, "BM25 boost of the title field over the abstract.", minimum=0.0
     )
     author_boost: float = setting(1.0, "BM25 boost of the authors field.", minimum=0.0)
     page_size: int = setting(24, "Hits per page.", minimum=1)
@@ -231,6 +240,98 @@ class EnrichConfig:
     )
 
 
+_ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])/?$", re.I | re.A)
+_ROR = re.compile(r"^(?:https?://ror\.org/)?(0[a-hj-km-np-tv-z0-9]{6})([0-9]{2})/?$", re.I | re.A)
+_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
+
+
+def parse_orcid(text: str) -> str | None:
+    """``https://orcid.org/0000-0002-1825-0097`` -> ``0000-0002-1825-0097`` if its ISO 7064
+    11,2 check character is right; None otherwise."""
+    m = _ORCID.match(text.strip())
+    if m is None:
+        return None
+    digits = m.group(1).upper().replace("-", "")
+    total = 0
+    for d in digits[:-1]:
+        total = (total + int(d)) * 2
+    check = (12 - total % 11) % 11
+    return m.group(1).upper() if digits[-1] == ("X" if check == 10 else str(check)) else None
+
+
+def parse_lab_ror(text: str) -> str | None:
+    """A bare lower-case ROR id (``03acrzv41``; the ror.org URL works too) if its format and
+    its ISO 7064 97-10 check digits are right; None otherwise."""
+    m = _ROR.match(text.strip())
+    if m is None:
+        return None
+    n = 0
+    for c in m.group(1).lower():
+        n = n * 32 + _CROCKFORD.index(c)
+    return (m.group(1) + m.group(2)).lower() if 98 - (n * 100) % 97 == int(m.group(2)) else None
+
+
+@dataclass(frozen=True)
+class LabMember:
+    name: str
+    orcid: str  # bare, upper-case check character
+
+
+def _parse_members(name: str, raw: Any, from_env: bool) -> tuple[LabMember, ...]:
+    """``[[lab.members]]`` tables (or, from the environment, the same as a JSON array)."""
+    if from_env:
+        try:
+            raw = json.loads(str(raw))
+        except ValueError:
+            raise ConfigError(
+                f'config: {name} must be a JSON array such as [{{"name": "Jane Doe", '
+                f'"orcid": "0000-0002-1825-0097"}}], got {raw!r}'
+            ) from None
+    if not isinstance(raw, list):
+        raise ConfigError(f"config: {name} must be an array of tables ([[lab.members]])")
+    out: list[LabMember] = []
+    for i, entry in enumerate(raw, 1):
+        where = f"{name} #{i}"
+        if not isinstance(entry, dict) or set(entry) != {"name", "orcid"}:
+            keys = sorted(entry) if isinstance(entry, dict) else entry
+            raise ConfigError(f"config: {where} must have exactly name and orcid, got {keys!r}")
+        person, orcid = entry["name"], entry["orcid"]
+        if not isinstance(person, str) or not person.strip():
+            raise ConfigError(f"config: {where} name must be a non-empty string, got {person!r}")
+        bare = parse_orcid(orcid) if isinstance(orcid, str) else None
+        if bare is None:
+            raise ConfigError(
+                f"config: {where} orcid must be an ORCID iD such as 0000-0002-1825-0097 "
+                f"(with a valid check character), got {orcid!r}"
+            )
+        if any(m.orcid == bare for m in out):
+            raise ConfigError(f"config: {where} orcid {bare} is declared twice")
+        out.append(LabMember(" ".join(person.split()), bare))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class LabConfig:
+    name: str = setting("", "The lab's name, shown on the home page (its \"this lab\" section).")
+    ror: str = setting(
+        "",
+        "The lab's institution as a ROR id (`03acrzv41` or its `https://ror.org/` URL); a "
+        "paper with this institution among its affiliations is evidence for its members.",
+    )
+    members: tuple[LabMember, ...] = setting(
+        (),
+        "The lab's researchers, one `[[lab.members]]` table each with `name` and `orcid`; "
+        "their authorships are anchored to that ORCID when the name and some evidence agree. "
+        "From the file, or the environment variable as a JSON array of such objects.",
+        parse=_parse_members,
+    )
+
+    @property
+    def declared(self) -> bool:
+        """A lab is declared when any of its settings is."""
+        return bool(self.name or self.ror or self.members)
+
+
 @dataclass(frozen=True)
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
@@ -241,6 +342,7 @@ class Config:
     harvest: HarvestConfig = field(default_factory=HarvestConfig)
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     enrich: EnrichConfig = field(default_factory=EnrichConfig)
+    lab: LabConfig = field(default_factory=LabConfig)
     # Where relative paths are resolved from (the config file's folder); not a setting.
     base_dir: Path = field(default_factory=Path.cwd, metadata={"internal": True})
 
@@ -300,7 +402,12 @@ def _build_section(name: str, cls: type, table: Mapping[str, Any], env: Mapping[
         if isinstance(kind, types.UnionType):  # no optional settings today; keep it strict
             raise TypeError(f"setting {name}.{key} must have a plain type")
         env_name = f"{ENV_PREFIX}{name}_{key}".upper()
-        if env_name in env:
+        parse = f.metadata.get("parse")
+        if parse is not None and env_name in env:
+            values[key] = parse(env_name, env[env_name], True)
+        elif parse is not None and key in table:
+            values[key] = parse(f"[{name}] {key}", table[key], False)
+        elif env_name in env:
             values[key] = _coerce(f"{env_name}", env[env_name], kind, f.metadata, True)
         elif key in table:
             values[key] = _coerce(f"[{name}] {key}", table[key], kind, f.metadata, False)
@@ -336,6 +443,15 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     if not 0.0 <= cfg.search.convex_weight <= 1.0:
         raise ConfigError(
             f"config: [search] convex_weight must be within 0..1, got {cfg.search.convex_weight}"
+        )
+    if cfg.lab.ror and parse_lab_ror(cfg.lab.ror) is None:
+        raise ConfigError(
+            f"config: [lab] ror must be a ROR id such as 03acrzv41 (with valid check digits), "
+            f"got {cfg.lab.ror!r}"
+        )
+    if cfg.lab.ror:
+        cfg = dataclasses.replace(
+            cfg, lab=dataclasses.replace(cfg.lab, ror=parse_lab_ror(cfg.lab.ror) or "")
         )
     if cfg.feeds.sitemap_urls > 50000:
         raise ConfigError(

@@ -12,6 +12,7 @@ from papersift.errors import PapersiftError
 from server import meta, views
 from server.context import ctx
 from server.feed_routes import search_feed_path
+from server.lab_view import home_section
 from server.markdown import MARKDOWN, llms_txt, paper_markdown, search_markdown, wants_markdown
 from server.params import parse_search
 from server.taxonomy import category_name
@@ -47,14 +48,16 @@ async def home(request: Request) -> Response:
     c = ctx(request)
     stats = await c.stats()
     latest = await c.call(c.engine.search, SearchRequest(sort="newest", page_size=HOME_LATEST))
+    lab = await c.call(home_section, c.engine, c.config)  # None without a [lab] declaration
     context = page_meta(
         request,
         title="papersift: search research papers",
         description=meta.SITE_DESCRIPTION,
         path="/",
         feeds=[LATEST],
+        extra_ld=[lab.jsonld(site_root(request))] if lab else None,
     )
-    context.update(stats=stats, latest=latest.hits, top_categories=stats.categories[:24])
+    context.update(stats=stats, latest=latest.hits, top_categories=stats.categories[:24], lab=lab)
     return render(request, "home.html", context)
 
 

@@ -1,0 +1,94 @@
+"""``au:`` through researcher identities: a typed name normalised as identities normalise it.
+
+A user may type a name the way papers spell it or the way bibliographies do: ``Balázs Kégl``,
+``B\\'alazs K\\'egl``, ``KEGL``, ``Kégl, B.``. :func:`rewrite_author_clauses` settles TeX
+accents and the "Surname, Given" order in the raw query, before the query parser would
+drop the backslashes and commas; :func:`author_clause` then turns the clause into a Tantivy
+query string that matches the name as a phrase (as before) or any researcher whose name is
+compatible with it (``engine.names``), so every spelling an identity joined is found too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.names import NameParts, compatible, split_name
+from engine.store import PaperStore
+from indexer.authors import _decode_tex, normalise_name
+
+# An au: value in the raw query; a backslash escapes the next character, so the TeX
+# umlaut ``G\"odel`` stays inside its phrase.
+_AU_VALUE = re.compile(
+    r"(?<![\w])(?P<field>au|authors?):"
+    r'(?:"(?P<phrase>(?:\\.|[^"\\])*)"?|(?P<word>(?:\\.|[^\s"\\])+))',
+    re.IGNORECASE,
+)
+_SUFFIXES = frozenset({"jr", "jnr", "sr", "snr", "ii", "iii", "iv"})
+MAX_RESEARCHERS = 5000  # researchers one au: clause may expand to
+
+
+def author_text(text: str) -> str:
+    """``Kégl, B.`` -> ``B. Kégl``; ``B\\'alazs K\\'egl`` -> ``Balázs Kégl``."""
+    if "\\" in text or "{" in text:
+        text = _decode_tex(text)
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 2 and all(parts):
+        text = f"{parts[1]} {parts[0]}"
+    elif len(parts) == 3 and all(parts) and normalise_name(parts[2]) in _SUFFIXES:
+        text = f"{parts[1]} {parts[0]} {parts[2]}"  # "Smith, John, Jr."
+    return " ".join(text.replace('"', " ").split())
+
+
+def name_key(text: str) -> str:
+    """The identity key of a name as a person types it (``Kégl, Balázs`` -> ``balazs kegl``)."""
+    return normalise_name(author_text(text))
+
+
+def rewrite_author_clauses(query: str) -> str:
+    """The raw query with each ``au:`` value in the order and characters papers use."""
+    if ":" not in query:
+        return query
+
+    def fix(m: re.Match[str]) -> str:
+        value = m.group("phrase") if m.group("phrase") is not None else m.group("word")
+        fixed = author_text(value)
+        if fixed == value:
+            return m.group(0)
+        return f'{m.group("field")}:"{fixed}"'
+
+    return _AU_VALUE.sub(fix, query)
+
+
+def _reaches(query: NameParts, key: NameParts) -> bool:
+    """A spelled-out first name reaches compatible spelled-out names (``John Smith`` ->
+    ``John A. Smith``), initials reach every compatible name (``J. Smith`` -> ``John
+    Smith``); initials-only spellings of a full name are reached only through identities."""
+    if not key.given or not compatible(query, key):
+        return False
+    return len(query.given[0]) == 1 or len(key.given[0]) > 1
+
+
+def compatible_researchers(store: PaperStore, text: str) -> list[int]:
+    """Researchers with an authorship whose name the typed name reaches; [] for a surname
+    alone or a collaboration (those stay plain word matches)."""
+    parts = split_name(normalise_name(text))
+    if parts.collective or not parts.given:
+        return []
+    with store.reading() as db:  # the identity tables (engine.people) exist: DataDir made them
+        rows = db.execute(
+            "SELECT DISTINCT key, rid FROM authorships WHERE block = ? AND rid IS NOT NULL",
+            (parts.block,),
+        ).fetchall()
+    rids = {int(rid) for key, rid in rows if _reaches(parts, split_name(str(key)))}
+    return sorted(rids)[:MAX_RESEARCHERS]
+
+
+def author_clause(store: PaperStore, text: str, sign: str = "") -> str:
+    """The Tantivy query string of one ``au:`` clause: the phrase, or a researcher of a
+    compatible name."""
+    value = " ".join(text.replace("\\", " ").replace('"', " ").split())
+    phrase = f'au:"{value}"'
+    rids = compatible_researchers(store, value)
+    if not rids:
+        return f"{sign}{phrase}"
+    return f"{sign}({phrase} rid: IN [{' '.join(map(str, rids))}])"

@@ -1,0 +1,124 @@
+"""The home page's "this lab" section: the declared ``[lab]``, its members as researchers
+(found by the ORCID anchoring gave them), their latest papers, and its JSON-LD."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+import tantivy
+
+from engine.results import Hit
+from engine.search import SearchEngine
+from papersift.config import Config, LabConfig
+from server.institution_pages import institution_url
+from server.people_views import researcher_url
+
+ORCID_URL = "https://orcid.org/"
+SNIPPET = 300
+HOME_PAPERS = 5  # latest papers of the lab on the home page
+
+
+@dataclass(frozen=True, slots=True)
+class MemberView:
+    name: str  # as declared
+    orcid: str
+    url: str | None  # the researcher page; None until a paper of theirs is anchored
+    papers: int
+
+
+@dataclass(frozen=True, slots=True)
+class LabSection:
+    name: str
+    institution: str | None  # the ROR registry's name of [lab] ror, if imported
+    institution_url: str | None
+    members: tuple[MemberView, ...]
+    latest: tuple[Hit, ...]
+    papers: int  # by any member
+    search_url: str | None  # the full search for the members' papers
+
+    def jsonld(self, root: str) -> dict[str, Any]:
+        """schema.org Organization with its members (Person, ORCID as identifier)."""
+        ld: dict[str, Any] = {
+            "@context": "https://schema.org",
+            "@type": "Organization",
+            "name": self.name,
+            "url": root + "/",
+        }
+        if self.institution:
+            parent: dict[str, Any] = {"@type": "Organization", "name": self.institution}
+            if self.institution_url:
+                parent["url"] = root + self.institution_url
+            ld["parentOrganization"] = parent
+        ld["member"] = [
+            {
+                "@type": "Person",
+                "name": m.name,
+                "identifier": ORCID_URL + m.orcid,
+                "sameAs": [ORCID_URL + m.orcid],
+                **({"url": root + m.url} if m.url else {}),
+            }
+            for m in self.members
+        ]
+        return ld
+
+
+def _researchers(engine: SearchEngine, orcid: str) -> list[tuple[int, str, int]]:
+    """(rid, name, papers) of the researchers carrying this ORCID, most papers first."""
+    with engine.data.store.reading() as db:
+        rows = db.execute(
+            "SELECT r.rid, r.name, r.papers FROM researcher_ids i JOIN researchers r "
+            "ON r.rid = i.rid WHERE i.source = 'orcid' AND i.value = ? "
+            "AND r.merged_into IS NULL AND r.papers > 0 ORDER BY r.papers DESC, r.rid",
+            (orcid,),
+        ).fetchall()
+    return [(int(r), str(n), int(p)) for r, n, p in rows]
+
+
+def lab_section(
+    engine: SearchEngine, lab: LabConfig, limit: int, max_query: int
+) -> LabSection | None:
+    """The section for a declared lab; None when ``[lab]`` is empty."""
+    if not lab.declared:
+        return None
+    inst = engine.institutions.by_ror(lab.ror) if lab.ror else None
+    members, rids = [], []
+    for m in lab.members:
+        found = _researchers(engine, m.orcid)
+        rids += [r for r, _, _ in found]
+        url = researcher_url(found[0][0], found[0][1]) if found else None
+        members.append(MemberView(m.name, m.orcid, url, sum(p for _, _, p in found)))
+    latest: list[Hit] = []
+    total = 0
+    if rids:
+        lex = engine.data.lexical
+        query = tantivy.Query.term_set_query(lex.schema, "rid", rids)
+        docids, _, total = lex.search(query, limit, 0, "newest")
+        papers = engine.data.store.get(docids)
+        for d in docids:
+            if (p := papers.get(d)) is not None:
+                text = p.abstract if len(p.abstract) <= SNIPPET else p.abstract[:SNIPPET] + " …"
+                latest.append(Hit(p, 0.0, html.escape(p.title), html.escape(text), {}))
+    clauses = " ".join(f'au:"{m.name}"' for m in lab.members if '"' not in m.name)
+    search = "/search?" + urlencode({"q": clauses, "sort": "newest"}) if clauses else None
+    if search and len(clauses) > max_query:
+        search = f"/search?{urlencode({'institution': lab.ror})}" if lab.ror else None
+    name = lab.name or (inst.name if inst else "") or "This lab"
+    return LabSection(
+        name=name,
+        institution=inst.name if inst else None,
+        institution_url=institution_url(inst) if inst else None,
+        members=tuple(members),
+        latest=tuple(latest),
+        papers=total,
+        search_url=search,
+    )
+
+
+def home_section(engine: object, config: Config) -> LabSection | None:
+    """The section of the configured lab, for an engine over a data directory."""
+    if not isinstance(engine, SearchEngine):
+        return None
+    return lab_section(engine, config.lab, HOME_PAPERS, config.search.max_query_length)
