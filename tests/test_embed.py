@@ -120,27 +120,139 @@ def test_truncation_at_max_length(emb: Embedder, abstracts: dict[str, str]) -> N
     assert short.model_id == emb.model_id  # same vector space, see engine.embed
 
 
-def test_float32_cache_built_once_and_matches(
+@pytest.fixture(scope="module")
+def fused_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models/ folder holding the fused graph, built once for this module."""
+    cache = tmp_path_factory.mktemp("fused") / "models"
+    embedder_for(cache_dir=cache)
+    return cache
+
+
+@pytest.fixture(scope="module")
+def demo_texts() -> list[str]:
+    """128 real demo papers spread over the corpus, as the indexer embeds them."""
+    with gzip.open(demo_corpus_path(), "rt", encoding="utf-8") as fh:
+        records = [json.loads(line) for line in fh]
+    return [" ".join(f"{r['title']}. {r['abstract']}".split()) for r in records[::48][:128]]
+
+
+def test_fused_cache_built_once_and_matches(
     emb: Embedder, abstracts: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="engine.embed")
     cache = tmp_path / "models"
     first = embedder_for(batch_size=4, cache_dir=cache)
-    assert first.graph_path.parent == cache
+    assert first.graph_path.parent == cache and "-fused" in first.graph_path.name
     assert [p.name for p in cache.iterdir()] == [first.graph_path.name]  # no temp file left
     assert first.graph_path.stat().st_size > default_model_path().stat().st_size * 3  # float32
     built = first.graph_path.stat()
-    assert sum("saved the float32 graph" in r.message for r in caplog.records) == 1
+    assert sum("saved the fused graph" in r.message for r in caplog.records) == 1
+    assert not any(r.levelno >= logging.WARNING for r in caplog.records)
 
     second = embedder_for(batch_size=4, cache_dir=cache)
     assert second.graph_path == first.graph_path
     again = second.graph_path.stat()
     assert (again.st_ino, again.st_mtime_ns) == (built.st_ino, built.st_mtime_ns)
-    assert sum("saved the float32 graph" in r.message for r in caplog.records) == 1
+    assert sum("saved the fused graph" in r.message for r in caplog.records) == 1
 
     texts = [*list(abstracts.values())[:3], "BM25"]
-    assert cosines(second.embed(texts), emb.embed(texts)).min() >= 0.999
+    assert cosines(second.embed(texts), emb.embed(texts)).min() >= 0.9999
     assert second.model_id == emb.model_id == default_model_id()
+
+
+def test_fused_graph_fuses_and_equals_the_plain_session(
+    fused_cache: Path, demo_texts: list[str]
+) -> None:
+    """The vector space must not move: fused vectors equal the shipped graph's, run by a
+    plain onnxruntime session, on real papers in padded batches of every size."""
+    import onnx
+
+    fused = embedder_for(batch_size=8, cache_dir=fused_cache)
+    ops = [n.op_type for n in onnx.load(str(fused.graph_path)).graph.node]
+    assert ops.count("Attention") == 6 and ops.count("BiasGelu") == 6
+    assert "Softmax" not in ops and "Erf" not in ops
+
+    tok = Tokenizer.from_file(str(default_tokenizer_path()))
+    tok.no_padding()
+    tok.enable_truncation(256)
+    session = ort.InferenceSession(str(default_model_path()), providers=["CPUExecutionProvider"])
+    encodings = tok.encode_batch(demo_texts)
+    ref = np.empty((len(demo_texts), 384), np.float32)
+    for i in range(0, len(encodings), 5):  # other batches than the embedder's, unsorted
+        rows = [e.ids for e in encodings[i : i + 5]]
+        width = max(map(len, rows))
+        ids = np.array([r + [0] * (width - len(r)) for r in rows], np.int64)
+        mask = (np.arange(width)[None, :] < np.array([len(r) for r in rows])[:, None]).astype(
+            np.int64
+        )
+        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": 0 * ids}
+        hidden = session.run(["last_hidden_state"], feed)[0]
+        pooled = (hidden * mask[:, :, None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        ref[i : i + 5] = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+
+    lengths = sorted(len(e.ids) for e in encodings)
+    assert lengths[0] < 100 and lengths[-1] == 256  # short and truncated papers both
+    for texts, want in ((demo_texts, ref), (demo_texts[:3], ref[:3])):
+        vecs = fused.embed(texts)
+        assert np.abs(vecs - want).max() < 1e-4
+        assert cosines(vecs, want).min() > 0.9999
+    one = fused.embed_query(demo_texts[7])  # a batch of one, unpadded
+    assert np.abs(one - ref[7]).max() < 1e-4
+
+
+def test_broken_fused_cache_is_rebuilt(
+    fused_cache: Path, emb: Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    cache = tmp_path / "models"
+    cache.mkdir()
+    name = next(p.name for p in fused_cache.iterdir() if "-fused" in p.name)
+    (cache / name).write_bytes(os.urandom(4096))  # a corrupt file under the cached name
+    rebuilt = embedder_for(cache_dir=cache)
+    assert any(
+        r.levelno == logging.WARNING and "does not load" in r.message for r in caplog.records
+    )
+    assert rebuilt.graph_path == cache / name
+    assert (cache / name).stat().st_size == (fused_cache / name).stat().st_size
+    assert float(rebuilt.embed_query("BM25") @ emb.embed_query("BM25")) >= 0.9999
+
+
+def test_fusion_failure_falls_back_to_float32(
+    emb: Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import engine.embed
+
+    def broken(model: object) -> object:
+        raise RuntimeError("simulated fusion bug")
+
+    monkeypatch.setattr(engine.embed, "_fuse", broken)
+    fallback = embedder_for(cache_dir=tmp_path / "models")
+    assert fallback.graph_path.name.endswith("-f32.onnx")
+    assert [p.name for p in (tmp_path / "models").iterdir()] == [fallback.graph_path.name]
+    assert any("simulated fusion bug" in r.message for r in caplog.records)
+    assert float(fallback.embed_query("BM25") @ emb.embed_query("BM25")) >= 0.9999
+
+
+def test_fused_graph_that_changes_the_output_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The build checks the fused graph against the unfused one before keeping it."""
+    import engine.embed
+
+    real = engine.embed._fuse
+
+    def off_by_scale(model: object) -> object:
+        fused, counts = real(model)  # type: ignore[arg-type]
+        for node in fused.graph.node:
+            if node.op_type == "Attention":
+                for attr in node.attribute:
+                    if attr.name == "scale":
+                        attr.f *= 2  # a wrong fusion: sharper attention
+        return fused, counts
+
+    monkeypatch.setattr(engine.embed, "_fuse", off_by_scale)
+    with pytest.raises(ValueError, match="differs"):
+        engine.embed._fused_graph(default_model_path(), "ab" * 32, tmp_path / "models")
+    assert [p.name for p in (tmp_path / "models").iterdir()] == []
 
 
 def test_float32_cache_failure_falls_back(
