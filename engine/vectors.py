@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -20,11 +21,25 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from papersift.errors import IndexVersionError
+
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 # Current text hash of each of these docids (papers that no longer exist are left out).
 HashLookup = Callable[[Sequence[int]], dict[int, str]]
 _SEGMENT = re.compile(r"^seg-(\d{8})\.npz$")
+
+
+class _BadSegment(Exception):
+    pass
+
+
+def _bad(path: Path, reason: str) -> IndexVersionError:
+    return IndexVersionError(
+        f"vector segment {path} is malformed: {reason}; stop the server, move the file out "
+        "of the folder, then run `papersift doctor --fix` and `papersift index` to embed its "
+        "papers again"
+    )
 
 
 def model_dir_name(model_id: str) -> str:
@@ -73,13 +88,39 @@ class VectorIndex:
         return path
 
     @staticmethod
-    def read_segment(path: Path) -> tuple[IntArray, list[str], FloatArray]:
-        with np.load(path, allow_pickle=False) as z:
-            return (
-                z["docids"].astype(np.int64),
-                [str(h) for h in z["hashes"]],
-                z["vectors"].astype(np.float32),
+    def read_segment(path: Path, dim: int | None = None) -> tuple[IntArray, list[str], FloatArray]:
+        """One segment's (docids, text hashes, vectors); IndexVersionError if the file is no
+        segment of ours (missing arrays, mismatched shapes, another dimension, not an npz).
+
+        Segments are written atomically, so a malformed one is corruption or a foreign file,
+        never an interrupted write: fail clearly rather than drop vectors the store still
+        counts as embedded (semantic search would silently miss those papers).
+        """
+        try:
+            loaded = np.load(path, allow_pickle=False)
+            if not isinstance(loaded, np.lib.npyio.NpzFile):
+                raise _BadSegment("it is a single array, not an .npz of arrays")
+            with loaded as z:
+                missing = {"docids", "hashes", "vectors"} - set(z.files)
+                if missing:
+                    raise _BadSegment(f"it has no {', '.join(sorted(missing))} array")
+                docids, hashes, vectors = z["docids"], z["hashes"], z["vectors"]
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+            raise _bad(path, f"it cannot be read ({exc})") from None
+        except _BadSegment as exc:
+            raise _bad(path, str(exc)) from None
+        n = len(docids) if docids.ndim == 1 else -1
+        if n < 0 or docids.dtype.kind not in "iu" or hashes.shape != (n,) or vectors.ndim != 2:
+            raise _bad(
+                path,
+                f"its arrays do not line up (docids {docids.shape} {docids.dtype}, hashes "
+                f"{hashes.shape}, vectors {vectors.shape})",
             )
+        if vectors.shape[0] != n or (dim is not None and vectors.shape[1] != dim):
+            raise _bad(path, f"it holds vectors {vectors.shape} for {n} docids of dimension {dim}")
+        return docids.astype(np.int64), [str(h) for h in hashes], vectors.astype(np.float32)
 
     def load(self, current: HashLookup) -> None:
         """(Re)build the index from all segments, keeping vectors of current texts only."""
@@ -115,7 +156,7 @@ class VectorIndex:
         vec_parts: list[FloatArray] = []
         for p in paths:
             try:
-                ids, hashes, vecs = self.read_segment(p)
+                ids, hashes, vecs = self.read_segment(p, self.dim)
             except FileNotFoundError:  # compacted away by another process meanwhile
                 continue
             now = current(ids.tolist())

@@ -50,7 +50,7 @@ def parse_feed(status: int, body: bytes) -> Feed:
     if status != 200:
         raise HarvestError(f"arXiv API request failed with HTTP {status}")
     total_text = (root.findtext(f"{OPENSEARCH}totalResults") or "").strip()
-    feed = Feed(total=int(total_text) if total_text.isdigit() else None)
+    feed = Feed(total=int(total_text) if total_text.isdecimal() else None)
     for entry in entries:
         try:
             feed.papers.append(entry_to_paper(entry))

@@ -55,7 +55,7 @@ def retry_after(value: str | None) -> float | None:
     if not value:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isdecimal():
         return float(value)
     try:
         when = parsedate_to_datetime(value)

@@ -1,11 +1,15 @@
 """Parse arXiv OAI-PMH responses (``ListRecords``/``GetRecord``, ``arXiv`` and ``arXivRaw``).
 
-The parser never touches the network, loads no DTD and expands no entities. Metadata
-elements are matched by local name, since recorded responses disagree on namespaces.
+The parser never touches the network, loads no DTD and expands no entities (their references
+contribute nothing). A response that declares a DTD (OAI-PMH never uses one) and does not
+parse, such as a "billion laughs" that libxml2 refuses to amplify, is a HostileXmlError and
+not retried as a truncated body would be. Metadata elements are matched by local name, since
+recorded responses disagree on namespaces.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 
@@ -18,6 +22,7 @@ from papersift.paper import Paper, parse_arxiv_id
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 PREFIXES = ("arXiv", "arXivRaw")
+_FIRST_ELEMENT = re.compile(rb"<[A-Za-z_]")
 
 
 class OaiError(HarvestError):
@@ -28,10 +33,19 @@ class OaiError(HarvestError):
         self.code = code
 
 
+class HostileXmlError(HarvestError):
+    """A response with a DTD that does not parse (entity tricks); refused, never retried."""
+
+
+def declares_dtd(body: bytes) -> bool:
+    """Whether a ``<!DOCTYPE`` precedes the root element (NULs dropped, so UTF-16 too)."""
+    text = body.replace(b"\x00", b"")
+    first = _FIRST_ELEMENT.search(text)
+    return b"<!DOCTYPE" in text[: first.start() if first else len(text)]
+
+
 def safe_parser() -> etree.XMLParser:
-    return etree.XMLParser(
-        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
-    )
+    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 
 
 @dataclass(frozen=True)
@@ -80,10 +94,16 @@ def _text(el: etree._Element, name: str) -> str | None:
 
 
 def parse_response(status: int, body: bytes) -> OaiPage:
-    """Parse one OAI-PMH response; raises OaiError, or RetryableResponse if truncated."""
+    """Parse one OAI-PMH response; raises OaiError, HostileXmlError, or RetryableResponse
+    if truncated."""
     try:
         root = etree.fromstring(body, parser=safe_parser())
     except etree.XMLSyntaxError as exc:
+        if declares_dtd(body):
+            raise HostileXmlError(
+                f"HTTP {status} response declares a DTD and does not parse ({exc}): entity "
+                "tricks such as a 'billion laughs'; refused, not retried"
+            ) from None
         if status != 200:
             raise HarvestError(f"HTTP {status} with a body that is no OAI-PMH") from None
         raise RetryableResponse(f"unparseable XML (truncated?): {exc}") from None
@@ -137,7 +157,7 @@ def parse_response(status: int, body: bytes) -> OaiPage:
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.strip().isdigit() else None
+    return int(value) if value is not None and value.strip().isdecimal() else None
 
 
 def _arxiv_id(meta: etree._Element) -> str:

@@ -251,7 +251,7 @@ def _unfloat_id(yymm: str, number: str) -> str | None:
 
 
 def _version_number(value: object) -> int | None:
-    if isinstance(value, str) and value[:1] in ("v", "V") and value[1:].isdigit():
+    if isinstance(value, str) and value[:1] in ("v", "V") and value[1:].isdecimal():
         return int(value[1:])
     return None
 

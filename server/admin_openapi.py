@@ -8,6 +8,7 @@ from typing import Any
 from papersift.scheduler import JOBS
 
 Build = Callable[..., dict[str, Any]]
+_STR = {"type": "string"}
 SECURITY_SCHEMES = {
     "adminToken": {
         "type": "http",
@@ -51,11 +52,32 @@ def admin_schemas(obj: Build, array: Build, ref: Build) -> dict[str, Any]:
     }
 
 
-def admin_paths(json: Build) -> dict[str, Any]:
+def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
+    """The admin operations; ``enabled=False`` (no ``[server] admin_token``): every admin
+    request answers 404, with or without a token, and that is all the document promises."""
+    if not enabled:
+        off = json("Error", "Admin is disabled on this server (no `[server] admin_token`).")
+        return {
+            "/api/v1/admin/status": {
+                "get": {
+                    "operationId": "adminStatus",
+                    "summary": "Scheduled jobs (disabled on this server: 404)",
+                    "responses": {"404": off},
+                }
+            },
+            "/api/v1/admin/run/{job}": {
+                "post": {
+                    "operationId": "adminRun",
+                    "summary": "Start a job now (disabled on this server: 404)",
+                    "parameters": [{"name": "job", "in": "path", "required": True, "schema": _STR}],
+                    "responses": {"404": off},
+                }
+            },
+        }
     secured: list[dict[str, list[str]]] = [{"adminToken": []}]
     errors = {
         "401": json("Error", "The admin token is missing or wrong."),
-        "404": json("Error", "Admin is disabled (no token configured), or no such job."),
+        "404": json("Error", "No such job."),
         "503": json("Error", "This process runs no scheduler."),
     }
     return {

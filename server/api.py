@@ -137,7 +137,7 @@ async def paper(request: Request) -> Response:
     if not want_similar:
         return _json(request, {"paper": paper_json(found, root)})
     raw = request.query_params.get("limit", "10")
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_SIMILAR:
+    if not raw.isdecimal() or not 1 <= int(raw) <= MAX_SIMILAR:
         raise ParamError("limit", f"'limit' must be a whole number from 1 to {MAX_SIMILAR}.")
     hits = await c.call(c.engine.similar, found.arxiv_id, int(raw))
     return _json(
@@ -165,7 +165,13 @@ async def stats(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    document = openapi_document(site_root(request), ctx(request).config.search)
+    c = ctx(request)
+    document = openapi_document(
+        site_root(request),
+        c.config.search,
+        categories=sorted(set((await c.known_categories()).values())),
+        admin=bool(c.config.server.admin_token),
+    )
     return _json(request, document_limits(document))
 
 

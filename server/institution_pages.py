@@ -62,7 +62,7 @@ async def index(request: Request) -> Response:
     reg = _registry(request)
     q = clean_text(request.query_params.get("q", ""))[:200]
     raw = request.query_params.get("page", "1")
-    if not raw.isdigit() or not 1 <= int(raw) <= 10_000:
+    if not raw.isdecimal() or not 1 <= int(raw) <= 10_000:
         raise ParamError("page", "'page' must be a whole number from 1 to 10000.")
     page = int(raw)
     found, total = await ctx(request).call(reg.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)

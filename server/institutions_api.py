@@ -73,7 +73,7 @@ async def institution(request: Request) -> Response:
     raw = unquote(request.path_params["id"]).strip()
     reg = _registry(request)
     c = ctx(request)
-    if raw.isdigit() and len(raw) <= 12:
+    if raw.isdecimal() and len(raw) <= 12:
         found = await c.call(reg.get, int(raw))
     else:
         ror_id = parse_ror_id(raw)

@@ -64,6 +64,13 @@ def institution_schemas(_obj: Fn, _array: Fn, _ref: Fn) -> dict[str, Any]:
     }
 
 
+# A ROR id as ``indexer.ror.parse_ror_id`` accepts it (any case, optionally as a URL).
+ROR_ID = (
+    "(?:[hH][tT][tT][pP][sS]?://[rR][oO][rR]\\.[oO][rR][gG]/)?"
+    "0[a-hj-km-np-tv-zA-HJ-KM-NP-TV-Z0-9]{6}[0-9]{2}/?"
+)
+
+
 def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[str, Any]:
     return {
         "/api/v1/institutions": {
@@ -72,7 +79,9 @@ def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[st
                 "summary": "Institutions (ROR registry) by name",
                 "parameters": [
                     _param("q", "Words of the name (accents and case do not matter).", _STR),
-                    _param("page", "1-based.", {"type": "integer", "minimum": 1}),
+                    _param(
+                        "page", "1-based.", {"type": "integer", "minimum": 1, "maximum": 10_000}
+                    ),
                     _param(
                         "limit",
                         "Per page (default 20).",
@@ -94,8 +103,9 @@ def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[st
                         "name": "id",
                         "in": "path",
                         "required": True,
-                        "description": "Our institution id; a bare ROR id answers 301 to it.",
-                        "schema": {"type": "string"},
+                        "description": "Our institution id; a ROR id (bare or as its ror.org "
+                        "URL) answers 301 to it.",
+                        "schema": {"type": "string", "pattern": f"^(?:[0-9]{{1,12}}|{ROR_ID})$"},
                     }
                 ],
                 "responses": {

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from engine.results import MODES, SORTS
 from papersift.config import SearchConfig
 from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
 from server.institutions_openapi import institution_paths, institution_schemas
-from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
 from server.people_openapi import people_paths, people_schemas
+from server.search_openapi import PAPER_ID, param, search_parameters
 
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}
@@ -162,91 +163,16 @@ SCHEMAS: dict[str, Any] = {
 }
 
 
-def _param(name: str, description: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"name": name, "in": "query", "description": description, "schema": schema, **extra}
-
-
-def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
-    """The search parameters, with the limits this server is configured with."""
-    return [
-        _param(
-            "q",
-            'Words, "quoted phrases", -excluded words, or an arXiv id or URL. Empty: '
-            "browse newest first.",
-            {"type": "string", "maxLength": cfg.max_query_length},
-        ),
-        _param(
-            "mode",
-            "keyword (BM25), semantic (embeddings) or hybrid (both, fused). Default: the server's.",
-            {"enum": list(MODES)},
-        ),
-        _param(
-            "category",
-            "Only papers in any of these categories; an archive such as `cs` "
-            "matches all of `cs.*`. Repeatable or comma-separated.",
-            {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FILTER_VALUES},
-            style="form",
-            explode=True,
-        ),
-        _param(
-            "researcher",
-            "Only papers by all of these authors. Repeatable.",
-            {
-                "type": "array",
-                "items": {"type": "string", "maxLength": MAX_RESEARCHER_LENGTH},
-                "maxItems": MAX_FILTER_VALUES,
-            },
-            style="form",
-            explode=True,
-        ),
-        _param(
-            "researcher_id",
-            "Only papers by all of these researchers (ids from /api/v1/researchers). "
-            "Repeatable or comma-separated.",
-            {
-                "type": "array",
-                "items": {"type": "integer", "minimum": 1},
-                "maxItems": MAX_FILTER_VALUES,
-            },
-            style="form",
-            explode=True,
-        ),
-        _param(
-            "institution",
-            "Only papers with authors at all of these institutions (ROR ids, bare or as "
-            "ror.org URLs; linked by enrichment). Repeatable or comma-separated.",
-            {"type": "array", "items": _STR, "maxItems": MAX_FILTER_VALUES},
-            style="form",
-            explode=True,
-        ),
-        _param("from", "Published on or after: 2024, 2024-05 or 2024-05-17.", _STR),
-        _param("to", "Published on or before: 2024, 2024-05 or 2024-05-17.", _STR),
-        _param("sort", "Default: relevance with a query, newest without.", {"enum": list(SORTS)}),
-        _param(
-            "page",
-            f"1-based; page x page_size may not pass {cfg.max_window} (the result window).",
-            {"type": "integer", "minimum": 1},
-        ),
-        _param(
-            "page_size",
-            f"Hits per page (default {cfg.page_size}).",
-            {"type": "integer", "minimum": 1, "maximum": cfg.max_page_size},
-        ),
-    ]
-
-
-_ID = {
-    "name": "id",
-    "in": "path",
-    "required": True,
-    "description": "arXiv id, new style (2401.10241, optionally with a version) or old "
-    "style (cmp-lg/9405001, with its slash unescaped).",
-    "schema": {"type": "string"},
-}
-
-
-def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
-    """The document, with the server URL and configured limits filled in."""
+def openapi_document(
+    root: str,
+    cfg: SearchConfig,
+    *,
+    categories: Sequence[str] | None = None,
+    admin: bool = True,
+) -> dict[str, Any]:
+    """The document, with the server URL, configured limits and (when given) the index's
+    categories filled in; ``admin=False`` (no admin token) documents the admin routes as
+    the 404s they then are."""
     get = "get"
     return {
         "openapi": "3.1.0",
@@ -265,7 +191,7 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                 get: {
                     "operationId": "search",
                     "summary": "Search or browse papers",
-                    "parameters": search_parameters(cfg),
+                    "parameters": search_parameters(cfg, categories),
                     "responses": {
                         "200": _json("SearchResponse", "One page of results."),
                         "400": _ERRORS["400"],
@@ -276,7 +202,7 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                 get: {
                     "operationId": "getPaper",
                     "summary": "One paper by arXiv id",
-                    "parameters": [_ID],
+                    "parameters": [PAPER_ID],
                     "responses": {"200": _json("PaperResponse", "The paper."), **_ERRORS},
                 }
             },
@@ -285,8 +211,8 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                     "operationId": "similarPapers",
                     "summary": "Papers close in meaning to one paper",
                     "parameters": [
-                        _ID,
-                        _param(
+                        PAPER_ID,
+                        param(
                             "limit",
                             "How many (default 10).",
                             {"type": "integer", "minimum": 1, "maximum": 50},
@@ -314,9 +240,9 @@ def openapi_document(root: str, cfg: SearchConfig) -> dict[str, Any]:
                     "responses": {"200": _json("Stats", "Counts, model and date range.")},
                 }
             },
-            **people_paths(_param, _json, _ERRORS),
-            **institution_paths(_param, _json, _ERRORS),
-            **admin_paths(_json),
+            **people_paths(param, _json, _ERRORS),
+            **institution_paths(param, _json, _ERRORS),
+            **admin_paths(_json, enabled=admin),
             "/healthz": {
                 get: {
                     "operationId": "health",

@@ -72,7 +72,7 @@ def profile_json(p: Profile, root: str) -> dict[str, Any]:
 
 def _int(request: Request, name: str, default: int, top: int) -> int:
     raw = request.query_params.get(name, str(default))
-    if not raw.isdigit() or not 1 <= int(raw) <= top:
+    if not raw.isdecimal() or not 1 <= int(raw) <= top:
         raise ParamError(name, f"'{name}' must be a whole number from 1 to {top}.")
     return int(raw)
 
@@ -103,7 +103,7 @@ async def researchers(request: Request) -> Response:
 
 async def researcher(request: Request) -> Response:
     raw: str = request.path_params["id"]
-    if not raw.isdigit() or len(raw) > 12:
+    if not raw.isdecimal() or len(raw) > 12:
         raise ParamError("id", f"{raw[:40]!r} is not a researcher id such as 42.")
     people = _people(request)
     c = ctx(request)

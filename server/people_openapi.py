@@ -78,7 +78,9 @@ def people_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[str, An
                 "summary": "Researchers by name, most papers first",
                 "parameters": [
                     _param("q", "Words of the name (accents and case do not matter).", _STR),
-                    _param("page", "1-based.", {"type": "integer", "minimum": 1}),
+                    _param(
+                        "page", "1-based.", {"type": "integer", "minimum": 1, "maximum": 10_000}
+                    ),
                     _param(
                         "limit",
                         "Per page (default 20).",
@@ -102,7 +104,7 @@ def people_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[str, An
                         "required": True,
                         "description": "Researcher id. The id of a researcher merged "
                         "into another answers 301 to that one.",
-                        "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                        "schema": {"type": "string", "pattern": "^[0-9]{1,12}$"},
                     }
                 ],
                 "responses": {

@@ -203,7 +203,7 @@ async def chunk(request: Request) -> Response:
     c = ctx(request)
     name, _, number = str(request.path_params["chunk"]).rpartition("-")
     kind = next((k for k in KINDS if k.name == name), None)
-    if kind is None or not number.isdigit() or number.startswith("0"):
+    if kind is None or not number.isdecimal() or number.startswith("0"):
         raise HTTPException(404, "There is no such sitemap; /sitemap.xml lists them.")
     n, size = int(number), _size(c)
     if n > len(await c.call(kind.chunks, c, size)):

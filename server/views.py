@@ -55,7 +55,7 @@ def year_facets(result: SearchResult) -> list[Link]:
     req = result.request
     out = []
     for fc in result.facets.get("years", ())[:FACET_LIMIT]:
-        if not fc.value.isdigit():
+        if not fc.value.isdecimal():
             continue
         start, end = _year_bounds(int(fc.value))
         active = (req.filters.date_from, req.filters.date_to) == (start, end)

@@ -66,6 +66,22 @@ def test_huge_body_is_a_413_before_it_is_read(guarded: TestClient) -> None:
     assert r.status_code == 413
 
 
+# --- numbers that are digits to str.isdigit() but not to int() ----------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/researchers?page=%C2%B2",
+        "/api/v1/institutions?limit=%C2%B2",
+        "/api/v1/researchers/%C2%B2",
+        "/api/v1/papers/2401.10241/similar?limit=%C2%B2",
+    ],
+)
+def test_superscript_digits_are_a_400_not_a_500(http: httpx.Client, url: str) -> None:
+    assert http.get(url).status_code == 400
+
+
 # --- bounded result windows --------------------------------------------------------------
 
 
@@ -118,6 +134,17 @@ def test_admin_accepts_the_token(guarded: TestClient) -> None:
 def test_admin_is_absent_without_a_token(client: TestClient) -> None:
     r = client.get("/api/v1/admin/status", headers={"Authorization": "Bearer "})
     assert r.status_code == 404
+
+
+def test_openapi_documents_the_admin_api_as_this_server_has_it(
+    client: TestClient, guarded: TestClient
+) -> None:
+    """Without a token the admin operations are documented as the 404s they are (no
+    security scheme to satisfy); with one, as bearer-secured with 401."""
+    off = client.get("/openapi.json").json()["paths"]["/api/v1/admin/status"]["get"]
+    assert "security" not in off and set(off["responses"]) <= {"404", "429"}
+    on = guarded.get("/openapi.json").json()["paths"]["/api/v1/admin/status"]["get"]
+    assert on["security"] == [{"adminToken": []}] and "401" in on["responses"]
 
 
 # --- security headers on every response ---------------------------------------------------

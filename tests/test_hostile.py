@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +20,11 @@ from engine.datadir import DataDir
 from engine.search import SearchEngine, open_engine
 from indexer.build import import_files
 from indexer.fetch import HarvestError, RetryableResponse
-from indexer.oai import parse_response
+from indexer.harvest import harvest
+from indexer.oai import HostileXmlError, parse_response
 from server.app import create_app
 from tests.corpus import make_config, write_jsonl
-from tests.recorded_server import FIXTURES
+from tests.recorded_server import FIXTURES, RecordedServer, Reply, serve
 
 XSS = [
     "<script>alert('t')</script>",
@@ -186,7 +188,9 @@ def test_feeds_show_hostile_text_inert(hostile_client: TestClient, url: str) -> 
         _assert_clean_feed(r.content)
 
 
-# --- hostile XML against the OAI parser (test_oai covers external entities, truncation) ---
+# --- hostile XML against the OAI parser and a harvest from a local server ---
+
+LIST = {"verb": "ListRecords", "metadataPrefix": "arXiv", "from": "2016-01-01"}
 
 LAUGHS = "".join(
     f'<!ENTITY lol{i} "{"".join(f"&lol{i - 1};" for _ in range(10))}">' for i in range(1, 10)
@@ -199,22 +203,70 @@ def _oai_with(doctype: str, title_prefix: str) -> bytes:
     return body.replace("<title>", "<title>" + title_prefix, 1).encode("utf-8")
 
 
-def test_billion_laughs_is_not_expanded() -> None:
+def test_billion_laughs_is_a_clear_error_not_a_truncation() -> None:
     body = _oai_with('<!ENTITY lol0 "lol">' + LAUGHS, "&lol9;")
-    try:
-        (paper,) = parse_response(200, body).papers
-    except (HarvestError, RetryableResponse):  # libxml2 refuses the amplification (retried)
-        return
+    for encoded in (body, body.decode("utf-8").encode("utf-16")):
+        with pytest.raises(HostileXmlError, match="billion laughs"):
+            parse_response(200, encoded)
+    truncated = (FIXTURES / "oai" / "GetRecordResponse.xml").read_bytes()[:900]
+    with pytest.raises(RetryableResponse):  # no DTD: a cut-off body is fetched again
+        parse_response(200, truncated)
+
+
+def test_small_entity_expansion_stays_unexpanded() -> None:
+    body = _oai_with('<!ENTITY lol0 "lol">' + LAUGHS[: LAUGHS.index("<!ENTITY lol3")], "&lol2;")
+    (paper,) = parse_response(200, body).papers
     assert "lol" not in paper.title and len(paper.title) < 200
 
 
-def test_external_parameter_entity_is_not_loaded(tmp_path: Path) -> None:
+@pytest.fixture
+def recorded() -> Iterator[RecordedServer]:
+    yield from serve()
+
+
+def _harvest_from(recorded: RecordedServer, body: bytes, root: Path) -> HarvestError:
+    recorded.add("/oai2", LIST, Reply(body, headers={"Content-Type": "text/xml"}))
+    config = make_config(root, harvest={"metadata_prefix": "arXiv", "delay_seconds": 0,
+                                        "retries": 3})  # fmt: skip
+    data = DataDir(config)
+    try:
+        with pytest.raises(HarvestError) as err:
+            harvest(data, url=recorded.url("/oai2"), date_from=date(2016, 1, 1))
+        assert data.store.count() == 0
+    finally:
+        data.close()
+    return err.value
+
+
+def test_billion_laughs_over_http_fails_at_once(recorded: RecordedServer, tmp_path: Path) -> None:
+    err = _harvest_from(recorded, _oai_with('<!ENTITY lol0 "lol">' + LAUGHS, "&lol9;"), tmp_path)
+    assert isinstance(err, HostileXmlError) and "\n" not in str(err)
+    assert len(recorded.requests) == 1  # not retried as a truncated body would be
+
+
+def test_external_entities_are_never_fetched(recorded: RecordedServer, tmp_path: Path) -> None:
+    recorded.add("/evil.dtd", {}, Reply(b'<!ENTITY leak "TOP-SECRET">'))
+    recorded.add("/secret", {}, Reply(b"TOP-SECRET"))
+    doctype = (
+        f'<!ENTITY % ext SYSTEM "{recorded.url("/evil.dtd")}"> %ext;'
+        f'<!ENTITY file SYSTEM "{recorded.url("/secret")}">'
+    )
+    body = _oai_with(doctype, "&leak;&file;")
+    recorded.add("/oai2", LIST, Reply(body))
+    data = DataDir(make_config(tmp_path, harvest={"metadata_prefix": "arXiv",
+                                                  "delay_seconds": 0}))  # fmt: skip
+    try:
+        harvest(data, url=recorded.url("/oai2"), date_from=date(2016, 1, 1))
+        (paper,) = data.store.get([data.store.docid_of("1302.2146") or 0]).values()
+        assert paper.title == "The Same-Sign Dilepton Signature of RPV/MFV SUSY"
+    finally:
+        data.close()
+    assert [path for path, _, _ in recorded.requests] == ["/oai2"]
+
+
+def test_external_parameter_entity_file_is_not_loaded(tmp_path: Path) -> None:
     secret = tmp_path / "dtd.ent"
     secret.write_text('<!ENTITY leak "TOP-SECRET">', encoding="utf-8")
     body = _oai_with(f'<!ENTITY % ext SYSTEM "file://{secret}"> %ext;', "&leak;")
-    try:
-        pages = parse_response(200, body).papers
-    except Exception as e:  # a clear typed refusal is fine too
-        assert type(e).__module__.startswith(("indexer", "papersift"))
-        return
-    assert all("TOP-SECRET" not in p.title for p in pages)
+    (paper,) = parse_response(200, body).papers
+    assert "TOP-SECRET" not in paper.title

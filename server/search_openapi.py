@@ -1,0 +1,144 @@
+"""The search and paper-id parameters of the OpenAPI document, stating exactly what
+``server.params`` and the paper routes accept (merged in by ``server.openapi``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.results import MODES, SORTS
+from papersift.config import SearchConfig
+from server.institutions_openapi import ROR_ID
+from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+
+# Exactly the dates ``server.params.parse_date`` accepts: a year (0001-9999), a month of it or
+# a real day of it (29 February only in leap years); or empty, which means "not given".
+_YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9][0-9]|[0-9][1-9][0-9]{2}|[1-9][0-9]{3})"
+_LEAP = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+_DAY = (
+    r"(?:0?[13578]|1[02])-(?:0?[1-9]|[12][0-9]|3[01])|(?:0?[469]|11)-(?:0?[1-9]|[12][0-9]|30)"
+    r"|0?2-(?:0?[1-9]|1[0-9]|2[0-8])"
+)
+DATE_PATTERN = rf"^(?:{_YEAR}(?:-(?:0?[1-9]|1[0-2])|-(?:{_DAY}))?|{_LEAP}-0?2-29)?$"
+# New- and old-style arXiv ids as the API's paper routes accept them (``arXiv:`` prefix and
+# a version optional); see ``server.urls.parse_paper_path``.
+ARXIV_ID_PATTERN = (
+    r"^(?:[aA][rR][xX][iI][vV]:)?(?:[0-9]{4}\.[0-9]{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/[0-9]{7})"
+    r"(?:v[0-9]+)?/?$"
+)
+
+
+def param(name: str, description: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "in": "query", "description": description, "schema": schema, **extra}
+
+
+def _or_empty(schema: dict[str, Any]) -> dict[str, Any]:
+    """An empty value (``page=``, as HTML forms send it) means "not given"."""
+    return {"anyOf": [schema, {"const": ""}]}
+
+
+def search_parameters(
+    cfg: SearchConfig, categories: Sequence[str] | None = None
+) -> list[dict[str, Any]]:
+    """The search parameters, with the limits this server is configured with and, when
+    given, the categories (and archives) its index holds: a filter on any other is a 400."""
+    category: dict[str, Any] = {"type": "string"}
+    if categories is not None:
+        category = {"enum": ["", *categories]}
+    return [
+        param(
+            "q",
+            'Words, "quoted phrases", -excluded words, or an arXiv id or URL. Empty: '
+            "browse newest first.",
+            {"type": "string", "maxLength": cfg.max_query_length},
+        ),
+        param(
+            "mode",
+            "keyword (BM25), semantic (embeddings) or hybrid (both, fused). Default (or empty): "
+            "the server's.",
+            {"enum": ["", *MODES]},
+        ),
+        param(
+            "category",
+            "Only papers in any of these categories; an archive such as `cs` "
+            "matches all of `cs.*`; any case. Repeatable or comma-separated; empty values are "
+            f"ignored and repeated ones count once (at most {MAX_FILTER_VALUES}).",
+            {"type": "array", "items": category, "maxItems": MAX_FILTER_VALUES},
+            style="form",
+            explode=True,
+        ),
+        param(
+            "researcher",
+            "Only papers by all of these authors. Repeatable; empty values are ignored and "
+            f"repeated ones count once (at most {MAX_FILTER_VALUES}).",
+            {
+                "type": "array",
+                "items": {"type": "string", "maxLength": MAX_RESEARCHER_LENGTH},
+                "maxItems": MAX_FILTER_VALUES,
+            },
+            style="form",
+            explode=True,
+        ),
+        param(
+            "researcher_id",
+            "Only papers by all of these researchers (ids from /api/v1/researchers). "
+            "Repeatable or comma-separated; repeated ones count once.",
+            {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1, "maximum": 999_999_999},
+                "maxItems": MAX_FILTER_VALUES,
+            },
+            style="form",
+            explode=True,
+        ),
+        param(
+            "institution",
+            "Only papers with authors at all of these institutions (ROR ids, bare or as "
+            "ror.org URLs; linked by enrichment). Repeatable or comma-separated; empty values "
+            "are ignored and repeated ones count once.",
+            {
+                "type": "array",
+                "items": {"type": "string", "pattern": f"^(?:{ROR_ID})?$"},
+                "maxItems": MAX_FILTER_VALUES,
+            },
+            style="form",
+            explode=True,
+        ),
+        param(
+            "from",
+            "Published on or after: 2024, 2024-05 or 2024-05-17; not after `to`.",
+            {"type": "string", "pattern": DATE_PATTERN},
+        ),
+        param(
+            "to",
+            "Published on or before: 2024, 2024-05 or 2024-05-17.",
+            {"type": "string", "pattern": DATE_PATTERN},
+        ),
+        param(
+            "sort",
+            "Default (or empty): relevance with a query, newest without.",
+            {"enum": ["", *SORTS]},
+        ),
+        param(
+            "page",
+            f"1-based. Only the first {cfg.max_window} results can be paged through (the "
+            f"result window): page x page_size may not pass {cfg.max_window}, a 400 names "
+            "the last page.",
+            _or_empty({"type": "integer", "minimum": 1, "maximum": cfg.max_window}),
+        ),
+        param(
+            "page_size",
+            f"Hits per page (default {cfg.page_size}).",
+            _or_empty({"type": "integer", "minimum": 1, "maximum": cfg.max_page_size}),
+        ),
+    ]
+
+
+PAPER_ID = {
+    "name": "id",
+    "in": "path",
+    "required": True,
+    "description": "arXiv id, new style (2401.10241, optionally with a version) or old "
+    "style (cmp-lg/9405001, with its slash unescaped).",
+    "schema": {"type": "string", "pattern": ARXIV_ID_PATTERN},
+}
