@@ -6,7 +6,7 @@ Layout::
     papers.sqlite       the source of truth
     lexical/            the Tantivy index
     vectors/<model>/    embedding checkpoints of one model (seg-*.npz)
-    models/             the float32 copy of the embedding model
+    models/             the optimised graph of the embedding model (built once)
 """
 
 from __future__ import annotations

@@ -74,8 +74,9 @@ class EmbeddingConfig:
     threads: int = setting(0, "onnxruntime intra-op threads; 0 lets it choose.", minimum=0)
     float32_cache: bool = setting(
         True,
-        "Convert int8 weights to float32 once and keep that graph in the data directory "
-        "(identical vectors, ~40 MB less memory, a slightly faster load).",
+        "Build an optimised graph of the model once (int8 weights converted to float32, "
+        "attention and GELU fused; vectors equal within 1e-6) and keep it in the data "
+        "directory: ~1.3x less CPU per embedded paper.",
     )
 
 
