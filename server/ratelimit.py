@@ -79,8 +79,8 @@ class RequestLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        declared = dict(scope["headers"]).get(b"content-length", b"0")
-        if not declared.isdecimal() or int(declared) > MAX_BODY:
+        declared: bytes = dict(scope["headers"]).get(b"content-length", b"0")
+        if not declared.isdigit() or int(declared) > MAX_BODY:  # bytes: ASCII digits only
             await self._refuse(scope, receive, send, 413, "The request body is too large.")
             return
         if self.limiter and str(scope["path"]).startswith(LIMITED_PREFIXES):
