@@ -1,0 +1,267 @@
+"""Peers side by side with papersift: the same documents, queries and vectors, one process.
+
+    .venv/bin/python -m bench.peers.compare [--sizes 10000,100000] [--peers sqlite_fts5,...]
+
+Latency: every system answers the same queries (3-5 words cut from titles of the corpus),
+top 10, in rounds after a warm-up; per query the median, then percentiles over queries.
+Peers get our document vectors and, per query, our query vector, embedded inside the timed
+call (so every semantic/hybrid figure includes the ~8 ms query embedding, as ours does).
+Quality: SciFact (5,183 abstracts, 809 claims), nDCG@10 and Recall@100 per system and mode.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+if __package__ in (None, ""):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from bench import scale_data
+from bench.common import CACHE, bench_config, load_average, log, percentile, table
+from bench.peers import PEERS, Doc, Peer, Unavailable, load
+from bench.peers.base import Vectors
+from bench.run_core import STOPWORDS
+from engine.embed import Embedder
+from engine.query import parse_user_query
+from engine.results import Mode, SearchRequest
+from engine.search import SearchEngine, open_engine
+from engine.vectors import VectorIndex, model_dir_name
+
+K = 10
+WORK = CACHE / "peers-work"
+MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
+US = "papersift"
+
+
+@dataclass
+class Timing:
+    system: str
+    mode: str
+    ms: list[float]  # per-query medians
+    rankings: list[list[str]]
+    build_s: float = 0.0
+    size: int = 0
+    load: str = field(default_factory=load_average)
+
+
+def title_queries(docs: Sequence[Doc], n: int, seed: int = 20240601) -> list[str]:
+    """3-5 consecutive title words (lower-cased, no stop word at either end), as run_core."""
+    rng = random.Random(seed)
+    out: list[str] = []
+    seen: set[str] = set()
+    while len(out) < n:
+        words = [w for w in re.findall(r"[\w-]+", rng.choice(docs).title.lower()) if w != "-"]
+        size = rng.randint(3, 5)
+        if len(words) < size:
+            continue
+        start = rng.randint(0, len(words) - size)
+        span = words[start : start + size]
+        if span[0] in STOPWORDS or span[-1] in STOPWORDS:
+            continue
+        q = " ".join(span)
+        if q not in seen:
+            seen.add(q)
+            out.append(q)
+    return out
+
+
+def sample_docs(size: int, limit: int = 20_000) -> list[Doc]:
+    """The first ``limit`` papers of a cached scale data directory (for cutting queries)."""
+    from engine.store import PaperStore
+
+    scale_data.ensure(size)
+    store = PaperStore(scale_data.data_path(size) / "papers.sqlite", readonly=True)
+    try:
+        out: list[Doc] = []
+        for batch in store.changed_since(0, 5000):
+            out.extend(Doc(p.arxiv_id, p.title, p.abstract) for _, p, _ in batch)
+            if len(out) >= limit:
+                break
+        return out[:limit]
+    finally:
+        store.close()
+
+
+def scale_corpus(size: int) -> tuple[list[Doc], Vectors, Path]:
+    """The documents and vectors of a cached scale data directory, in docid order."""
+    meta = scale_data.ensure(size)
+    root = scale_data.data_path(size)
+    engine = open_engine(bench_config(root))
+    try:
+        store, emb = engine.data.store, engine.data.embedder
+        docs: dict[int, Doc] = {}
+        for batch in store.changed_since(0, 20_000):
+            for docid, p, _ in batch:
+                docs[docid] = Doc(p.arxiv_id, p.title, p.abstract)
+        vecs = np.zeros((len(docs), emb.dim), np.float32)
+        row = {d: i for i, d in enumerate(sorted(docs))}
+        folder = root / "vectors" / model_dir_name(emb.model_id)
+        for seg in sorted(folder.glob("seg-*.npz")):
+            ids, _, v = VectorIndex.read_segment(seg)
+            for j, d in enumerate(ids.tolist()):
+                if d in row:
+                    vecs[row[d]] = v[j]
+    finally:
+        engine.close()
+    log(f"peers: {len(docs):,} documents ({meta['vectors']})")
+    return [docs[d] for d in sorted(docs)], vecs, root
+
+
+def _run(queries: Sequence[str], fn: Callable[[str], list[str]], rounds: int) -> Timing:
+    for q in queries[:20]:
+        fn(q)  # warm-up: caches, lazy loading
+    times: list[list[float]] = [[] for _ in queries]
+    rankings: list[list[str]] = [[] for _ in queries]
+    for _ in range(rounds):
+        for i, q in enumerate(queries):
+            t0 = time.perf_counter()
+            rankings[i] = fn(q)
+            times[i].append((time.perf_counter() - t0) * 1000)
+    return Timing("", "", [statistics.median(t) for t in times], rankings)
+
+
+def _ours(engine: SearchEngine, mode: Mode, k: int) -> Callable[[str], list[str]]:
+    def fn(q: str) -> list[str]:
+        res = engine.search(SearchRequest(q, mode=mode, page_size=k))
+        return [h.paper.arxiv_id for h in res.hits]
+
+    return fn
+
+
+def _peer_fn(peer: Peer, emb: Embedder, mode: str, k: int) -> Callable[[str], list[str]]:
+    if mode == "keyword":
+        return lambda q: peer.keyword(q, k)
+    if mode == "semantic":
+        return lambda q: peer.semantic(emb.embed_query(parse_user_query(q).semantic_text), k)
+    return lambda q: peer.hybrid(q, emb.embed_query(parse_user_query(q).semantic_text), k)
+
+
+def latency(size: int, peers: Sequence[str], n_queries: int, rounds: int) -> list[Timing]:
+    docs, vecs, root = scale_corpus(size)
+    queries = title_queries(docs, n_queries)
+    out: list[Timing] = []
+    engine = open_engine(bench_config(root))
+    try:
+        for mode in MODES:
+            log(f"peers: {US} {mode} at {len(docs):,}")
+            t = _run(queries, _ours(engine, mode, K), rounds)
+            t.system, t.mode = US, mode
+            out.append(t)
+        emb = engine.data.embedder
+        for module in peers:
+            out.extend(_peer_latency(module, docs, vecs, emb, queries, rounds))
+    finally:
+        engine.close()
+    return out
+
+
+def with_peer(module: str, docs: Sequence[Doc], vecs: Vectors | None) -> tuple[Peer, float]:
+    cls = load(module)
+    work = WORK / module
+    shutil.rmtree(work, ignore_errors=True)
+    peer = cls(work)
+    log(f"peers: building {cls.name} ({len(docs):,} documents)")
+    t0 = time.perf_counter()
+    try:
+        peer.build(docs, vecs if "semantic" in cls.modes else None)
+    except BaseException:
+        peer.close()
+        raise
+    return peer, time.perf_counter() - t0
+
+
+def _peer_latency(
+    module: str,
+    docs: Sequence[Doc],
+    vecs: Vectors,
+    emb: Embedder,
+    queries: Sequence[str],
+    rounds: int,
+) -> list[Timing]:
+    try:
+        peer, build_s = with_peer(module, docs, vecs)
+    except Unavailable as exc:
+        log(f"peers: {module} unavailable: {exc}")
+        return [Timing(PEERS[module], "unavailable: " + str(exc), [], [])]
+    out = []
+    try:
+        size = peer.index_bytes()
+        for mode in peer.modes:
+            log(f"peers: {peer.name} {mode}")
+            t = _run(queries, _peer_fn(peer, emb, mode, K), rounds)
+            t.system, t.mode, t.build_s, t.size = peer.name, mode, build_s, size
+            out.append(t)
+    except Exception as exc:  # a peer that breaks mid-run is reported, the rest go on
+        log(f"peers: {peer.name} failed: {type(exc).__name__}: {exc}")
+        out.append(Timing(peer.name, f"failed: {type(exc).__name__}: {exc}", [], []))
+    finally:
+        peer.close()
+        shutil.rmtree(WORK / module, ignore_errors=True)
+    return out
+
+
+def overlap(a: Sequence[str], b: Sequence[str], k: int = K) -> float:
+    return len(set(a[:k]) & set(b[:k])) / k if b else 0.0
+
+
+def latency_table(timings: Sequence[Timing]) -> str:
+    ours = {t.mode: t for t in timings if t.system == US}
+    rows = []
+    for t in timings:
+        if not t.ms:
+            rows.append([t.system, t.mode, "", "", "", "", "", "", "", t.load])
+            continue
+        base = ours[t.mode]
+        p50 = percentile(t.ms, 50)
+        ratio = p50 / percentile(base.ms, 50)
+        ov = statistics.fmean(overlap(a, b) for a, b in zip(t.rankings, base.rankings, strict=True))
+        rows.append([
+            t.system,
+            t.mode,
+            f"{p50:.2f}",
+            f"{percentile(t.ms, 95):.2f}",
+            f"{percentile(t.ms, 99):.2f}",
+            "1.00" if t.system == US else f"{ratio:.2f}",
+            "" if t.system == US else f"{ov:.2f}",
+            f"{t.build_s:.1f}" if t.build_s else "",
+            f"{t.size / 2**20:.0f} MB" if t.size else "",
+            t.load,
+        ])  # fmt: skip
+    return table(
+        ["system", "mode", "p50 ms", "p95 ms", "p99 ms", "p50 vs ours", "top-10 overlap with ours",
+         "build s", "index size", "load at end"],
+        rows,
+    )  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", default="10000,100000")
+    ap.add_argument("--peers", default=",".join(PEERS))
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--skip-quality", action="store_true")
+    args = ap.parse_args()
+    peers = [p for p in args.peers.split(",") if p]
+    for size in (int(s) for s in args.sizes.split(",")):
+        print(f"\n{scale_data.label(size)}\n")
+        print(latency_table(latency(size, peers, args.queries, args.rounds)))
+    if not args.skip_quality:
+        from bench.peers.quality import quality
+
+        print(table(["system", "mode", "nDCG@10", "R@100"], quality(peers)))
+
+
+if __name__ == "__main__":
+    main()
