@@ -14,7 +14,7 @@ import re
 
 from engine.names import NameParts, compatible, split_name
 from engine.store import PaperStore
-from indexer.authors import _decode_tex, normalise_name
+from indexer.authors import decode_tex, normalise_name
 
 # An au: value in the raw query; a backslash escapes the next character, so the TeX
 # umlaut ``G\"odel`` stays inside its phrase.
@@ -30,7 +30,7 @@ MAX_RESEARCHERS = 5000  # researchers one au: clause may expand to
 def author_text(text: str) -> str:
     """``Kégl, B.`` -> ``B. Kégl``; ``B\\'alazs K\\'egl`` -> ``Balázs Kégl``."""
     if "\\" in text or "{" in text:
-        text = _decode_tex(text)
+        text = decode_tex(text)
     parts = [p.strip() for p in text.split(",")]
     if len(parts) == 2 and all(parts):
         text = f"{parts[1]} {parts[0]}"

@@ -86,7 +86,7 @@ def parse_authors(raw: str, parsed: Sequence[Sequence[Any]] | None = None) -> tu
             pieces = names
     authors: list[Author] = []
     for piece in pieces:
-        name = _decode_tex(piece) if "\\" in piece or "{" in piece else piece
+        name = decode_tex(piece) if "\\" in piece or "{" in piece else piece
         if name:
             authors.append(Author(name, normalise_name(name)))
     return tuple(authors)
@@ -158,7 +158,7 @@ _LATEX: Any = None
 
 
 @lru_cache(maxsize=4096)
-def _decode_tex(text: str) -> str:
+def decode_tex(text: str) -> str:
     r"""``Bal\'azs`` -> ``Balázs``; pylatexenc is slow, so only called on TeX-looking names."""
     global _LATEX
     if _LATEX is None:

@@ -237,14 +237,14 @@ def test_pylatexenc_only_for_tex(monkeypatch: pytest.MonkeyPatch) -> None:
             return text
 
     monkeypatch.setattr(authors, "_LATEX", Recorder())
-    authors._decode_tex.cache_clear()
+    authors.decode_tex.cache_clear()
     try:
         parse_authors("Gábor Vattay, Imre M. Jánosi and J. O'Neil (MIT), A. Smith et al.")
         assert calls == []
         parse_authors("C. Bal\\'azs, E. L. Berger, Mikkel {\\O}bro")
         assert calls == ["C. Bal\\'azs", "Mikkel {\\O}bro"]
     finally:
-        authors._decode_tex.cache_clear()
+        authors.decode_tex.cache_clear()
 
 
 def _demo_records() -> list[dict[str, Any]]:
@@ -256,13 +256,13 @@ def test_tex_decoder_only_sees_tex_looking_names(monkeypatch: pytest.MonkeyPatch
     """The slow pylatexenc path (hundreds of µs a call) runs only on names with TeX in them;
     speed itself is measured by the import benchmark, not here."""
     seen: list[str] = []
-    real = authors._decode_tex
+    real = authors.decode_tex
 
     def spy(text: str) -> str:
         seen.append(text)
         return real(text)
 
-    monkeypatch.setattr(authors, "_decode_tex", spy)
+    monkeypatch.setattr(authors, "decode_tex", spy)
     with KAGGLE_HEAD.open(encoding="utf-8") as fh:
         for line in fh:
             parse_authors(json.loads(line)["authors"])
