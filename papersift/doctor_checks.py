@@ -20,7 +20,7 @@ from papersift.errors import ConfigError, PapersiftError
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
-EMBED_RATE = 30.0  # papers/s measured on 2 cores (NOTES.md), for the backlog estimate
+EMBED_RATE = 29.0  # papers/s on 2 cores (bench/RESULTS.md core section), for the backlog estimate
 REBUILD = "stop the server, then run `papersift doctor --fix` (rebuilds it from the store)"
 
 
@@ -209,7 +209,7 @@ def check_model(
             "WARN",
             f"{detail}, but the manifest records vectors of {built_id}",
             "semantic search needs vectors of the configured model: "
-            "run `papersift index` (about 30 papers/s) or configure the old model "
+            "run `papersift index` (about 29 papers/s) or configure the old model "
             "again",
         ), (emb.model_id, emb.dim)
     if built_id == emb.model_id and built_dim not in (None, emb.dim):
