@@ -156,6 +156,16 @@ def machine_info() -> dict[str, str]:
     }
 
 
+def stop_process(proc: subprocess.Popen[Any], timeout: float = 30) -> None:
+    """Terminate a server we started, and kill it if it does not exit within ``timeout``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
 def load_average() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"

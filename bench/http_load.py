@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import ROOT, load_average, log, table
+from bench.common import ROOT, load_average, log, stop_process, table
 
 PATHS = ("/api/v1/search", "/search")
 CONCURRENCY = (1, 8, 32)
@@ -97,12 +97,7 @@ class Server:
 
     def stop(self) -> dict[str, int]:
         mem = _status(self.proc.pid)
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        stop_process(self.proc)
         self.log.close()
         shutil.rmtree(self.cwd, ignore_errors=True)
         return mem

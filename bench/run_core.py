@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -333,17 +334,33 @@ def make_queries(n: int, seed: int = SEED) -> list[str]:
     (lower-cased, punctuation stripped, not starting or ending with a stop word)."""
     with gzip.open(demo_corpus_path(), "rt", encoding="utf-8") as fh:
         titles = [json.loads(line)["title"] for line in fh]
+
+    def words(title: str) -> list[str]:
+        stripped = [w.strip(".,:;!?()[]{}\"'`$").lower() for w in title.split()]
+        return [w for w in stripped if w and any(ch.isalnum() for ch in w)]
+
+    return cut_queries(titles, n, seed, words, HAND_QUERIES)
+
+
+def cut_queries(
+    titles: Sequence[str],
+    n: int,
+    seed: int,
+    words: Callable[[str], list[str]],
+    start: Sequence[str] = (),
+) -> list[str]:
+    """``start`` then distinct spans of 3-5 consecutive ``words`` of random titles, with no
+    stop word at either end, until there are ``n`` queries."""
     rng = random.Random(seed)
-    out = list(HAND_QUERIES)
+    out = list(start)
     seen = set(out)
     while len(out) < n:
-        words = [w.strip(".,:;!?()[]{}\"'`$").lower() for w in rng.choice(titles).split()]
-        words = [w for w in words if w and any(ch.isalnum() for ch in w)]
+        ws = words(rng.choice(titles))
         size = rng.randint(3, 5)
-        if len(words) < size:
+        if len(ws) < size:
             continue
-        start = rng.randint(0, len(words) - size)
-        span = words[start : start + size]
+        first = rng.randint(0, len(ws) - size)
+        span = ws[first : first + size]
         if span[0] in STOPWORDS or span[-1] in STOPWORDS:
             continue
         q = " ".join(span)

@@ -12,7 +12,6 @@ Quality: SciFact (5,183 abstracts, 809 claims), nDCG@10 and Recall@100 per syste
 from __future__ import annotations
 
 import argparse
-import random
 import re
 import shutil
 import statistics
@@ -31,7 +30,7 @@ from bench import scale_data
 from bench.common import CACHE, bench_config, load_average, log, percentile, table
 from bench.peers import PEERS, Doc, Peer, Unavailable, load
 from bench.peers.base import Vectors
-from bench.run_core import STOPWORDS
+from bench.run_core import cut_queries
 from engine.embed import Embedder
 from engine.query import parse_user_query
 from engine.results import Mode, SearchRequest
@@ -57,23 +56,11 @@ class Timing:
 
 def title_queries(docs: Sequence[Doc], n: int, seed: int = 20240601) -> list[str]:
     """3-5 consecutive title words (lower-cased, no stop word at either end), as run_core."""
-    rng = random.Random(seed)
-    out: list[str] = []
-    seen: set[str] = set()
-    while len(out) < n:
-        words = [w for w in re.findall(r"[\w-]+", rng.choice(docs).title.lower()) if w != "-"]
-        size = rng.randint(3, 5)
-        if len(words) < size:
-            continue
-        start = rng.randint(0, len(words) - size)
-        span = words[start : start + size]
-        if span[0] in STOPWORDS or span[-1] in STOPWORDS:
-            continue
-        q = " ".join(span)
-        if q not in seen:
-            seen.add(q)
-            out.append(q)
-    return out
+
+    def words(title: str) -> list[str]:
+        return [w for w in re.findall(r"[\w-]+", title.lower()) if w != "-"]
+
+    return cut_queries([d.title for d in docs], n, seed, words)
 
 
 def sample_docs(size: int, limit: int = 20_000) -> list[Doc]:

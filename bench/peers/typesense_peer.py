@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from bench.common import stop_process
 from bench.peers.base import Doc, Peer, Unavailable, Vectors
 
 KEY = "bench"
@@ -163,9 +164,4 @@ class TypesensePeer(Peer):
         if hasattr(self, "http"):
             self.http.close()
         if hasattr(self, "proc"):
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+            stop_process(self.proc)
