@@ -192,14 +192,26 @@ class DataDir:
         what a crash left out), after bringing researcher identities up to date, as the
         index stores researcher ids. ``known`` may hold current records of changed papers
         (saves decoding them again); returns the documents written or deleted."""
+        self._refresh_identities(known)
+        return self._replay_lexical(known or {})
+
+    def refresh_people(self, known: Mapping[int, Paper] | None = None) -> IdentityReport:
+        """Recompute researcher identities for changed papers, then index the changed papers
+        and those whose researcher ids moved. Call after importing or harvesting papers."""
+        report = self._refresh_identities(known)
+        self._replay_lexical(known or {})
+        return report
+
+    def _refresh_identities(self, known: Mapping[int, Paper] | None) -> IdentityReport:
         from indexer.identity_refresh import refresh_identities
 
-        refresh_identities(self.store, known, self.config.lab)
+        return refresh_identities(self.store, known, self.config.lab)
+
+    def _replay_lexical(self, known: Mapping[int, Paper]) -> int:
         done = int(self.store.get_meta("lexical_seq") or 0)
         target = self.store.seq
         if done >= target:
             return 0
-        known = known or {}
         n = 0
         docids = self.store.changed_docids_since(done)
         for i in range(0, len(docids), 5000):
@@ -220,15 +232,6 @@ class DataDir:
         self.lexical.commit()
         self.store.set_meta("lexical_seq", str(target))
         return n
-
-    def refresh_people(self, known: Mapping[int, Paper] | None = None) -> IdentityReport:
-        """Recompute researcher identities for changed papers, then index the changed papers
-        and those whose researcher ids moved. Call after importing or harvesting papers."""
-        from indexer.identity_refresh import refresh_identities
-
-        report = refresh_identities(self.store, known, self.config.lab)
-        self.sync_lexical(known)
-        return report
 
     # -- manifest ------------------------------------------------------------------------
 
