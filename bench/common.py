@@ -41,7 +41,11 @@ def bench_config(
     data_dir: Path, *, embedding: Mapping[str, Any] | None = None, **search: Any
 ) -> Config:
     """The default configuration (no config file, no environment) on ``data_dir``, with
-    ``[embedding]`` settings from ``embedding`` and ``[search]`` settings by keyword."""
+    ``[embedding]`` settings from ``embedding`` and ``[search]`` settings by keyword.
+
+    The result cache is off unless asked for: benchmarks repeat each query and must time
+    the search, not the cache."""
+    search = {"cache_size": 0, **search}
     base = load_config(None, env={})
     return dataclasses.replace(
         base,

@@ -59,8 +59,8 @@ def _status(pid: int) -> dict[str, int]:
 class Server:
     """`papersift serve` in a child process on ``root``; ``cold_start_s`` after ``start``."""
 
-    def __init__(self, root: Path, probe: str) -> None:
-        self.root, self.probe = root, probe
+    def __init__(self, root: Path, probe: str, env: dict[str, str] | None = None) -> None:
+        self.root, self.probe, self.extra_env = root, probe, env or {}
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.cold_start_s = float("nan")
@@ -72,6 +72,7 @@ class Server:
             PAPERSIFT_DATA_BOOTSTRAP="none",
             PAPERSIFT_SERVER_RATE_LIMIT="0",
             PAPERSIFT_SERVER_PORT=str(self.port),
+            **self.extra_env,
         )
         self.cwd = tempfile.mkdtemp(prefix="papersift-http-")  # no ./config.toml: defaults
         self.log = open(Path(self.cwd) / "serve.log", "wb")  # noqa: SIM115 - closed in stop()
@@ -172,10 +173,21 @@ def run_python(url: str, conns: int, seconds: int, queries: list[str]) -> dict[s
             "rps": len(lat) / (time.perf_counter() - t0), "requests": float(len(lat))}  # fmt: skip
 
 
-def measure(size: int, queries: list[str], seconds: int, repeats: int) -> dict[str, Any]:
+def measure(
+    size: int,
+    queries: list[str],
+    seconds: int,
+    repeats: int,
+    *,
+    cache: bool = True,
+    paths: tuple[str, ...] = PATHS,
+) -> dict[str, Any]:
+    """One server, every path at every concurrency. ``cache`` False turns the result cache
+    off (``[search] cache_size = 0``), so every request is a full search."""
     scale_data.ensure(size)
-    server = Server(scale_data.data_path(size), queries[0])
-    log(f"http: starting serve on {scale_data.label(size)}")
+    env = {} if cache else {"PAPERSIFT_SEARCH_CACHE_SIZE": "0"}
+    server = Server(scale_data.data_path(size), queries[0], env)
+    log(f"http: serve on {scale_data.label(size)}, result cache {'on' if cache else 'off'}")
     server.start()
     log(f"http: first search answered {server.cold_start_s:.2f} s after spawn")
     tool = "wrk" if shutil.which("wrk") else "python"
@@ -183,10 +195,10 @@ def measure(size: int, queries: list[str], seconds: int, repeats: int) -> dict[s
     try:
         with tempfile.TemporaryDirectory() as tmp:
             script = _lua(queries, Path(tmp))
-            for path in PATHS:  # warm-up: every query once per path
+            for path in paths:  # warm-up: every query once per path
                 run_wrk(f"{server.base}{path}?q=", 2, 3, script) if tool == "wrk" else None
             for r in range(repeats):
-                for path in PATHS:
+                for path in paths:
                     for c in CONCURRENCY:
                         url = f"{server.base}{path}?q="
                         log(f"http: {path} concurrency {c} ({r + 1}/{repeats}, {tool})")
@@ -199,38 +211,59 @@ def measure(size: int, queries: list[str], seconds: int, repeats: int) -> dict[s
     return {
         "size": size, "cold_start_s": server.cold_start_s, "mem": mem, "tool": tool,
         "runs": rows, "seconds": seconds, "repeats": repeats, "load": load_average(),
+        "cache": cache, "queries": len(queries),
     }  # fmt: skip
 
 
-def report(r: dict[str, Any]) -> tuple[str, dict[str, float]]:
+def report(runs: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
+    """One table over the servers measured (result cache on, then off) and a summary
+    whose uncached keys end in ``nocache``."""
     rows, summary = [], {}
-    for (path, c), runs in r["runs"].items():
-        med = {k: statistics.median(x[k] for x in runs) for k in runs[0]}
-        errors = sum(x["errors"] for x in runs)
-        requests = int(sum(x["requests"] for x in runs))
-        rows.append([path, str(c), f"{med['rps']:.1f}", f"{med['p50']:.1f}", f"{med['p90']:.1f}",
-                     f"{med['p99']:.1f}", f"{int(errors)} / {requests:,}",
-                     " ".join(f"{x['load']:.1f}" for x in runs)])  # fmt: skip
-        summary[f"{path} c{c} rps"] = med["rps"]
-        summary[f"{path} c{c} errors"] = errors
-    mem = r["mem"]
-    summary.update(cold_start_s=r["cold_start_s"], peak_rss_mb=mem.get("VmHWM", 0) / 1024)
+    for r in runs:
+        tag = "" if r["cache"] else " nocache"
+        for (path, c), res in r["runs"].items():
+            med = {k: statistics.median(x[k] for x in res) for k in res[0]}
+            errors = sum(x["errors"] for x in res)
+            requests = int(sum(x["requests"] for x in res))
+            rows.append([path, "on" if r["cache"] else "off", str(c), f"{med['rps']:.1f}",
+                         f"{med['p50']:.1f}", f"{med['p90']:.1f}", f"{med['p99']:.1f}",
+                         f"{int(errors)} / {requests:,}",
+                         " ".join(f"{x['load']:.1f}" for x in res)])  # fmt: skip
+            summary[f"{path} c{c} rps{tag}"] = med["rps"]
+            summary[f"{path} c{c} errors{tag}"] = errors
+    first = runs[0]
+    mem = first["mem"]
+    summary.update(cold_start_s=first["cold_start_s"], peak_rss_mb=max(
+        r["mem"].get("VmHWM", 0) for r in runs) / 1024)  # fmt: skip
+    starts = ", ".join(f"{r['cold_start_s']:.2f} s" for r in runs)
     md = (
-        f"`papersift serve` on the {scale_data.label(r['size'])} data directory, default "
+        f"`papersift serve` on the {scale_data.label(first['size'])} data directory, default "
         f"config (1 search worker thread, hybrid default mode) with `[server] rate_limit` 0; "
-        f"load from {r['tool']} in a separate process on loopback, {r['seconds']} s per run, "
-        f"median of {r['repeats']} runs (*errors* and requests summed over them; the load "
-        "average column is the 1-minute figure after each run). The load generator shares "
-        "the 2 cores with the server.\n\n"
-        + table(["path", "concurrency", "req/s", "p50 ms", "p90 ms", "p99 ms",
-                 "errors / requests", "load after each run"], rows)
+        f"load from {first['tool']} in a separate process on loopback, cycling through "
+        f"{first['queries']} title queries, {first['seconds']} s per run, median of "
+        f"{first['repeats']} runs (*errors* and requests summed over them; the load column is "
+        "the 1-minute figure after each run). The load generator shares the 2 cores with the "
+        "server. *result cache* on is the default config: after the warm-up pass every "
+        "request repeats one of those queries and is answered from the cache, which is what "
+        "repeated requests get but not what a new query costs; off (`[search] cache_size = "
+        "0`, a second server) makes every request a full search.\n\n"
+        + table(["path", "result cache", "concurrency", "req/s", "p50 ms", "p90 ms",
+                 "p99 ms", "errors / requests", "load after each run"], rows)
         + f"\n\nCold start, spawn to the first answered `/api/v1/search` (Python start, "
-        f"imports, opening store and Tantivy, loading the model and every vector): "
-        f"**{r['cold_start_s']:.2f} s**. Server RSS at the end {mem.get('VmRSS', 0) / 1024:,.0f} "
-        f"MB, peak (VmHWM) **{mem.get('VmHWM', 0) / 1024:,.0f} MB**. Load average at the end "
-        f"{r['load']}."
+        f"imports, opening store and Tantivy, loading the model and the vectors): "
+        f"**{first['cold_start_s']:.2f} s** (each server: {starts}). Server RSS at the end "
+        f"{mem.get('VmRSS', 0) / 1024:,.0f} MB, peak (VmHWM) "
+        f"**{summary['peak_rss_mb']:,.0f} MB**. Load average at the end {runs[-1]['load']}."
     )  # fmt: skip
     return md, summary
+
+
+def measure_both(size: int, queries: list[str], seconds: int, repeats: int) -> list[dict[str, Any]]:
+    """The default server (cache on), then one with the cache off for the API path."""
+    return [
+        measure(size, queries, seconds, repeats),
+        measure(size, queries, seconds, repeats, cache=False, paths=("/api/v1/search",)),
+    ]
 
 
 def main() -> None:
@@ -242,7 +275,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     queries = title_queries(sample_docs(args.size), 200)
-    md, _ = report(measure(args.size, queries, args.seconds, args.repeats))
+    md, _ = report(measure_both(args.size, queries, args.seconds, args.repeats))
     print(md)
 
 

@@ -101,10 +101,14 @@ def targets(summary: dict[str, Any]) -> list[list[str]]:
     http = summary.get("http")
     if http:
         at = f" ({http['label']}, {http['measured']})"
-        rps, err = http["/api/v1/search c8 rps"], http["/api/v1/search c8 errors"]
+        rps, err = http["/api/v1/search c8 rps nocache"], http["/api/v1/search c8 errors nocache"]
+        hit_rps = http["/api/v1/search c8 rps"]
         rows += [
-            ["/api/v1/search >= 200 req/s at concurrency 8, no errors" + at,
-             f"{rps:.1f} req/s, {int(err)} errors", _ok(rps >= 200 and err == 0)],
+            ["/api/v1/search >= 200 req/s at concurrency 8, no errors (judged without the "
+             "result cache)" + at,
+             f"cache off: {rps:.1f} req/s, {int(err)} errors; default (cache on, repeated "
+             f"queries): {hit_rps:.1f} req/s, {int(http['/api/v1/search c8 errors'])} errors",
+             _ok(rps >= 200 and err == 0)],
             ["server peak RSS <= 2.5 GB" + at, f"{http['peak_rss_mb']:,.0f} MB",
              _ok(http["peak_rss_mb"] <= 2.5 * 1024)],
             ["cold start to first answered query <= 3 s" + at, f"{http['cold_start_s']:.2f} s",
@@ -184,7 +188,7 @@ def main() -> None:
 
     if "http" in steps:
         queries = cut_queries(sample_docs(args.http_size), 200)
-        md, http = http_load.report(http_load.measure(args.http_size, queries, 8, 3))
+        md, http = http_load.report(http_load.measure_both(args.http_size, queries, 8, 3))
         name = "http" if args.http_size == 0 else f"http-{scale_data.label(args.http_size)}"
         write_section(name, f"## HTTP end to end, {scale_data.label(args.http_size)}\n\n" + md)
         _save("http", http | {"label": f"{scale_data.label(args.http_size)} papers"})

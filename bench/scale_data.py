@@ -34,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench.common import CACHE, bench_config, dir_size, load_average, log, machine_info
 from bench.run_core import ARXIV_BENCH
-from engine.datadir import SCHEMA_VERSION, DataDir
+from engine.datadir import LEXICAL_REBUILD_FROM, SCHEMA_VERSION, DataDir
 from indexer.build import embed_backlog, import_files
 
 REAL = 10_000  # papers embedded for real
@@ -60,6 +60,18 @@ def read_meta(size: int) -> dict[str, Any] | None:
     if not path.exists() or not data_path(size).exists():
         return None
     meta: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("schema_version") in LEXICAL_REBUILD_FROM:
+        # Opening the directory rebuilds its keyword index for the current schema.
+        log(f"scale: rebuilding the keyword index of {label(size)} for schema {SCHEMA_VERSION}")
+        t0 = time.perf_counter()
+        DataDir(bench_config(data_path(size))).close()
+        meta.update(
+            schema_version=SCHEMA_VERSION,
+            lexical_bytes=dir_size(data_path(size) / "lexical"),
+            lexical_rebuilt=f"{datetime.now(UTC):%Y-%m-%d %H:%M UTC} in "
+            f"{time.perf_counter() - t0:.0f} s (schema {SCHEMA_VERSION})",
+        )
+        _write_meta(size, meta)
     if meta.get("schema_version") != SCHEMA_VERSION or not meta.get("vectors_done"):
         return None
     return meta

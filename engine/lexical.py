@@ -8,11 +8,14 @@ it, and hits are mapped back to papers by the ``docid`` fast field.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import tantivy
 
 from engine.institutions import affiliation_rors
@@ -21,9 +24,19 @@ from indexer.authors import normalise_name
 from papersift.paper import Paper
 
 # (field, tokenizer) of the analysed text fields.
-TEXT_FIELDS = {"ti": "en_stem", "abs": "en_stem", "au": "name"}
+TEXT_FIELDS = {"ti": "en_text", "abs": "en_text", "au": "name"}
 DEFAULT_FIELDS = ["ti", "abs", "au"]
 WRITER_HEAP = 128_000_000
+ALLOWED_CACHE_IDS = 4_000_000  # docids kept across cached filter sets (32 MB)
+
+
+# Facet kinds and the fast field each counts (researchers by id, institutions by ROR id).
+FACET_FIELDS = {"categories": "cat", "years": "year", "researchers": "rid", "institutions": "inst"}
+FACETS = tuple(FACET_FIELDS)
+
+
+def _facet_value(key: object) -> str:
+    return str(int(key)) if isinstance(key, float | int) else str(key)
 
 
 def _date_int(d: date) -> int:
@@ -33,6 +46,7 @@ def _date_int(d: date) -> int:
 def build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("docid", stored=False, indexed=True, fast=True)
+    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # the docid, for id lists
     for name, tokenizer in TEXT_FIELDS.items():
         sb.add_text_field(name, stored=False, tokenizer_name=tokenizer)
     sb.add_text_field("author_key", stored=False, tokenizer_name="raw")
@@ -44,6 +58,20 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("rid", stored=False, indexed=True, fast=True)  # researcher ids
     sb.add_text_field("inst", stored=False, tokenizer_name="raw", fast=True)  # ROR ids
     return sb.build()
+
+
+def _text_analyzer() -> tantivy.TextAnalyzer:
+    """Tantivy's ``en_stem`` plus Lucene's English stop words (the list of Elasticsearch's
+    ``english`` analyzer, which BEIR's BM25 baselines use). Without them a title query
+    such as "estimates in a molecular" matched 653k of 663k papers and took 84 ms."""
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(40))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.stopword("english"))
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
 
 
 def _name_analyzer() -> tantivy.TextAnalyzer:
@@ -64,9 +92,14 @@ class LexicalIndex:
         self.schema = build_schema()
         self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
         self.index.register_tokenizer("name", _name_analyzer())
+        self.index.register_tokenizer("en_text", _text_analyzer())
         self.boosts = {"ti": title_boost, "abs": 1.0, "au": author_boost}
         self._writer: tantivy.IndexWriter | None = None
         self._wlock = threading.Lock()
+        # Filter -> allowed docids, valid while the searcher generation is unchanged.
+        self._generation = 0
+        self._allowed: OrderedDict[tuple[int, str], npt.NDArray[np.int64]] = OrderedDict()
+        self._allowed_lock = threading.Lock()
         # docids -> researcher ids of their authors (set by DataDir from the people tables).
         self.researcher_ids: Callable[[Sequence[int]], dict[int, list[int]]] | None = None
 
@@ -96,7 +129,7 @@ class LexicalIndex:
         with self._wlock:
             if self._writer is not None:
                 self._writer.commit()
-        self.index.reload()
+        self.reload()
 
     def close_writer(self) -> None:
         """Commit, let merges finish and release the single-writer lock."""
@@ -105,12 +138,13 @@ class LexicalIndex:
                 self._writer.commit()
                 self._writer.wait_merging_threads()
                 self._writer = None
-        self.index.reload()
+        self.reload()
 
     @staticmethod
     def _document(docid: int, p: Paper, rids: Sequence[int] = ()) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_integer("docid", docid)
+        doc.add_text("key", str(docid))
         doc.add_text("ti", p.title)
         doc.add_text("abs", p.abstract)
         for a in p.authors:
@@ -133,6 +167,44 @@ class LexicalIndex:
 
     def reload(self) -> None:
         self.index.reload()
+        with self._allowed_lock:
+            self._generation += 1
+            self._allowed.clear()
+
+    @property
+    def generation(self) -> int:
+        """Changes whenever the searcher may see different documents."""
+        return self._generation
+
+    def category_counts(self) -> dict[str, int]:
+        """Papers per category over the whole index (a fast-field aggregation: ~60x
+        quicker than scanning the store's rows at 663k papers)."""
+        agg = {"c": {"terms": {"field": "cat", "size": 100_000}}}
+        raw = self.index.searcher().aggregate(tantivy.Query.all_query(), agg)
+        return {str(b["key"]): int(b["doc_count"]) for b in raw["c"]["buckets"]}
+
+    def allowed(self, filt: tantivy.Query) -> npt.NDArray[np.int64]:
+        """Sorted docids matching ``filt``, cached per searcher generation.
+
+        Filters repeat (a category picked from the facets, a researcher's page), and
+        listing a broad one costs tens of milliseconds, so sets are kept, like
+        Elasticsearch's filter cache, within ``ALLOWED_CACHE_IDS`` docids in all.
+        """
+        key = (self._generation, repr(filt))
+        with self._allowed_lock:
+            hit = self._allowed.get(key)
+            if hit is not None:
+                self._allowed.move_to_end(key)
+                return hit
+        docids, _, _ = self.search(filt, max(1, self.count(filt)))
+        found = np.sort(np.asarray(docids, np.int64))
+        found.flags.writeable = False
+        with self._allowed_lock:
+            if key[0] == self._generation and len(found) <= ALLOWED_CACHE_IDS:
+                self._allowed[key] = found
+                while sum(len(v) for v in self._allowed.values()) > ALLOWED_CACHE_IDS:
+                    self._allowed.popitem(last=False)
+        return found
 
     @property
     def num_docs(self) -> int:
@@ -207,7 +279,9 @@ class LexicalIndex:
         )
 
     def docids_for(self, ids: Sequence[int]) -> tantivy.Query:
-        return tantivy.Query.term_set_query(self.schema, "docid", list(ids))
+        """Matches exactly these docids (as text terms: 2.5 ms for 1,000 at 663k papers,
+        10.7 ms as integer terms)."""
+        return tantivy.Query.term_set_query(self.schema, "key", [str(d) for d in ids])
 
     def count(self, query: tantivy.Query) -> int:
         result = self.index.searcher().search(query, 1, count=True)
@@ -232,34 +306,23 @@ class LexicalIndex:
         scores = [float(s) for s, _ in result.hits]
         return docids, scores, int(result.count)  # type: ignore[attr-defined]
 
-    def facets(self, query: tantivy.Query, size: int = 30) -> dict[str, tuple[FacetCount, ...]]:
-        agg = {
-            "categories": {"terms": {"field": "cat", "size": size}},
-            "years": {"terms": {"field": "year", "size": 200}},
-            "researchers": {"terms": {"field": "rid", "size": size}},
-            "institutions": {"terms": {"field": "inst", "size": size}},
-        }
+    def facets(
+        self, query: tantivy.Query, size: int = 30, kinds: Sequence[str] = FACETS
+    ) -> dict[str, tuple[FacetCount, ...]]:
+        """Counts of the matches of ``query`` per facet kind (top ``size`` values; years all)."""
+        agg = {k: {"terms": {"field": FACET_FIELDS[k], "size": 200 if k == "years" else size}}
+               for k in kinds}  # fmt: skip
         raw = self.index.searcher().aggregate(query, agg)
-        cats = tuple(
-            FacetCount(str(b["key"]), int(b["doc_count"])) for b in raw["categories"]["buckets"]
-        )
-        years = sorted(
-            (FacetCount(str(int(b["key"])), int(b["doc_count"])) for b in raw["years"]["buckets"]),
-            key=lambda f: f.value,
-            reverse=True,
-        )
-        people = tuple(
-            FacetCount(str(int(b["key"])), int(b["doc_count"]))
-            for b in raw["researchers"]["buckets"]
-        )
-        insts = tuple(
-            FacetCount(str(b["key"]), int(b["doc_count"]))
-            for b in raw["institutions"]["buckets"]
-        )
-        return {
-            "categories": cats, "years": tuple(years), "researchers": people,
-            "institutions": insts,
-        }  # fmt: skip
+        out: dict[str, tuple[FacetCount, ...]] = {}
+        for kind in kinds:
+            counts = [
+                FacetCount(_facet_value(b["key"]), int(b["doc_count"]))
+                for b in raw[kind]["buckets"]
+            ]
+            if kind == "years":
+                counts.sort(key=lambda f: f.value, reverse=True)
+            out[kind] = tuple(counts)
+        return out
 
     def snippet_generators(
         self, query: tantivy.Query

@@ -365,14 +365,6 @@ class PaperStore:
             ).fetchall()
         return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3])) for r in rows]
 
-    def category_counts(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        with self._lock:
-            for (cats,) in self._db.execute("SELECT categories FROM papers"):
-                for c in cats.split():
-                    counts[c] = counts.get(c, 0) + 1
-        return counts
-
     def date_range(self) -> tuple[date | None, date | None]:
         with self._lock:
             lo, hi = self._db.execute(
@@ -406,7 +398,6 @@ class PaperStore:
             for _, arxiv_id, title, updated in rows:
                 yield str(arxiv_id), str(title), date.fromisoformat(str(updated))
             after = int(rows[-1][0])
-
 
     def newest_updated(self) -> date | None:
         """The latest ``updated`` date of any paper (where an incremental harvest starts)."""

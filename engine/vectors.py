@@ -21,6 +21,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from engine import ann
 from papersift.errors import IndexVersionError
 
 FloatArray = npt.NDArray[np.float32]
@@ -48,18 +49,44 @@ def model_dir_name(model_id: str) -> str:
 
 
 class VectorIndex:
-    """Exact inner-product search over unit vectors; thread-safe."""
+    """Inner-product search over unit vectors; thread-safe.
 
-    def __init__(self, folder: Path, dim: int) -> None:
+    Small corpora are searched exactly (a flat index). Above ``ann_above`` vectors,
+    compaction builds an HNSW graph of the compacted segment that answers unfiltered and
+    broadly filtered searches; vectors written since stay in the flat index, and a filter
+    allowing at most ``exact_below`` papers is always scored exactly.
+    """
+
+    def __init__(
+        self,
+        folder: Path,
+        dim: int,
+        *,
+        ann_above: int = 100_000,
+        ann_ef: int = 1500,
+        exact_below: int = 50_000,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         self.folder = folder
         self.dim = dim
+        self.ann_above = ann_above
+        self.ann_ef = ann_ef
+        self.exact_below = exact_below
+        self.progress = progress  # graph build progress (rows done, rows)
         self._lock = threading.Lock()
         self._index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
+        self._base: ann.GraphBase | None = None
         self._loaded: set[str] = set()
+        self.generation = 0  # bumped on every change of what a search can return
 
     @property
     def size(self) -> int:
-        return int(self._index.ntotal)
+        base = self._base
+        return int(self._index.ntotal) + (base.live_count() if base is not None else 0)
+
+    @property
+    def has_graph(self) -> bool:
+        return self._base is not None
 
     # -- persistence ---------------------------------------------------------------------
 
@@ -122,22 +149,64 @@ class VectorIndex:
             raise _bad(path, f"it holds vectors {vectors.shape} for {n} docids of dimension {dim}")
         return docids.astype(np.int64), [str(h) for h in hashes], vectors.astype(np.float32)
 
+    @staticmethod
+    def read_segment_keys(path: Path) -> tuple[IntArray, npt.NDArray[np.str_]]:
+        """A segment's docids and text hashes without reading its vectors."""
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                docids, hashes = z["docids"], z["hashes"]
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
+            raise _bad(path, f"it cannot be read ({exc})") from None
+        if docids.ndim != 1 or hashes.shape != docids.shape:
+            raise _bad(path, f"docids {docids.shape} and hashes {hashes.shape} do not line up")
+        return docids.astype(np.int64), hashes
+
     def load(self, current: HashLookup) -> None:
-        """(Re)build the index from all segments, keeping vectors of current texts only."""
+        """(Re)build the index from all segments, keeping vectors of current texts only.
+
+        The oldest segment is served by its graph when it has one (see engine.ann); the
+        others go into the exact flat index, and the graph rows they supersede are masked.
+        """
         paths = self.segments()
-        ids, _, vecs = self._collect(paths, current)
+        base = self._open_graph(paths[0], current) if paths else None
+        rest = paths[1:] if base is not None else paths
+        ids, _, vecs = self._collect(rest, current)
         index = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
         if len(ids):
             index.add_with_ids(vecs, ids)
+            if base is not None:
+                base.kill(ids)
         with self._lock:
             self._index = index
+            self._base = base
             self._loaded = {p.name for p in paths}
+            self.generation += 1
+
+    def _open_graph(self, segment: Path, current: HashLookup) -> ann.GraphBase | None:
+        path = ann.graph_path(segment)
+        if not path.exists():
+            return None
+        try:
+            ids, hashes = self.read_segment_keys(segment)
+        except FileNotFoundError:
+            return None
+        index = ann.read(path, self.dim, len(ids))
+        if index is None:
+            return None
+        base = ann.GraphBase(index, ids, segment.name)
+        base.live = _is_current(ids, hashes, current)
+        return base
 
     def load_new(self, current: HashLookup) -> int:
         """Add segments written since the last load (by this or another process)."""
         new = [p for p in self.segments() if p.name not in self._loaded]
         if not new:
             return 0
+        if any(ann.graph_path(p).exists() for p in new):
+            self.load(current)  # another process compacted and built a new graph
+            return len(new)
         ids, _, vecs = self._collect(new, current)
         self.add(ids, vecs)
         with self._lock:
@@ -159,10 +228,7 @@ class VectorIndex:
                 ids, hashes, vecs = self.read_segment(p, self.dim)
             except FileNotFoundError:  # compacted away by another process meanwhile
                 continue
-            now = current(ids.tolist())
-            keep = np.fromiter(
-                (now.get(int(d)) == h for d, h in zip(ids, hashes, strict=True)), bool, len(ids)
-            )
+            keep = _is_current(ids, hashes, current)
             ids_parts.append(ids[keep])
             hash_parts.extend(h for h, k in zip(hashes, keep, strict=True) if k)
             vec_parts.append(vecs[keep])
@@ -177,17 +243,64 @@ class VectorIndex:
         return ids[keep_pos], kept_hashes, np.ascontiguousarray(vecs[keep_pos])
 
     def compact(self, current: HashLookup) -> None:
-        """Fold every segment into one (crash-safe: the new one is written first)."""
+        """Fold segments into one (crash-safe: the new one is written first) and build its
+        graph when there are more than ``ann_above`` vectors.
+
+        When the oldest segment has a graph and what came after it is small (under a tenth
+        of it, with under a tenth of its rows masked), only the later segments are folded:
+        the graph is kept instead of rebuilt for every small harvest.
+        """
         old = self.segments()
-        if len(old) <= 1:
+        if not old:
             return
+        if self._keep_graph(old, current):
+            if len(old) > 2:
+                self._fold(old[1:], current, graph=False)
+            return
+        has_graph = ann.graph_path(old[0]).exists()
+        if len(old) == 1 and (has_graph or self._rows(old[0]) <= self.ann_above):
+            return
+        self._fold(old, current, graph=True)
+
+    def _keep_graph(self, old: list[Path], current: HashLookup) -> bool:
+        if not ann.graph_path(old[0]).exists():
+            return False
+        base_rows = self._rows(old[0])
+        if sum(self._rows(p) for p in old[1:]) * 10 > base_rows:
+            return False
+        base = self._base
+        if base is None or base.name != old[0].name:
+            ids, hashes = self.read_segment_keys(old[0])
+            live = int(_is_current(ids, hashes, current).sum())
+        else:
+            live = base.live_count()
+        return (base_rows - live) * 10 <= base_rows
+
+    def _fold(self, old: list[Path], current: HashLookup, *, graph: bool) -> None:
         ids, hashes, vecs = self._collect(old, current)
         new = self.write_segment(ids, hashes, vecs)
+        built = graph and len(ids) > self.ann_above
+        if built:
+            ann.build(vecs, ann.graph_path(new), self.progress)
+        del vecs
         for p in old:
             if p != new:
                 p.unlink(missing_ok=True)
-        with self._lock:
-            self._loaded = {new.name}
+                ann.graph_path(p).unlink(missing_ok=True)
+        folded_base = self._base is not None and self._base.name in {p.name for p in old}
+        if built or folded_base:
+            self.load(current)  # serve from the new graph
+        else:
+            with self._lock:
+                self._loaded = (self._loaded - {p.name for p in old}) | {new.name}
+
+    @staticmethod
+    def _rows(path: Path) -> int:
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                return len(z["docids"])
+        except FileNotFoundError:
+            return 0
 
     # -- live updates and search ---------------------------------------------------------
 
@@ -198,42 +311,74 @@ class VectorIndex:
         with self._lock:
             self._index.remove_ids(faiss.IDSelectorBatch(docids))
             self._index.add_with_ids(np.ascontiguousarray(vectors, np.float32), docids)
+            if self._base is not None:
+                self._base.kill(docids)
+            self.generation += 1
 
     def remove(self, docids: IntArray) -> None:
         with self._lock:
             self._index.remove_ids(faiss.IDSelectorBatch(docids))
+            if self._base is not None:
+                self._base.kill(docids)
+            self.generation += 1
 
     def has(self, docid: int) -> bool:
-        with self._lock:
-            try:
-                self._index.reconstruct(int(docid))
-            except RuntimeError:
-                return False
-            return True
+        return self.vector(docid) is not None
 
     def vector(self, docid: int) -> FloatArray | None:
         with self._lock:
             try:
                 return np.asarray(self._index.reconstruct(int(docid)), np.float32)
             except RuntimeError:
-                return None
+                base = self._base
+        return base.vector(docid) if base is not None else None
 
     def search(
         self, query: FloatArray, k: int, allowed: IntArray | None = None
     ) -> list[tuple[int, float]]:
-        """Top ``k`` (docid, cosine) for a unit query; ``allowed`` restricts exactly."""
+        """Top ``k`` (docid, cosine) for a unit query among ``allowed`` docids (all if None).
+
+        Exact without a graph, or when ``allowed`` holds at most ``exact_below`` docids;
+        otherwise the graph answers for its rows (approximately) and the flat index for the
+        rest (exactly).
+        """
         q = np.ascontiguousarray(query.reshape(1, -1), np.float32)
+        if k <= 0 or (allowed is not None and not len(allowed)):
+            return []
+        if allowed is not None:
+            allowed = np.ascontiguousarray(allowed, np.int64)
         with self._lock:
-            k = min(k, int(self._index.ntotal))
-            if k <= 0:
-                return []
-            if allowed is None:
-                scores, ids = self._index.search(q, k)
+            base = self._base
+            found = self._search_flat(q, k, allowed)
+        if base is not None:
+            if allowed is not None and len(allowed) <= self.exact_below:
+                found += base.search_exact(q, k, allowed)
             else:
-                if not len(allowed):
-                    return []
-                sel = faiss.IDSelectorBatch(np.ascontiguousarray(allowed, np.int64))
-                params = faiss.SearchParameters()
-                params.sel = sel
-                scores, ids = self._index.search(q, min(k, len(allowed)), params=params)
+                found += base.search(q, k, self.ann_ef, allowed)
+            found.sort(key=lambda pair: -pair[1])
+        return found[:k]
+
+    def _search_flat(
+        self, q: FloatArray, k: int, allowed: IntArray | None
+    ) -> list[tuple[int, float]]:
+        k = min(k, int(self._index.ntotal))
+        if k <= 0:
+            return []
+        if allowed is None:
+            scores, ids = self._index.search(q, k)
+        else:
+            params = faiss.SearchParameters()
+            sel = faiss.IDSelectorBatch(allowed)
+            params.sel = sel
+            scores, ids = self._index.search(q, min(k, len(allowed)), params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+
+
+def _is_current(
+    ids: IntArray, hashes: Sequence[str] | npt.NDArray[np.str_], current: HashLookup
+) -> npt.NDArray[np.bool_]:
+    """Which (docid, text hash) pairs match the store's current text."""
+    now = current(ids.tolist())
+    return np.fromiter(
+        (now.get(int(d)) == h for d, h in zip(ids, hashes, strict=True)), bool, len(ids)
+    )

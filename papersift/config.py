@@ -119,6 +119,25 @@ class SearchConfig:
         "them exactly instead of searching the vector index.",
         minimum=0,
     )
+    ann_above: int = setting(
+        100_000,
+        "Above this many vectors, compaction also builds an HNSW graph (FAISS) that answers "
+        "unfiltered and broadly filtered semantic search approximately, in about 3 ms "
+        "instead of a 93 ms exact scan at 663k papers; at or below it, search is exact.",
+        minimum=0,
+    )
+    cache_size: int = setting(
+        512,
+        "Search results kept for repeated requests (least recently used first out), until "
+        "either index changes; 0 turns the cache off.",
+        minimum=0,
+    )
+    ann_ef: int = setting(
+        1500,
+        "How widely the HNSW graph is searched (efSearch, never below `candidates`): "
+        "higher finds more of the exact nearest papers, more slowly.",
+        minimum=1,
+    )
 
 
 @dataclass(frozen=True)
@@ -180,9 +199,7 @@ class HarvestConfig:
         minimum=0,
     )
     timeout_seconds: float = setting(60.0, "Timeout of one HTTP request.", minimum=1.0)
-    mailto: str = setting(
-        "", "Contact e-mail sent in the User-Agent, as the arXiv API terms ask."
-    )
+    mailto: str = setting("", "Contact e-mail sent in the User-Agent, as the arXiv API terms ask.")
     api_url: str = setting(
         "https://export.arxiv.org/api/query",
         "arXiv API (Atom) endpoint `papersift add ID...` reads.",
@@ -207,8 +224,7 @@ class ScheduleConfig:
     )
     maintenance: str = setting(
         "0 4 * * 0",
-        "Cron expression of index maintenance (`papersift reindex`) in `serve`; empty "
-        "disables it.",
+        "Cron expression of index maintenance (`papersift reindex`) in `serve`; empty disables it.",
     )
     refresh_seconds: float = setting(
         5.0,
@@ -313,7 +329,7 @@ def _parse_members(name: str, raw: Any, from_env: bool) -> tuple[LabMember, ...]
 
 @dataclass(frozen=True)
 class LabConfig:
-    name: str = setting("", "The lab's name, shown on the home page (its \"this lab\" section).")
+    name: str = setting("", 'The lab\'s name, shown on the home page (its "this lab" section).')
     ror: str = setting(
         "",
         "The lab's institution as a ROR id (`03acrzv41` or its `https://ror.org/` URL); a "

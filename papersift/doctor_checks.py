@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.datadir import MANIFEST, SCHEMA_VERSION, read_manifest
+from engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
 from papersift.config import Config
 from papersift.errors import ConfigError, PapersiftError
 
@@ -94,6 +94,14 @@ def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
     if manifest is None:
         return Check("manifest", "FAIL", f"no {MANIFEST} in {root}", rebuild), {}
     version = manifest.get("schema_version")
+    if version in LEXICAL_REBUILD_FROM:
+        return Check(
+            "manifest",
+            "WARN",
+            f"index schema version {version}: the keyword index is rebuilt from the store "
+            f"for version {SCHEMA_VERSION} the next time the data directory is opened",
+            "run `papersift index` once (or start `serve`)",
+        ), manifest
     if version != SCHEMA_VERSION:
         return Check(
             "manifest",

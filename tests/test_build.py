@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.datadir import MANIFEST, DataDir
+from engine.datadir import MANIFEST, SCHEMA_VERSION, DataDir
 from engine.results import SearchRequest
 from engine.search import SearchEngine, open_engine
 from indexer.build import embed_backlog, import_files
@@ -162,6 +162,24 @@ def test_incompatible_manifest_fails_with_rebuild_hint(
     manifest.write_text(json.dumps(content))
     with pytest.raises(IndexVersionError, match="rebuild"):
         open_engine(fresh_config)
+
+
+def test_previous_schema_rebuilds_only_the_keyword_index(
+    fresh_config: Config, tmp_path: Path, records: list[dict]
+) -> None:
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:5])])
+    data.close()
+    manifest = fresh_config.data_dir / MANIFEST
+    content = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**content, "schema_version": 3}))
+    (fresh_config.data_dir / "lexical" / "meta.json").write_text("damaged by the old version")
+    engine = open_engine(fresh_config)
+    assert json.loads(manifest.read_text())["schema_version"] == SCHEMA_VERSION
+    assert engine.data.lexical.num_docs == 5
+    hit = engine.search(SearchRequest(records[3]["title"], mode="keyword")).hits[0]
+    assert hit.paper.arxiv_id == records[3]["id"]
+    engine.close()
 
 
 def test_foreign_directory_is_not_touched(fresh_config: Config) -> None:

@@ -1,0 +1,151 @@
+"""The HNSW graph over the compacted segment (engine.ann): built by compaction above
+``ann_above`` vectors, agrees with exact search, masks stale rows, keeps filters exact, and
+falls back to exact search when its file is missing or damaged."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine import ann
+from engine.datadir import DataDir
+from engine.results import Filters, SearchRequest
+from engine.search import SearchEngine
+from engine.vectors import VectorIndex
+from papersift.config import Config
+
+
+@pytest.fixture
+def graph_config(built_config: Config, tmp_path: Path) -> Config:
+    """A copy of the session corpus (~320 real papers, real vectors) with a low threshold."""
+    shutil.copytree(built_config.data_dir, tmp_path / "data")
+    search = dataclasses.replace(built_config.search, ann_above=50)
+    data = dataclasses.replace(built_config.data, dir=str(tmp_path / "data"))
+    return dataclasses.replace(built_config, data=data, search=search)
+
+
+def _exact(data: DataDir) -> VectorIndex:
+    vi = VectorIndex(data.vectors.folder, data.vectors.dim, ann_above=10**9)
+    vi.load(data.store.text_hashes)
+    return vi
+
+
+def _queries(data: DataDir) -> list[np.ndarray]:
+    emb = data.embedder
+    texts = ["neural machine translation", "citation analysis", "galaxy clusters", "graphs"]
+    return [emb.embed_query(t) for t in texts]
+
+
+def _compacted(config: Config) -> DataDir:
+    data = DataDir(config)
+    vi = data.vectors
+    assert not vi.has_graph  # the session corpus was compacted without a graph
+    vi.compact(data.store.text_hashes)
+    (seg,) = vi.segments()
+    assert ann.graph_path(seg).exists() and vi.has_graph
+    return data
+
+
+def test_compaction_builds_a_graph_that_agrees_with_exact_search(graph_config: Config) -> None:
+    data = _compacted(graph_config)
+    exact = _exact(data)
+    assert data.vectors.size == exact.size > 50
+    for q in _queries(data):
+        got = data.vectors.search(q, 10)
+        want = exact.search(q, 10)
+        assert [d for d, _ in got] == [d for d, _ in want]
+        assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-5)
+    # A second open reads the graph from disk instead of rebuilding it.
+    again = DataDir(graph_config)
+    assert again.vectors.has_graph and again.vectors.size == exact.size
+    q = _queries(data)[0]
+    assert again.vectors.search(q, 5) == data.vectors.search(q, 5)
+
+
+def test_filters_stay_exact_and_stale_rows_are_masked(graph_config: Config) -> None:
+    data = _compacted(graph_config)
+    vi, exact = data.vectors, _exact(data)
+    q = _queries(data)[1]
+    top = [d for d, _ in exact.search(q, 40)]
+    allowed = np.array(sorted(top[::3]), np.int64)  # selective: scored exactly
+    assert vi.search(q, 5, allowed) == exact.search(q, 5, allowed)
+    vi.exact_below = 0  # broad path: the graph searched with the allowed rows as a mask
+    assert {d for d, _ in vi.search(q, 5, allowed)} <= set(allowed.tolist())
+    # A paper re-embedded (new vector in the flat index) and one deleted.
+    moved, gone = top[0], top[1]
+    vi.add(np.array([moved]), -q.reshape(1, -1))  # now the farthest paper
+    vi.remove(np.array([gone]))
+    found = [d for d, _ in vi.search(q, 20)]
+    assert moved not in found and gone not in found
+    assert found[:5] == [d for d in top if d not in (moved, gone)][:5]
+    assert np.allclose(vi.vector(moved), -q)  # type: ignore[arg-type]
+    assert vi.vector(gone) is None and not vi.has(gone)
+    assert vi.size == exact.size - 1
+
+
+def test_a_missing_or_damaged_graph_falls_back_to_exact_search(graph_config: Config) -> None:
+    data = _compacted(graph_config)
+    (seg,) = data.vectors.segments()
+    q = _queries(data)[2]
+    want = _exact(data).search(q, 10)
+    ann.graph_path(seg).write_bytes(b"not a faiss index")
+    damaged = DataDir(graph_config)
+    assert not damaged.vectors.has_graph and damaged.vectors.search(q, 10) == want
+    # The next compaction (a crash after writing the segment but before its graph, or a
+    # damaged file removed by the admin) builds it again.
+    ann.graph_path(seg).unlink()
+    damaged.vectors.compact(damaged.store.text_hashes)
+    (rebuilt,) = damaged.vectors.segments()
+    assert damaged.vectors.has_graph and ann.graph_path(rebuilt).exists()
+    assert [d for d, _ in damaged.vectors.search(q, 10)] == [d for d, _ in want]
+
+
+def test_small_harvests_keep_the_graph_and_another_process_sees_a_rebuild(
+    graph_config: Config,
+) -> None:
+    data = _compacted(graph_config)
+    vi = data.vectors
+    (base,) = vi.segments()
+    q = _queries(data)[3]
+    # Two small checkpoints after the graph: folded together, the graph is kept.
+    ids, hashes, vecs = VectorIndex.read_segment(base, vi.dim)
+    for i in (0, 1):
+        vi.write_segment(ids[i : i + 1], hashes[i : i + 1], vecs[i : i + 1])
+    reader = DataDir(graph_config)
+    reader.vectors.search(q, 1)  # loaded: graph + the two small segments
+    vi.compact(data.store.text_hashes)
+    segs = vi.segments()
+    assert segs[0] == base and len(segs) == 2 and ann.graph_path(base).exists()
+    # Forcing a full rebuild writes a new graph; the reader switches to it on refresh.
+    vi.ann_above = 0
+    for p in segs[1:]:
+        vi.write_segment(*VectorIndex.read_segment(base, vi.dim))  # as large as the base
+    vi.compact(data.store.text_hashes)
+    (new,) = vi.segments()
+    assert new != base and ann.graph_path(new).exists() and not ann.graph_path(base).exists()
+    reader.refresh()
+    assert reader.vectors.has_graph and reader.vectors.size == vi.size
+    assert reader.vectors.search(q, 10) == vi.search(q, 10)
+
+
+def test_semantic_search_through_the_engine_uses_the_graph(graph_config: Config) -> None:
+    data = _compacted(graph_config)
+    engine = SearchEngine(data)
+    exact = _exact(data)
+    q = "citation counts of scientific papers"
+    res = engine.search(SearchRequest(q, mode="semantic", page_size=10))
+    want = [d for d, _ in exact.search(data.embedder.embed_query(q), 10)]
+    got = [data.store.docid_of(h.paper.arxiv_id) for h in res.hits]
+    assert got == want
+    cat = res.hits[0].paper.categories[0]
+    filtered = engine.search(
+        SearchRequest(q, mode="semantic", filters=Filters(categories=(cat,)), page_size=10)
+    )
+    assert filtered.hits and all(cat in h.paper.categories for h in filtered.hits)
+    assert filtered.total == min(engine.config.search.candidates, len(data.lexical.allowed(
+        data.lexical.filter_query(Filters(categories=(cat,)))  # type: ignore[arg-type]
+    )))
