@@ -43,6 +43,13 @@ def _date_int(d: date) -> int:
     return d.year * 10000 + d.month * 100 + d.day
 
 
+def _int_date(value: float | None) -> date | None:
+    if value is None:  # no documents
+        return None
+    n = int(value)
+    return date(n // 10000, n // 100 % 100, n % 100)
+
+
 def build_schema() -> tantivy.Schema:
     sb = tantivy.SchemaBuilder()
     sb.add_integer_field("docid", stored=False, indexed=True, fast=True)
@@ -182,6 +189,12 @@ class LexicalIndex:
         agg = {"c": {"terms": {"field": "cat", "size": 100_000}}}
         raw = self.index.searcher().aggregate(tantivy.Query.all_query(), agg)
         return {str(b["key"]): int(b["doc_count"]) for b in raw["c"]["buckets"]}
+
+    def date_range(self) -> tuple[date | None, date | None]:
+        """Oldest and newest first-version dates in the index (fast-field min and max)."""
+        agg = {"lo": {"min": {"field": "published"}}, "hi": {"max": {"field": "published"}}}
+        raw = self.index.searcher().aggregate(tantivy.Query.all_query(), agg)
+        return _int_date(raw["lo"].get("value")), _int_date(raw["hi"].get("value"))
 
     def allowed(self, filt: tantivy.Query) -> npt.NDArray[np.int64]:
         """Sorted docids matching ``filt``, cached per searcher generation.

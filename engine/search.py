@@ -52,6 +52,7 @@ class SearchEngine:
         self.institutions = Institutions(data.store)  # the ROR registry, if imported
         self._cats_seq = -1
         self._cats: dict[str, int] = {}
+        self._embedded: tuple[tuple[int, int] | None, int] = (None, 0)
         self._cats_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._refreshed_at = 0.0
@@ -111,16 +112,30 @@ class SearchEngine:
         store = self.data.store
         emb = self.data.embedder
         cats = sorted(self.category_counts().items(), key=lambda kv: (-kv[1], kv[0]))
-        oldest, newest = store.date_range()
+        # From the index's fast fields: the store's MIN/MAX scan took 0.35 s at 663k papers.
+        oldest, newest = self.data.lexical.date_range()
         return Stats(
             papers=store.count(),
-            embedded=store.embedded_count(emb.model_id),
+            embedded=self._embedded_count(),
             model_id=emb.model_id,
             dimension=emb.dim,
             categories=tuple(FacetCount(c, n) for c, n in cats),
             newest=newest,
             oldest=oldest,
         )
+
+    def _embedded_count(self) -> int:
+        """Papers with a vector of their current text, recounted only after a change: the
+        count joins every paper (0.4 s at 663k papers, 6 s under load) and holds the
+        store's lock meanwhile, which stalled every search on a busy server."""
+        key = (self.data.store.seq, self.data.vectors_generation)
+        with self._cats_lock:
+            if self._embedded[0] == key:
+                return self._embedded[1]
+        count = self.data.store.embedded_count(self.data.embedder.model_id)
+        with self._cats_lock:
+            self._embedded = (key, count)
+        return count
 
     # -- search --------------------------------------------------------------------------
 

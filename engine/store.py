@@ -365,13 +365,6 @@ class PaperStore:
             ).fetchall()
         return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3])) for r in rows]
 
-    def date_range(self) -> tuple[date | None, date | None]:
-        with self._lock:
-            lo, hi = self._db.execute(
-                "SELECT MIN(published), MAX(published) FROM papers"
-            ).fetchone()
-        return (date.fromisoformat(lo) if lo else None, date.fromisoformat(hi) if hi else None)
-
     def sitemap_chunks(self, size: int) -> list[tuple[int, date]]:
         """(chunk, newest update) of each non-empty docid range ``[k*size+1, (k+1)*size]``."""
         with self._lock:
