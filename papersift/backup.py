@@ -162,4 +162,7 @@ def _copy_vectors(source: Path, target: Path) -> None:
             for p in todo:
                 with contextlib.suppress(FileNotFoundError):  # folded away: re-listed
                     shutil.copy2(p, target / model.name / p.name)
+                graph = p.with_suffix(".hnsw")  # engine.ann: rebuilt by compaction if absent
+                with contextlib.suppress(FileNotFoundError):
+                    shutil.copy2(graph, target / model.name / graph.name)
                 done.add(p.name)
