@@ -239,7 +239,8 @@ def _peers_body(
         "highlighting and facet counts**; the peers return ids only. *p50 vs ours* is "
         "peer p50 / our p50 (above 1: we are faster). *top-10 overlap* compares each peer's "
         "top 10 with ours in the same mode: ranking differs by design (we score title, "
-        "abstract and authors as separate BM25 fields with title boost 2, several peers "
+        "abstract and authors as separate BM25 fields with title boost 1.25, English stop "
+        "words dropped, several peers "
         "one concatenated field). How each peer is set up:",
         "\n".join(notes),
         *latency_md,

@@ -26,7 +26,17 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import CACHE, bench_config, latency_row, load_average, log, mb, percentile, table
+from bench.common import (
+    CACHE,
+    bench_config,
+    dir_size,
+    latency_row,
+    load_average,
+    log,
+    mb,
+    percentile,
+    table,
+)
 from bench.peers.compare import sample_docs, title_queries
 from bench.run_core import HAND_QUERIES
 from engine.results import Filters, Mode, SearchRequest, Sort
@@ -103,6 +113,13 @@ def measure(size: int, n_queries: int, rounds: int) -> dict[str, Any]:
         engine.close()
 
 
+def _on_disk(r: dict[str, Any], folder: str, built: int) -> int:
+    """The folder's size now (index changes since the build: a schema upgrade, the vector
+    graph), else what the build recorded."""
+    path = scale_data.data_path(r["meta"]["size"]) / folder
+    return dir_size(path) if path.is_dir() else built
+
+
 def report(results: list[dict[str, Any]], rounds: int) -> str:
     build_rows, lat_rows = [], []
     for r in results:
@@ -114,8 +131,8 @@ def report(results: list[dict[str, Any]], rounds: int) -> str:
             f"{m['import_cpu_s']:.0f}",
             f"{r['papers'] / m['import_s']:,.0f}",
             mb(m["sqlite_bytes"]),
-            mb(m["lexical_bytes"]),
-            mb(m.get("vectors_bytes", 0)),
+            mb(_on_disk(r, "lexical", m["lexical_bytes"])),
+            mb(_on_disk(r, "vectors", m.get("vectors_bytes", 0))),
             f"{r['open_s']:.2f}",
             f"{r['rss_open_mb']:,.0f} MB",
             f"{m['built']}, load {m['load_average']}",
@@ -144,7 +161,11 @@ def report(results: list[dict[str, Any]], rounds: int) -> str:
         "cache was built (wall and CPU seconds; the date and load average of that build are "
         "in the last column: CPU s is the better guide on a busy machine). *open* = "
         "`open_engine` plus loading the model and all vectors, in process; RSS is what that "
-        "added to this process.\n\n"
+        "added to this process. The import columns are from an older build of the "
+        "importer (the core section has this build's import rate on the first 100k). "
+        "*lexical/* and *vectors/* are sizes on disk when this report was written; above "
+        "100k papers *vectors/* holds the segment and its HNSW graph (which repeats the "
+        "vectors).\n\n"
         + table(
             ["corpus", "papers", "import s", "import CPU s", "papers/s", "papers.sqlite",
              "lexical/", "vectors/", "open s", "RSS added", "built"],

@@ -38,6 +38,9 @@ CREATE TABLE IF NOT EXISTS papers (
     seq INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS papers_seq ON papers(seq);
+-- Covering index for reading every text hash (opening the vector index): 0.45 s instead of
+-- 1.1 s at 663k papers, as the scan skips the wide rows.
+CREATE INDEX IF NOT EXISTS papers_text_hash ON papers(docid, text_hash);
 CREATE TABLE IF NOT EXISTS tombstones (docid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS embedded (
     docid INTEGER NOT NULL, model TEXT NOT NULL, text_hash TEXT NOT NULL,
@@ -335,14 +338,19 @@ class PaperStore:
 
     def text_hashes(self, docids: Sequence[int]) -> dict[int, str]:
         """docid -> hash of the current embedded text (title + abstract) of these papers."""
+        if len(docids) > 20_000:
+            # Cheaper to read the whole column (a covering index) than to batch, and on a
+            # connection of its own: the store's lock is not held while it runs (0.5 s at
+            # 663k papers, when the vector index checks its rows beside the first queries).
+            wanted = set(docids)
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            try:
+                db.execute("PRAGMA busy_timeout = 10000")
+                rows = db.execute("SELECT docid, text_hash FROM papers")
+                return {int(d): str(h) for d, h in rows if d in wanted}
+            finally:
+                db.close()
         with self._lock:
-            if len(docids) > 20_000:  # cheaper to read the whole column than to batch
-                wanted = set(docids)
-                return {
-                    int(d): str(h)
-                    for d, h in self._db.execute("SELECT docid, text_hash FROM papers")
-                    if d in wanted
-                }
             out: dict[int, str] = {}
             for i in range(0, len(docids), 500):
                 chunk = list(docids[i : i + 500])

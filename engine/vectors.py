@@ -78,6 +78,8 @@ class VectorIndex:
         self._base: ann.GraphBase | None = None
         self._loaded: set[str] = set()
         self.generation = 0  # bumped on every change of what a search can return
+        self._checked = threading.Event()  # the graph's rows were checked (engine.ann)
+        self._checked.set()
 
     @property
     def size(self) -> int:
@@ -196,8 +198,34 @@ class VectorIndex:
         if index is None:
             return None
         base = ann.GraphBase(index, ids, segment.name)
-        base.live = _is_current(ids, hashes, current)
+        # Which rows are still current is checked on a thread: comparing 663k text hashes
+        # with the store takes ~1 s, most of a cold start. Until then every row counts as
+        # live; a stale one can only be a paper whose text changed since it was embedded
+        # (the backlog re-embeds it), and hits on deleted papers are dropped anyway.
+        self._checked.clear()
+        threading.Thread(
+            target=self._check_graph, args=(base, ids, hashes, current), name="vector-check",
+            daemon=True,
+        ).start()  # fmt: skip
         return base
+
+    def _check_graph(
+        self, base: ann.GraphBase, ids: IntArray, hashes: npt.NDArray[np.str_], current: HashLookup
+    ) -> None:
+        try:
+            stale = ~_is_current(ids, hashes, current)
+            with self._lock:
+                if stale.any():
+                    live = base.live.copy()
+                    live[stale] = False
+                    base.live = live
+                    self.generation += 1
+        finally:
+            self._checked.set()
+
+    def wait_checked(self, timeout: float | None = None) -> bool:
+        """Wait until the graph's rows have been checked against the store."""
+        return self._checked.wait(timeout)
 
     def load_new(self, current: HashLookup) -> int:
         """Add segments written since the last load (by this or another process)."""
@@ -265,6 +293,7 @@ class VectorIndex:
     def _keep_graph(self, old: list[Path], current: HashLookup) -> bool:
         if not ann.graph_path(old[0]).exists():
             return False
+        self.wait_checked()
         base_rows = self._rows(old[0])
         if sum(self._rows(p) for p in old[1:]) * 10 > base_rows:
             return False

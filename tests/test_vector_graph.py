@@ -162,3 +162,21 @@ def test_a_backup_carries_the_graph(graph_config: Config, tmp_path: Path) -> Non
     )
     restored = DataDir(copy)
     assert restored.vectors.has_graph and restored.vectors.search(q, 10) == want
+
+
+def test_rows_of_changed_papers_are_masked_after_the_check(
+    graph_config: Config, tmp_path: Path
+) -> None:
+    data = _compacted(graph_config)
+    q = _queries(data)[1]
+    first = data.vectors.search(q, 1)[0][0]
+    paper = data.store.get([first])[first]
+    data.close()
+    changed = dataclasses.replace(paper, abstract=paper.abstract + " Revised.", version=9)
+    writer = DataDir(graph_config)
+    writer.store.upsert([changed])  # a new text: its vector in the graph is stale
+    writer.close()
+    reader = DataDir(graph_config)
+    vi = reader.vectors
+    assert vi.wait_checked(30) and vi.has_graph
+    assert first not in [d for d, _ in vi.search(q, 20)] and vi.vector(first) is None

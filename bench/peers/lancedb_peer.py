@@ -20,7 +20,8 @@ class LanceDbPeer(Peer):
         "Embedded table (id, text = title + abstract, vector), native FTS index on `text` "
         "(`create_fts_index`, its defaults: English stemming, stop words, ASCII folding; one "
         "field, no title weight); vector search brute force with dot-product distance (no ANN "
-        "index: exact, like ours); hybrid = its default `RRFReranker` (k 60) over both."
+        "index: exact, like ours up to 100k papers); hybrid = its default `RRFReranker` (k 60) "
+        "over both."
     )
 
     @classmethod

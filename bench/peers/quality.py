@@ -15,6 +15,9 @@ from bench.peers import PEERS, Doc, Unavailable
 from bench.peers.compare import US, WORK, with_peer
 from engine.query import parse_user_query
 from engine.search import open_engine
+from papersift.config import SearchConfig
+
+DEFAULT_WEIGHT = SearchConfig().convex_weight
 
 
 def quality(
@@ -33,7 +36,7 @@ def quality(
             scifact.RunSpec("keyword", "keyword"),
             scifact.RunSpec("semantic", "semantic"),
             scifact.RunSpec("hybrid RRF k=60", "hybrid", {"fusion": "rrf"}),
-            scifact.RunSpec("hybrid convex w=0.4 (default)", "hybrid"),
+            scifact.RunSpec(f"hybrid convex w={DEFAULT_WEIGHT} (default)", "hybrid"),
         ]
         for spec in specs if ours else []:
             log(f"peers: SciFact {US} {spec.label}")
