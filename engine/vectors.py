@@ -10,6 +10,7 @@ segments into one.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -28,6 +29,7 @@ FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 # Current text hash of each of these docids (papers that no longer exist are left out).
 HashLookup = Callable[[Sequence[int]], dict[int, str]]
+log = logging.getLogger(__name__)
 _SEGMENT = re.compile(r"^seg-(\d{8})\.npz$")
 
 
@@ -152,18 +154,21 @@ class VectorIndex:
         return docids.astype(np.int64), [str(h) for h in hashes], vectors.astype(np.float32)
 
     @staticmethod
-    def read_segment_keys(path: Path) -> tuple[IntArray, npt.NDArray[np.str_]]:
-        """A segment's docids and text hashes without reading its vectors."""
+    def read_segment_keys(
+        path: Path, *, hashes: bool = True
+    ) -> tuple[IntArray, npt.NDArray[np.str_]]:
+        """A segment's docids and text hashes (empty unless ``hashes``), without its vectors."""
         try:
             with np.load(path, allow_pickle=False) as z:
-                docids, hashes = z["docids"], z["hashes"]
+                docids = z["docids"]
+                keys = z["hashes"] if hashes else np.empty(docids.shape, np.str_)
         except FileNotFoundError:
             raise
         except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
             raise _bad(path, f"it cannot be read ({exc})") from None
-        if docids.ndim != 1 or hashes.shape != docids.shape:
-            raise _bad(path, f"docids {docids.shape} and hashes {hashes.shape} do not line up")
-        return docids.astype(np.int64), hashes
+        if docids.ndim != 1 or keys.shape != docids.shape:
+            raise _bad(path, f"docids {docids.shape} and hashes {keys.shape} do not line up")
+        return docids.astype(np.int64), keys
 
     def load(self, current: HashLookup) -> None:
         """(Re)build the index from all segments, keeping vectors of current texts only.
@@ -191,7 +196,7 @@ class VectorIndex:
         if not path.exists():
             return None
         try:
-            ids, hashes = self.read_segment_keys(segment)
+            ids = self.read_segment_keys(segment, hashes=False)[0]
         except FileNotFoundError:
             return None
         index = ann.read(path, self.dim, len(ids))
@@ -204,15 +209,18 @@ class VectorIndex:
         # (the backlog re-embeds it), and hits on deleted papers are dropped anyway.
         self._checked.clear()
         threading.Thread(
-            target=self._check_graph, args=(base, ids, hashes, current), name="vector-check",
+            target=self._check_graph, args=(base, segment, current), name="vector-check",
             daemon=True,
         ).start()  # fmt: skip
         return base
 
-    def _check_graph(
-        self, base: ann.GraphBase, ids: IntArray, hashes: npt.NDArray[np.str_], current: HashLookup
-    ) -> None:
+    def _check_graph(self, base: ann.GraphBase, segment: Path, current: HashLookup) -> None:
         try:
+            try:
+                ids, hashes = self.read_segment_keys(segment)
+            except (FileNotFoundError, IndexVersionError) as exc:  # compacted away meanwhile
+                log.warning("vector graph rows left unchecked: %s", exc)
+                return
             stale = ~_is_current(ids, hashes, current)
             with self._lock:
                 if stale.any():

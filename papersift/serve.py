@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
 
 from engine.datadir import DataDir
 from engine.search import SearchEngine
@@ -26,6 +27,9 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     data.sync_lexical()
     engine = SearchEngine(data)
     data.vectors  # noqa: B018 - load the model and vectors before the first request
+    # The query session (engine.embed) loads beside the server's start-up, not in the first
+    # request; a request arriving meanwhile waits for it.
+    threading.Thread(target=data.embedder.embed_query, args=("warm-up",), daemon=True).start()
     from papersift.scheduler import JobRunner
 
     runner = JobRunner(engine, config)  # checks the cron expressions before serving
