@@ -150,16 +150,21 @@ def test_lexical_index_catches_up_after_a_crash(
     engine.close()
 
 
+def _built_with_schema(config: Config, tmp_path: Path, records: list[dict], version: int) -> Path:
+    """Import ``records``, then make the manifest claim index schema ``version``."""
+    data = DataDir(config)
+    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)])
+    data.close()
+    manifest = config.data_dir / MANIFEST
+    content = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**content, "schema_version": version}))
+    return manifest
+
+
 def test_incompatible_manifest_fails_with_rebuild_hint(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
-    data = DataDir(fresh_config)
-    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:3])])
-    data.close()
-    manifest = fresh_config.data_dir / MANIFEST
-    content = json.loads(manifest.read_text())
-    content["schema_version"] = 999
-    manifest.write_text(json.dumps(content))
+    _built_with_schema(fresh_config, tmp_path, records[:3], 999)
     with pytest.raises(IndexVersionError, match="rebuild"):
         open_engine(fresh_config)
 
@@ -167,12 +172,7 @@ def test_incompatible_manifest_fails_with_rebuild_hint(
 def test_previous_schema_rebuilds_only_the_keyword_index(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
-    data = DataDir(fresh_config)
-    import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:5])])
-    data.close()
-    manifest = fresh_config.data_dir / MANIFEST
-    content = json.loads(manifest.read_text())
-    manifest.write_text(json.dumps({**content, "schema_version": 3}))
+    manifest = _built_with_schema(fresh_config, tmp_path, records[:5], 3)
     (fresh_config.data_dir / "lexical" / "meta.json").write_text("damaged by the old version")
     engine = open_engine(fresh_config)
     assert json.loads(manifest.read_text())["schema_version"] == SCHEMA_VERSION
