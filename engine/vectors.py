@@ -293,8 +293,10 @@ class VectorIndex:
             if len(old) > 2:
                 self._fold(old[1:], current, graph=False)
             return
-        has_graph = ann.graph_path(old[0]).exists()
-        if len(old) == 1 and (has_graph or self._rows(old[0]) <= self.ann_above):
+        # A lone segment is rewritten only to build or rebuild its graph (a graph kept above
+        # has returned already; one with too many masked rows falls through to a rebuild).
+        lone = len(old) == 1 and not ann.graph_path(old[0]).exists()
+        if lone and self._rows(old[0]) <= self.ann_above:
             return
         self._fold(old, current, graph=True)
 
