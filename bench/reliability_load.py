@@ -53,6 +53,7 @@ def load_campaign(root: Path, idle_seconds: float, clients: int = 2) -> dict[str
     data = DataDir(config)
     try:
         import_files(data, [write_jsonl(root / "base.jsonl", sample_records(every=40))])
+        data.refresh_people()
         embed_backlog(data)
     finally:
         data.close()

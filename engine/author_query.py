@@ -25,6 +25,7 @@ _AU_VALUE = re.compile(
 )
 _SUFFIXES = frozenset({"jr", "jnr", "sr", "snr", "ii", "iii", "iv"})
 MAX_RESEARCHERS = 5000  # researchers one au: clause may expand to
+MAX_PAPERS = 50_000  # papers it may expand to; beyond, the phrase alone
 
 
 def author_text(text: str) -> str:
@@ -88,7 +89,24 @@ def author_clause(store: PaperStore, text: str, sign: str = "") -> str:
     compatible name."""
     value = " ".join(text.replace("\\", " ").replace('"', " ").split())
     phrase = f'au:"{value}"'
-    rids = compatible_researchers(store, value)
-    if not rids:
+    docids = _papers_of(store, compatible_researchers(store, value))
+    if not docids or len(docids) > MAX_PAPERS:
         return f"{sign}{phrase}"
-    return f"{sign}({phrase} rid: IN [{' '.join(map(str, rids))}])"
+    return f"{sign}({phrase} key: IN [{' '.join(map(str, docids))}])"
+
+
+def _papers_of(store: PaperStore, rids: list[int]) -> list[int]:
+    """Docids of the papers of any of these researchers (the index holds no researcher
+    ids: it matches them as docid terms, 20,000 in about 45 ms at 663k papers)."""
+    found: set[int] = set()
+    with store.reading() as db:
+        for i in range(0, len(rids), 500):
+            chunk = rids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                int(d)
+                for (d,) in db.execute(
+                    f"SELECT docid FROM authorships WHERE rid IN ({marks})", chunk
+                )
+            )
+    return sorted(found)

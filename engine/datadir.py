@@ -26,7 +26,7 @@ import numpy as np
 from engine.embed import Embedder
 from engine.lexical import LexicalIndex
 from engine.model_files import resolve_model_files
-from engine.people import People
+from engine.people import PEOPLE_SEQ, People
 from engine.store import PaperStore
 from engine.vectors import VectorIndex, model_dir_name
 from papersift import __version__
@@ -44,6 +44,8 @@ SCHEMA_VERSION = 4
 # Older versions whose store is current: only the lexical index is rebuilt, from the store.
 LEXICAL_REBUILD_FROM = frozenset({3})
 log = logging.getLogger(__name__)
+# Papers whose researcher identities one transaction brings up to date.
+PEOPLE_SLICE = 100_000
 MANIFEST = "manifest.json"
 
 
@@ -119,7 +121,9 @@ class DataDir:
             self.root / "lexical", title_boost=s.title_boost, author_boost=s.author_boost
         )
         self.people = People(self.store)
-        self.lexical.researcher_ids = self.people.rids_by_docid
+        self.lexical.researcher_docids = self.people.docids_of
+        # The researcher tables as last seen: a search result counts researchers from them.
+        self.people_generation = self.store.get_meta(PEOPLE_SEQ) or "0"
         self._embedder: Embedder | None = None
         self._vectors: VectorIndex | None = None
         self._lock = threading.Lock()
@@ -213,6 +217,10 @@ class DataDir:
             self.drop_vectors([d for d, _ in dead])
             self._seen_seq = seq
             changed = True
+        people_seq = self.store.get_meta(PEOPLE_SEQ) or "0"
+        if people_seq != self.people_generation:
+            self.people_generation = people_seq
+            changed = True
         lexical_seq = self.store.get_meta("lexical_seq")  # set only after a lexical commit
         if lexical_seq != self._seen_lexical:
             self.lexical.reload()
@@ -224,23 +232,38 @@ class DataDir:
 
     def sync_lexical(self, known: Mapping[int, Paper] | None = None) -> int:
         """Index in Tantivy the store changes it has not absorbed (an import's new papers, or
-        what a crash left out), after bringing researcher identities up to date, as the
-        index stores researcher ids. ``known`` may hold current records of changed papers
-        (saves decoding them again); returns the documents written or deleted."""
-        self._refresh_identities(known)
+        what a crash left out). ``known`` may hold current records of changed papers (saves
+        decoding them again); returns the documents written or deleted."""
         return self._replay_lexical(known or {})
 
-    def refresh_people(self, known: Mapping[int, Paper] | None = None) -> IdentityReport:
-        """Recompute researcher identities for changed papers, then index the changed papers
-        and those whose researcher ids moved. Call after importing or harvesting papers."""
-        report = self._refresh_identities(known)
-        self._replay_lexical(known or {})
-        return report
+    def refresh_people(
+        self, known: Mapping[int, Paper] | None = None, *, progress: bool = False
+    ) -> IdentityReport:
+        """Bring researcher identities up to date with the papers changed since the last
+        run (an import's or a harvest's), ``PEOPLE_SLICE`` papers per transaction so a
+        big backlog neither holds every paper in memory nor loses its work to a crash.
+        ``known`` as for ``sync_lexical``."""
+        from tqdm import tqdm
 
-    def _refresh_identities(self, known: Mapping[int, Paper] | None) -> IdentityReport:
-        from indexer.identity_refresh import refresh_identities
+        from indexer.identity_refresh import IdentityReport, refresh_identities
 
-        return refresh_identities(self.store, known, self.config.lab)
+        total = IdentityReport()
+        pending = self.people_pending()
+        with tqdm(total=pending, unit="paper", desc="researchers", disable=not progress) as bar:
+            while True:
+                r = refresh_identities(self.store, known, self.config.lab, limit=PEOPLE_SLICE)
+                total = IdentityReport(
+                    total.papers + r.papers, total.blocks + r.blocks, total.touched + r.touched
+                )
+                bar.update(min(r.papers, bar.total - bar.n))
+                if r.papers < PEOPLE_SLICE:
+                    break
+        self.people_generation = self.store.get_meta(PEOPLE_SEQ) or "0"
+        return total
+
+    def people_pending(self) -> int:
+        """Papers changed since researcher identities were last brought up to date."""
+        return self.store.changes_since(int(self.store.get_meta(PEOPLE_SEQ) or 0))
 
     def _replay_lexical(self, known: Mapping[int, Paper]) -> int:
         done = int(self.store.get_meta("lexical_seq") or 0)

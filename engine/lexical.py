@@ -30,8 +30,9 @@ WRITER_HEAP = 128_000_000
 ALLOWED_CACHE_IDS = 4_000_000  # docids kept across cached filter sets (32 MB)
 
 
-# Facet kinds and the fast field each counts (researchers by id, institutions by ROR id).
-FACET_FIELDS = {"categories": "cat", "years": "year", "researchers": "rid", "institutions": "inst"}
+# Facet kinds and the fast field each counts (institutions by ROR id). Researchers are
+# counted from the people tables (engine.people), which the index does not copy.
+FACET_FIELDS = {"categories": "cat", "years": "year", "institutions": "inst"}
 FACETS = tuple(FACET_FIELDS)
 
 
@@ -62,7 +63,9 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("published", stored=False, indexed=True, fast=True)  # yyyymmdd
     sb.add_integer_field("year", stored=False, indexed=True, fast=True)
     sb.add_integer_field("cited", stored=False, indexed=True, fast=True)
-    sb.add_integer_field("rid", stored=False, indexed=True, fast=True)  # researcher ids
+    # Researcher ids, written up to papersift 0.x schema 4 builds; no longer written or read
+    # (researchers live in the people tables), kept so those indexes open without a rebuild.
+    sb.add_integer_field("rid", stored=False, indexed=True, fast=True)
     sb.add_text_field("inst", stored=False, tokenizer_name="raw", fast=True)  # ROR ids
     return sb.build()
 
@@ -107,8 +110,8 @@ class LexicalIndex:
         self._generation = 0
         self._allowed: OrderedDict[tuple[int, str], npt.NDArray[np.int64]] = OrderedDict()
         self._allowed_lock = threading.Lock()
-        # docids -> researcher ids of their authors (set by DataDir from the people tables).
-        self.researcher_ids: Callable[[Sequence[int]], dict[int, list[int]]] | None = None
+        # researcher ids -> docids of their joint papers (set by DataDir from engine.people).
+        self.researcher_docids: Callable[[Sequence[int]], list[int]] | None = None
 
     # -- writing -------------------------------------------------------------------------
 
@@ -119,12 +122,11 @@ class LexicalIndex:
 
     def upsert(self, items: Sequence[tuple[int, Paper]]) -> None:
         """Replace the documents of these docids (delete then add); visible after commit."""
-        rids = self.researcher_ids([d for d, _ in items]) if self.researcher_ids else {}
         with self._wlock:
             w = self._get_writer()
             for docid, paper in items:
                 w.delete_documents_by_term("docid", docid)
-                w.add_document(self._document(docid, paper, rids.get(docid, ())))
+                w.add_document(self._document(docid, paper))
 
     def delete(self, docids: Sequence[int]) -> None:
         with self._wlock:
@@ -148,7 +150,7 @@ class LexicalIndex:
         self.reload()
 
     @staticmethod
-    def _document(docid: int, p: Paper, rids: Sequence[int] = ()) -> tantivy.Document:
+    def _document(docid: int, p: Paper) -> tantivy.Document:
         doc = tantivy.Document()
         doc.add_integer("docid", docid)
         doc.add_text("key", str(docid))
@@ -164,8 +166,6 @@ class LexicalIndex:
         doc.add_integer("published", _date_int(p.published))
         doc.add_integer("year", p.published.year)
         doc.add_integer("cited", p.citation_count or 0)
-        for rid in dict.fromkeys(rids):
-            doc.add_integer("rid", rid)
         for ror_id in affiliation_rors(p):
             doc.add_text("inst", ror_id)
         return doc
@@ -252,8 +252,11 @@ class LexicalIndex:
             clauses.append(
                 (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "author_key", key))
             )
-        for rid in f.researcher_ids:
-            clauses.append((tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "rid", rid)))
+        if f.researcher_ids:
+            if self.researcher_docids is None:
+                raise RuntimeError("the researcher filter needs the people tables")
+            joint = self.researcher_docids(f.researcher_ids)
+            clauses.append((tantivy.Occur.Must, self.docids_for(joint)))
         for ror_id in f.institutions:
             q = tantivy.Query.term_query(self.schema, "inst", ror_id)
             clauses.append((tantivy.Occur.Must, q))

@@ -44,7 +44,7 @@ class NameParts:
         return any(len(g) > 1 for g in self.given)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=1 << 18)
 def split_name(key: str) -> NameParts:
     """``"john a smith jr"`` -> surname ``smith``, given ``("john", "a")``, suffix ``jr``."""
     tokens = key.split()
@@ -62,12 +62,14 @@ def split_name(key: str) -> NameParts:
     return NameParts(" ".join(tokens), surname, given, suffix, False)
 
 
+@lru_cache(maxsize=1 << 16)
 def loose(surname: str) -> str:
     """German transliteration folded in surnames: ``mueller`` and ``muller`` (from "Müller")
     meet; not at the end of a word, where "ue" is pinyin (Xue and Yue are not Xu and Yu)."""
     return _UMLAUT.sub(r"\1", surname)
 
 
+@lru_cache(maxsize=1 << 16)
 def loose_given(name: str) -> str:
     """The same for given names, more carefully: only "ue" and "oe", and "ue" not after the
     letters that make it a pinyin syllable (Xinyue is not Xinyu; Rüdiger is Ruediger)."""

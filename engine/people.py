@@ -1,7 +1,9 @@
 """Researchers as stored: the identity tables in the paper store and every read of them.
 
-``indexer.identity`` writes these tables; pages, the API and the lexical index read them
-through :class:`People`. Ids come from an AUTOINCREMENT key, so they are never reused.
+``indexer.identity`` writes these tables; pages, the API and search (the researcher filter
+and facet) read them through :class:`People`. The lexical index does not hold researcher
+ids, so re-clustering never rewrites Tantivy documents. Ids come from an AUTOINCREMENT
+key, so they are never reused.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from engine.names import compatible, split_name
+from engine.results import FacetCount
 from engine.store import PaperStore
 from indexer.authors import normalise_name
 
@@ -52,6 +55,8 @@ CREATE TABLE IF NOT EXISTS researcher_ids (
 # a large collaboration would otherwise link everyone to everyone.
 MAX_EVIDENCE_AUTHORS = 50
 ID_SOURCES = ("orcid", "openalex", "s2")
+# Meta key: the store sequence number the researcher tables reflect.
+PEOPLE_SEQ = "people_seq"
 
 
 def ensure_schema(db: sqlite3.Connection) -> None:
@@ -94,20 +99,37 @@ class People:
         with store.reading() as db:
             ensure_schema(db)
 
-    def rids_by_docid(self, docids: Sequence[int]) -> dict[int, list[int]]:
-        """docid -> researcher ids in author order (what the lexical index stores)."""
-        out: dict[int, list[int]] = {}
+    def docids_of(self, rids: Sequence[int]) -> list[int]:
+        """Sorted docids of the papers every one of these researchers wrote (the search
+        filter: picking two researchers narrows to their joint papers)."""
+        found: set[int] | None = None
+        with self.store.reading() as db:
+            for rid in dict.fromkeys(rids):
+                mine = {
+                    int(d)
+                    for (d,) in db.execute("SELECT docid FROM authorships WHERE rid = ?", (rid,))
+                }
+                found = mine if found is None else found & mine
+                if not found:
+                    break
+        return sorted(found or ())
+
+    def facet(self, docids: Sequence[int], size: int = 30) -> tuple[FacetCount, ...]:
+        """The researchers of these papers, most papers first (ties: the smaller id)."""
+        counts: Counter[int] = Counter()
         with self.store.reading() as db:
             for i in range(0, len(docids), 500):
                 chunk = list(docids[i : i + 500])
                 marks = ",".join("?" * len(chunk))
-                for d, r in db.execute(
-                    f"SELECT docid, rid FROM authorships WHERE docid IN ({marks}) "
-                    "AND rid IS NOT NULL ORDER BY docid, position",
-                    chunk,
-                ):
-                    out.setdefault(int(d), []).append(int(r))
-        return out
+                counts.update(
+                    int(r)
+                    for (r,) in db.execute(
+                        f"SELECT rid FROM authorships WHERE docid IN ({marks}) AND rid IS NOT NULL",
+                        chunk,
+                    )
+                )
+        top = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:size]
+        return tuple(FacetCount(str(r), n) for r, n in top)
 
     def author_rids(self, arxiv_id: str) -> list[int | None]:
         """Researcher id of each author of a paper, by position (None if not yet assigned)."""

@@ -89,6 +89,7 @@ class Stats:
     categories: tuple[FacetCount, ...]
     newest: date | None
     oldest: date | None
+    people_pending: int = 0  # papers whose researcher identities the backlog has not done
 
     @property
     def coverage(self) -> float:

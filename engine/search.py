@@ -122,6 +122,7 @@ class SearchEngine:
             categories=tuple(FacetCount(c, n) for c, n in cats),
             newest=newest,
             oldest=oldest,
+            people_pending=self.data.people_pending(),
         )
 
     def _embedded_count(self) -> int:
@@ -142,7 +143,8 @@ class SearchEngine:
     def search(self, request: SearchRequest) -> SearchResult:
         """Answer one request. Raises QueryError for a request outside the allowed bounds."""
         start = time.perf_counter()
-        key = (request, self.data.lexical.generation, self.data.vectors_generation)
+        data = self.data
+        key = (request, data.lexical.generation, data.vectors_generation, data.people_generation)
         cached = self.cache.get(key)
         if cached is not None:
             return replace(cached, took_ms=(time.perf_counter() - start) * 1000)
@@ -255,13 +257,14 @@ class SearchEngine:
         counts = self._pool.submit(lex.facets, combined, 30, ("categories", "years"))
         limit = max(PEOPLE_WINDOW, offset + size)
         top, top_scores, total = lex.search(combined, limit, 0, sort)  # type: ignore[arg-type]
-        people_of = combined if total <= PEOPLE_WINDOW else lex.docids_for(top[:PEOPLE_WINDOW])
-        people = self._pool.submit(lex.facets, people_of, 30, ("researchers", "institutions"))
+        window = top[:PEOPLE_WINDOW]  # every match when there are no more
+        insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
+        researchers = self.people.facet(window)
         docids = top[offset : offset + size]
         ranked = list(zip(docids, top_scores[offset : offset + size], strict=True))
         ranks = {d: offset + i + 1 for i, d in enumerate(docids)}
         hits = self._hits(ranked, q, {}, keyword_ranks=ranks)
-        return hits, total, {**counts.result(), **people.result()}
+        return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
 
     def _fused(
         self,
@@ -308,7 +311,8 @@ class SearchEngine:
         if fused:
             in_list = lex.docids_for([d for d, _ in fused])
             counts = self._pool.submit(lex.facets, in_list, 30, ("categories", "years"))
-            facets = lex.facets(in_list, kinds=("researchers", "institutions"))
+            facets = lex.facets(in_list, kinds=("institutions",))
+            facets["researchers"] = self.people.facet([d for d, _ in fused])
             facets.update(counts.result())
             if sort != "relevance":
                 order, _, _ = lex.search(in_list, total, 0, sort)  # type: ignore[arg-type]

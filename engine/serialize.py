@@ -68,6 +68,7 @@ def stats_json(s: Stats) -> dict[str, Any]:
         "papers": s.papers,
         "embedded": s.embedded,
         "coverage": round(s.coverage, 6),
+        "researchers_pending": s.people_pending,
         "model_id": s.model_id,
         "dimension": s.dimension,
         "oldest": s.oldest.isoformat() if s.oldest else None,

@@ -238,16 +238,6 @@ class PaperStore:
         with self._lock:
             yield self._db
 
-    def touch(self, docids: Iterable[int]) -> int:
-        """Give these papers a new sequence number so the indexes re-read them (their derived
-        data, such as researcher ids, changed); call inside ``transaction``. Returns the seq."""
-        seq = self._next_seq()
-        for docid in docids:
-            seq += 1
-            self._db.execute("UPDATE papers SET seq = ? WHERE docid = ?", (seq, docid))
-        self._set_meta("seq", str(seq))
-        return seq
-
     # -- reading -------------------------------------------------------------------------
 
     def _next_seq(self) -> int:
@@ -317,6 +307,24 @@ class PaperStore:
                     "SELECT docid FROM papers WHERE seq > ? ORDER BY seq", (seq,)
                 )
             ]
+
+    def changes_after(self, seq: int, limit: int | None = None) -> list[tuple[int, int]]:
+        """(docid, seq) of the papers changed after ``seq``, oldest change first."""
+        with self._lock:
+            return [
+                (int(d), int(s))
+                for d, s in self._db.execute(
+                    "SELECT docid, seq FROM papers WHERE seq > ? ORDER BY seq LIMIT ?",
+                    (seq, -1 if limit is None else limit),
+                )
+            ]
+
+    def changes_since(self, seq: int) -> int:
+        """How many papers changed after ``seq`` (a backlog's size)."""
+        with self._lock:
+            return int(
+                self._db.execute("SELECT COUNT(*) FROM papers WHERE seq > ?", (seq,)).fetchone()[0]
+            )
 
     def tombstones_since(self, seq: int) -> list[tuple[int, int]]:
         with self._lock:

@@ -1,27 +1,27 @@
-"""Building the indexes: import snapshot files into store + Tantivy, embed the backlog.
+"""Building the indexes: import snapshot files into store + Tantivy, then the backlog.
 
-Both steps are restartable. An import commits the store per batch; every
-``LEXICAL_COMMIT`` changed papers (and at the end) it brings researcher identities up to
-date and indexes the changed papers in Tantivy with their researcher ids, once each, via
-``DataDir.sync_lexical``, which is also what repairs a crash in between.
-Embedding writes a checkpoint every ``chunk`` papers, so an interruption loses at most
-the chunk in flight.
+Every step is restartable. An import commits the store per batch and hands the changed
+papers to Tantivy, which commits every ``LEXICAL_COMMIT`` papers and at the end; after a
+crash ``DataDir.sync_lexical`` replays what Tantivy had not committed. Keyword search
+works as soon as the import returns. The backlog (``index_backlog``: ``papersift index``,
+and the server in the background) then clusters researcher identities and embeds the
+papers. Embedding writes a checkpoint every ``chunk`` papers, so an interruption loses at
+most the chunk in flight.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from itertools import islice
 from pathlib import Path
 
 from tqdm import tqdm
 
 from engine.datadir import DataDir
-from indexer.snapshot import SkippedLine, SnapshotReader
-from papersift.paper import Paper
+from indexer.parse_worker import ParallelReader
+from indexer.snapshot import SkippedLine
 
 log = logging.getLogger(__name__)
 
@@ -46,12 +46,6 @@ class ImportReport:
         )
 
 
-def _batches(papers: Iterable[Paper], size: int) -> Iterator[list[Paper]]:
-    it = iter(papers)
-    while batch := list(islice(it, size)):
-        yield batch
-
-
 def import_files(
     data: DataDir,
     paths: Iterable[Path],
@@ -69,9 +63,10 @@ def import_files(
         if on_skip is not None:
             on_skip(s)
 
-    pending: dict[int, Paper] = {}  # changed papers not yet in Tantivy
+    uncommitted = 0  # papers written to Tantivy since its last commit
     for path in paths:
-        reader = SnapshotReader(path, on_skip=skipped)
+        # Parsing runs in a child process for big files, beside the writes here.
+        reader = ParallelReader(path, on_skip=skipped, limit=limit, batch=IMPORT_BATCH)
         bar = tqdm(
             total=reader.total_bytes,
             unit="B",
@@ -80,30 +75,29 @@ def import_files(
             disable=not progress,
             leave=True,
         )
-        papers: Iterable[Paper] = reader
-        if limit is not None:
-            papers = islice(reader, limit)
-        with bar:
-            for batch in _batches(papers, IMPORT_BATCH):
+        with bar, reader:
+            for batch in reader:
                 report.read += len(batch)
                 counts, changed = data.store.upsert(batch)
                 report.added += counts.added
                 report.updated += counts.updated
                 report.unchanged += counts.unchanged
-                pending.update(changed)
-                if len(pending) >= LEXICAL_COMMIT:
-                    data.sync_lexical(pending)  # identities, then Tantivy, then its commit
-                    pending.clear()
+                data.lexical.upsert(changed)
+                uncommitted += len(changed)
+                if uncommitted >= LEXICAL_COMMIT:
+                    _commit_lexical(data)
+                    uncommitted = 0
                 bar.update(reader.bytes_read - bar.n)
                 bar.set_postfix(papers=report.read, refresh=False)
-    data.refresh_people(pending)  # researcher ids for the new papers, then Tantivy
+    _commit_lexical(data)
     data.lexical.close_writer()
     data.write_manifest()
     return report
 
 
 def _commit_lexical(data: DataDir) -> None:
-    """Commit Tantivy and record the store sequence it now reflects (harvest pages)."""
+    """Commit Tantivy and record the store sequence it now reflects (import batches,
+    harvest pages: the caller has written every change up to it)."""
     seq = data.store.seq
     data.lexical.commit()
     data.store.set_meta("lexical_seq", str(seq))
@@ -140,6 +134,21 @@ def embed_backlog(
             data.vectors.compact(data.store.text_hashes)
         data.write_manifest()
     return done
+
+
+def index_backlog(
+    data: DataDir,
+    *,
+    limit: int | None = None,
+    progress: bool = False,
+    stop: threading.Event | None = None,
+) -> tuple[int, int]:
+    """What an import leaves for later: researcher identities, then embeddings (``limit``
+    caps the papers embedded). Returns (papers clustered, papers embedded)."""
+    clustered = data.refresh_people(progress=progress).papers
+    if stop is not None and stop.is_set():
+        return clustered, 0
+    return clustered, embed_backlog(data, limit=limit, progress=progress, stop=stop)
 
 
 def bootstrap_if_empty(

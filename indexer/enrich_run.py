@@ -66,6 +66,7 @@ def read_files(paths: Sequence[Path]) -> list[WorkRecord]:
 def enrich_files(data: DataDir, paths: Sequence[Path]) -> EnrichReport:
     report = apply_records(data.store, read_files(paths))
     data.sync_lexical()
+    data.refresh_people()  # new author ids and affiliations join and place researchers
     return report
 
 
@@ -137,6 +138,7 @@ def enrich_online(
             requests += fetcher.requests
             hits += cached.hits
     data.sync_lexical()
+    data.refresh_people()
     return total, requests, hits
 
 

@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from engine.datadir import DataDir
 from indexer.arxiv_api import fetch_ids
-from indexer.build import _commit_lexical, embed_backlog
+from indexer.build import _commit_lexical, index_backlog
 from indexer.fetch import Fetcher, FetchSettings, HarvestError
 from indexer.oai import OaiError, OaiPage, parse_response
 from papersift.config import Config
@@ -181,9 +181,11 @@ def _harvest_set(
     key = _key(url, prefix, set_spec)
     cp = load_checkpoint(data, url, prefix, set_spec)
     wanted_until = until.isoformat() if until else None
-    resuming = cp.token is not None and (
-        date_from is None or date_from.isoformat() == cp.window_from
-    ) and wanted_until in (None, cp.until)
+    resuming = (
+        cp.token is not None
+        and (date_from is None or date_from.isoformat() == cp.window_from)
+        and wanted_until in (None, cp.until)
+    )
     if not resuming:
         start = date_from or _date(cp.next_from) or data.store.newest_updated()
         cp = Checkpoint(
@@ -270,13 +272,12 @@ def add_ids(
     return report, [i for i in dict.fromkeys(wanted) if i not in found]
 
 
-def reindex(
-    data: DataDir, *, progress: bool = False, stop: threading.Event | None = None
-) -> int:
-    """Index maintenance: repair the lexical index, embed the backlog, fold vector segments
-    and let Tantivy merge; returns the papers embedded."""
+def reindex(data: DataDir, *, progress: bool = False, stop: threading.Event | None = None) -> int:
+    """Index maintenance: repair the lexical index, work through the backlog (researcher
+    identities, embeddings), fold vector segments and let Tantivy merge; returns the
+    papers embedded."""
     data.sync_lexical()
-    done = embed_backlog(data, progress=progress, stop=stop)
+    _, done = index_backlog(data, progress=progress, stop=stop)
     if not (stop is not None and stop.is_set()):
         data.vectors.compact(data.store.text_hashes)
     data.lexical.close_writer()

@@ -19,14 +19,13 @@ from typing import TypeVar
 from engine.institutions import SCHEMA as INSTITUTION_SCHEMA
 from engine.institutions import affiliations
 from engine.names import split_name
-from engine.people import ID_SOURCES, MAX_EVIDENCE_AUTHORS, encode_ids, ensure_schema
+from engine.people import ID_SOURCES, MAX_EVIDENCE_AUTHORS, PEOPLE_SEQ, encode_ids, ensure_schema
 from engine.store import PaperStore
 from indexer.identity import Row, Unit, cluster, display
 from indexer.lab import anchor_ids, lab_changes, lab_pending
 from papersift.config import LabConfig
 from papersift.paper import Paper
 
-META_SEQ = "people_seq"
 _T = TypeVar("_T")
 _NO_IDS: frozenset[tuple[str, str]] = frozenset()
 
@@ -39,29 +38,37 @@ class IdentityReport:
 
 
 def refresh_identities(
-    store: PaperStore, known: Mapping[int, Paper] | None = None, lab: LabConfig | None = None
+    store: PaperStore,
+    known: Mapping[int, Paper] | None = None,
+    lab: LabConfig | None = None,
+    *,
+    limit: int | None = None,
 ) -> IdentityReport:
-    """Bring the researcher tables up to date with the papers; touch papers whose ids moved.
+    """Bring the researcher tables up to date with the papers changed since the last run,
+    at most ``limit`` of them (the oldest changes first) in one transaction.
 
     ``known`` may hold current (docid -> paper) records of changed papers, saving the
-    decoding. Papers the lexical index has not absorbed yet (seq above ``lexical_seq``)
-    are not touched: ``DataDir.sync_lexical`` indexes them next, with their researcher
-    ids, so an import writes each paper to Tantivy once. ``lab``: the declared members'
-    ORCIDs are anchored on their authorships (``indexer.lab``); when the declaration
-    changed, the papers of its name blocks are re-read.
+    decoding. Nothing else is rewritten: search reads researcher ids from these tables.
+    ``lab``: the declared members' ORCIDs are anchored on their authorships
+    (``indexer.lab``); when the declaration changed, the papers of its name blocks are
+    re-read.
     """
     with store.reading() as db:
         ensure_schema(db)
         db.executescript(INSTITUTION_SCHEMA)  # the affiliations table, refreshed below
-    if int(store.get_meta(META_SEQ) or 0) >= store.seq and not (lab and lab_pending(store, lab)):
+    if int(store.get_meta(PEOPLE_SEQ) or 0) >= store.seq and not (lab and lab_pending(store, lab)):
         return IdentityReport()
     known = known or {}
     with store.transaction() as db:  # read the changes inside it: none can slip in between
-        done = int(store.get_meta(META_SEQ) or 0)
-        docids = store.changed_docids_since(done)
+        done = int(store.get_meta(PEOPLE_SEQ) or 0)
+        upto = store.seq
+        rows = store.changes_after(done, limit)
+        if limit is not None and len(rows) == limit:
+            upto = rows[-1][1]  # the slice ends at its last paper's change
+        docids = [d for d, _ in rows]
         decoded = store.get([d for d in docids if d not in known])
         changed = [(d, known[d] if d in known else decoded[d]) for d in docids]
-        dead = [d for d, _ in store.tombstones_since(done)]
+        dead = [d for d, s in store.tombstones_since(done) if s <= upto]
         if lab is not None:
             changed += lab_changes(db, store, lab, {d for d, _ in changed} | set(dead))
         new_rows, blocks = _new_rows(db, changed, dead, lab)
@@ -69,9 +76,9 @@ def refresh_identities(
         touched: set[int] = {d for d, _ in changed}
         touched |= _recluster_blocks(db, sorted(blocks), new_rows)
         touched -= set(dead)
-        absorbed = int(store.get_meta("lexical_seq") or 0)
-        seq = store.touch(_indexed(db, sorted(touched), absorbed))
-        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (META_SEQ, str(seq)))
+        db.execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (PEOPLE_SEQ, str(upto))
+        )
     return IdentityReport(len(changed), len(blocks), len(touched))
 
 
@@ -115,20 +122,6 @@ def _new_rows(
             rows[split_name(a.key).block].append(row)
     blocks.update(rows)
     return rows, blocks
-
-
-def _indexed(db: sqlite3.Connection, docids: list[int], absorbed: int) -> list[int]:
-    """Those of ``docids`` the lexical index already holds (their seq is not above it)."""
-    out: list[int] = []
-    for chunk in _chunks(docids):
-        out += [
-            int(d)
-            for (d,) in db.execute(
-                f"SELECT docid FROM papers WHERE docid IN ({_marks(chunk)}) AND seq <= ?",
-                (*chunk, absorbed),
-            )
-        ]
-    return sorted(out)
 
 
 def _refresh_affiliations(

@@ -94,27 +94,34 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         print(report.line())
         if not args.no_hint:
-            print("keyword search is ready; run `papersift index` to embed for semantic search")
+            print(
+                "keyword search is ready; run `papersift index` to cluster researchers and "
+                "embed for semantic search (`serve` does both in the background)"
+            )
     return 0
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     from engine.datadir import DataDir
-    from indexer.build import embed_backlog
+    from indexer.build import index_backlog
 
     data = DataDir(_config(args), create=False)
     try:
         data.sync_lexical()
-        done = embed_backlog(data, limit=args.limit, progress=not args.json and sys.stderr.isatty())
+        tty = not args.json and sys.stderr.isatty()
+        clustered, done = index_backlog(data, limit=args.limit, progress=tty)
         model = data.embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
     finally:
         data.close()
     if args.json:
         _print_json(
-            {"embedded_now": done, "embedded": embedded, "papers": papers, "model_id": model}
-        )
+            {"clustered_now": clustered, "embedded_now": done, "embedded": embedded,
+             "papers": papers, "model_id": model}
+        )  # fmt: skip
     else:
+        if clustered:
+            print(f"researcher identities brought up to date for {clustered} papers")
         print(f"embedded {done} papers; {embedded} of {papers} now have vectors ({model})")
     return 0
 
@@ -176,6 +183,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"data directory  {data['data_dir']}")
     print(f"papers          {stats.papers}")
     print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
+    if stats.people_pending:
+        print(f"researchers     {stats.people_pending} papers not yet clustered (papersift index)")
     print(f"published       {stats.oldest} .. {stats.newest}")
     top = ", ".join(f"{c.value} {c.count}" for c in stats.categories[:10])
     print(f"top categories  {top}")
@@ -368,8 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "index",
         parents=[common],
-        help="embed papers that have no vector yet",
-        description="Embed the backlog for semantic search (resumable).",
+        help="cluster researchers and embed papers that an import left for later",
+        description="Work through the backlog an import leaves: researcher identities of "
+        "new papers, then embeddings for semantic search (both resumable).",
     )
     p.add_argument("--limit", type=_positive, help="embed at most N papers")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")

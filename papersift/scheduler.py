@@ -184,9 +184,10 @@ class JobRunner:
         }  # fmt: skip
 
     def _embed(self) -> dict[str, int]:
-        from indexer.build import embed_backlog
+        from indexer.build import index_backlog
 
-        return {"embedded": embed_backlog(self.data, stop=self.stop)}
+        clustered, embedded = index_backlog(self.data, stop=self.stop)
+        return {"clustered": clustered, "embedded": embedded}
 
     def _maintenance(self) -> dict[str, int]:
         from indexer.harvest import reindex

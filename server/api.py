@@ -99,6 +99,7 @@ def stats_json(s: Stats) -> dict[str, Any]:
         "papers": s.papers,
         "embedded": s.embedded,
         "coverage": _number(s.coverage),
+        "researchers_pending": s.people_pending,
         "model_id": s.model_id,
         "dimension": s.dimension,
         "newest": s.newest.isoformat() if s.newest else None,

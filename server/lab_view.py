@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-import tantivy
-
 from engine.results import Hit
 from engine.search import SearchEngine
 from papersift.config import Config, LabConfig
@@ -77,6 +75,11 @@ def _researchers(engine: SearchEngine, orcid: str) -> list[tuple[int, str, int]]
     return [(int(r), str(n), int(p)) for r, n, p in rows]
 
 
+def _papers_of(engine: SearchEngine, rids: list[int]) -> list[int]:
+    """Docids of the papers any of these researchers wrote."""
+    return sorted({d for rid in rids for d in engine.people.docids_of([rid])})
+
+
 def lab_section(
     engine: SearchEngine, lab: LabConfig, limit: int, max_query: int
 ) -> LabSection | None:
@@ -94,7 +97,7 @@ def lab_section(
     total = 0
     if rids:
         lex = engine.data.lexical
-        query = tantivy.Query.term_set_query(lex.schema, "rid", rids)
+        query = lex.docids_for(_papers_of(engine, rids))
         docids, _, total = lex.search(query, limit, 0, "newest")
         papers = engine.data.store.get(docids)
         for d in docids:

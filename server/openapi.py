@@ -149,6 +149,7 @@ SCHEMAS: dict[str, Any] = {
             "papers": _INT,
             "embedded": _INT,
             "coverage": {"type": ["number", "null"]},
+            "researchers_pending": _INT,
             "model_id": _STR,
             "dimension": _INT,
             "newest": _NDATE,

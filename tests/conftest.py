@@ -9,7 +9,7 @@ import pytest
 
 from engine.datadir import DataDir
 from engine.search import SearchEngine, open_engine
-from indexer.build import embed_backlog, import_files
+from indexer.build import import_files, index_backlog
 from papersift.config import Config
 from tests.corpus import make_config, sample_records, write_jsonl
 
@@ -22,7 +22,7 @@ def built_config(tmp_path_factory: pytest.TempPathFactory) -> Config:
     source = write_jsonl(root / "sample.jsonl", sample_records())
     data = DataDir(config)
     import_files(data, [source])
-    embed_backlog(data)
+    index_backlog(data)
     data.close()
     return config
 

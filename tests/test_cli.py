@@ -69,7 +69,7 @@ def test_stats_json(built_config: Config) -> None:
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["papers"] > 300 and data["embedded"] == data["papers"]
-    assert data["coverage"] == 1.0
+    assert data["coverage"] == 1.0 and data["researchers_pending"] == 0
 
 
 def test_import_and_index_json(tmp_path: Path, fresh_config: Config) -> None:
@@ -78,8 +78,13 @@ def test_import_and_index_json(tmp_path: Path, fresh_config: Config) -> None:
     out = run("import", "--config", cfg, "--json", str(path))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["added"] == 12
+    out = run("stats", "--config", cfg, "--json")
+    assert json.loads(out.stdout)["researchers_pending"] == 12  # left to the backlog
     out = run("index", "--config", cfg, "--json", "--limit", "5")
     assert json.loads(out.stdout)["embedded"] == 5
+    assert json.loads(out.stdout)["clustered_now"] == 12
+    out = run("stats", "--config", cfg, "--json")
+    assert json.loads(out.stdout)["researchers_pending"] == 0
     out = run("index", "--config", cfg, "--json")
     assert json.loads(out.stdout)["embedded"] == 12
 

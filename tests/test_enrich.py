@@ -65,6 +65,7 @@ def data(tmp_path: Path) -> Iterator[DataDir]:
     d = DataDir(make_config(tmp_path))
     d.store.upsert(PAPERS)
     d.sync_lexical()
+    d.refresh_people()
     try:
         yield d
     finally:
@@ -135,7 +136,7 @@ def test_different_orcids_split_one_name(tmp_path: Path) -> None:
     d = DataDir(make_config(tmp_path))
     try:
         d.store.upsert([*PAPERS, _paper("1802.00004", "Other", "Jason Priem, Ann Lee", None)])
-        d.sync_lexical()
+        d.refresh_people()
         people = People(d.store)
 
         def priems() -> int:

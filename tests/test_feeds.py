@@ -229,6 +229,7 @@ def hostile_data(tmp_path: Any) -> Iterator[tuple[TestClient, Config]]:
     records[0] = {**records[0], "title": HOSTILE}
     data = DataDir(config)
     import_files(data, [write_jsonl(tmp_path / "h.jsonl", records)])
+    data.refresh_people()
     data.close()
     engine = open_engine(config)
     with TestClient(create_app(engine, config)) as c:

@@ -88,6 +88,7 @@ def test_clustering_joins_with_evidence_only(
 ) -> None:
     data = DataDir(fresh_config)
     import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)])
+    data.refresh_people()
     r = lambda i, n: _rid(data, i, n)  # noqa: E731
     # Spelling variants with a shared co-author meet.
     assert r("0903.3562", "Katy Boerner") == r("1503.03287", "Katy Borner")
@@ -147,6 +148,7 @@ def test_ids_survive_reimport_updates_and_reindexing(
     data = DataDir(fresh_config)
     half = [r for r in records if r["id"] != "1504.02261"]
     import_files(data, [write_jsonl(tmp_path / "a.jsonl", half)])
+    data.refresh_people()
     before = {r["id"]: data.people.author_rids(r["id"]) for r in half}
     # The same file again: nothing moves, nothing is re-indexed.
     seq = data.store.seq
@@ -160,6 +162,7 @@ def test_ids_survive_reimport_updates_and_reindexing(
     changed.pop("authors_parsed", None)
     rest = [r for r in records if r["id"] == "1504.02261"]
     import_files(data, [write_jsonl(tmp_path / "c.jsonl", [*rest, changed])])
+    data.refresh_people()
     for arxiv_id, rids in before.items():
         now = data.people.author_rids(arxiv_id)
         assert sorted(r for r in now if r) == sorted(r for r in rids if r), arxiv_id

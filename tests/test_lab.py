@@ -185,6 +185,7 @@ def _home_site(root: Path, lab: str, papers: list[Paper]) -> tuple[TestClient, S
     config = lab_config(root, lab)
     data = DataDir(config)
     data.store.upsert(papers)
+    data.sync_lexical()
     data.refresh_people()
     engine = SearchEngine(data)
     engine.institutions.import_organisations(
@@ -276,7 +277,7 @@ def test_declaring_the_lab_anchors_papers_already_in_the_store(tmp_path: Path) -
         data directory with this lab declaration (which refreshes identities)."""
         config = lab_config(tmp_path, lab)
         data = DataDir(config)
-        data.sync_lexical()
+        data.refresh_people()
         rids = {}
         for arxiv_id, paper in p.items():
             (pos,) = [i for i, a in enumerate(paper.authors) if "bornmann" in a.key]
@@ -285,7 +286,7 @@ def test_declaring_the_lab_anchors_papers_already_in_the_store(tmp_path: Path) -
             rids[arxiv_id] = rid
         people = {r: data.people.get(r) for r in set(rids.values())}
         engine = SearchEngine(data)
-        for rid in people:  # the keyword index was re-indexed with the new researcher ids
+        for rid in people:  # the researcher filter follows the new ids
             hits = engine.search(SearchRequest(filters=Filters(researcher_ids=(rid,)))).hits
             assert {h.paper.arxiv_id for h in hits} == {i for i, r in rids.items() if r == rid}
         section = lab_section(engine, config.lab, 5, 1000)
@@ -300,6 +301,7 @@ def test_declaring_the_lab_anchors_papers_already_in_the_store(tmp_path: Path) -
 
     data = DataDir(lab_config(tmp_path, ""))
     data.store.upsert(p.values())
+    data.sync_lexical()
     data.refresh_people()
     data.close()
     # No lab: the same full name joins the namesake's ORCID; the initials stay apart.

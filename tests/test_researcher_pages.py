@@ -172,6 +172,7 @@ def test_orcid_links_and_same_name_notes(fresh_config: Config) -> None:
     ]
     data = DataDir(fresh_config)
     data.store.upsert(edited)
+    data.sync_lexical()
     data.refresh_people()
     engine = SearchEngine(data)
     found, total = engine.people.search("ginsparg")
