@@ -33,7 +33,7 @@ from papersift.errors import QueryError
 from papersift.paper import Paper, parse_arxiv_id
 
 ABSTRACT_SNIPPET = 300
-# Keyword results whose researchers and institutions are counted when there are more.
+# Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
 
 
@@ -311,8 +311,10 @@ class SearchEngine:
         if fused:
             in_list = lex.docids_for([d for d, _ in fused])
             counts = self._pool.submit(lex.facets, in_list, 30, ("categories", "years"))
-            facets = lex.facets(in_list, kinds=("institutions",))
-            facets["researchers"] = self.people.facet([d for d, _ in fused])
+            # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
+            window = [d for d, _ in fused[:PEOPLE_WINDOW]]
+            facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
+            facets["researchers"] = self.people.facet(window)
             facets.update(counts.result())
             if sort != "relevance":
                 order, _, _ = lex.search(in_list, total, 0, sort)  # type: ignore[arg-type]

@@ -210,6 +210,9 @@ def _recluster_blocks(
         writes = _Writes()
         for block in chunk:
             rows = rows_of.get(block, []) + new_rows.get(block, [])
+            if len(rows) == 1 and rows[0].old_rid is None and not before_of.get(block):
+                next_rid = _plan_single(block, rows[0], next_rid, writes, touched)
+                continue
             rows.sort(key=lambda r: (r.docid, r.position))
             coauthors: dict[int, set[str]] = {}
             for r in rows:
@@ -222,6 +225,22 @@ def _recluster_blocks(
             next_rid = _plan_block(block, rows, coauthors, before, next_rid, writes, touched)
         writes.apply(db)
     return touched
+
+
+def _plan_single(block: str, r: Row, next_rid: int, writes: _Writes, touched: set[int]) -> int:
+    """A block of one authorship that had no researcher (most blocks of a big import): one
+    researcher with a new id, as ``_plan_block`` would make it, without clustering."""
+    rid = next_rid
+    writes.researchers.append((rid, r.name, r.key, block, 1, int(split_name(r.key).collective)))
+    writes.ids += [(s, v, rid) for s, v in r.ids]
+    if r.new:
+        writes.inserted.append(
+            (r.docid, r.position, r.n_authors, r.name, r.key, block, _encode(r.ids), rid)
+        )
+    else:
+        writes.moved.append((rid, r.docid, r.position))
+    touched.add(r.docid)
+    return next_rid + 1
 
 
 def _blocks_of_papers(db: sqlite3.Connection, docids: Sequence[int]) -> dict[int, set[str]]:
