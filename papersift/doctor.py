@@ -19,6 +19,7 @@ from papersift.doctor_checks import (
     check_lexical,
     check_manifest,
     check_model,
+    check_researchers,
     check_store,
     check_vectors,
     check_writable,
@@ -55,6 +56,7 @@ def diagnose(config: Config) -> list[Check]:
     out.append(store_check)
     if store is not None:
         out.append(check_lexical(config, root, store))
+        out.append(check_researchers(root, store))
     model_check, model = check_model(config, root, manifest)
     out.append(model_check)
     if store is not None and model is not None:

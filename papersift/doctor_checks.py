@@ -153,6 +153,27 @@ def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
     return Check("store", "OK", f"{papers} papers, change sequence {store.seq}"), store
 
 
+def check_researchers(root: Path, store: StoreFacts) -> Check:
+    """Papers an import left for the backlog's identity clustering (``papersift index``)."""
+    db = connect(root)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'people_seq'").fetchone()
+        done = int(row[0]) if row else 0
+        pending = db.execute("SELECT COUNT(*) FROM papers WHERE seq > ?", (done,)).fetchone()[0]
+    except sqlite3.Error as exc:
+        return Check("researchers", "WARN", f"cannot read the identity state: {exc}")
+    finally:
+        db.close()
+    if pending:
+        return Check(
+            "researchers",
+            "WARN",
+            f"{pending} of {store.papers} papers not yet clustered into researchers",
+            "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
+        )
+    return Check("researchers", "OK", "researcher identities are up to date")
+
+
 def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
     from engine.lexical import LexicalIndex
 

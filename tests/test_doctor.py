@@ -49,7 +49,8 @@ def test_healthy_embedded_index_passes(
     checks = by_name(report)
     assert {c["status"] for c in checks.values()} == {"OK"}, checks
     assert set(checks) >= {"config", "data directory", "free disk", "manifest", "store",
-                           "lexical index", "model", "embeddings", "vectors"}  # fmt: skip
+                           "lexical index", "researchers", "model", "embeddings",
+                           "vectors"}  # fmt: skip
 
 
 def test_table_output_and_backlog_warning(
@@ -60,6 +61,7 @@ def test_table_output_and_backlog_warning(
     assert code == 0  # a backlog is a warning, not a failure
     lines = out.splitlines()
     assert any(line.startswith("WARN") and "embeddings" in line for line in lines)
+    assert any(line.startswith("WARN") and "not yet clustered" in line for line in lines)
     assert any("papersift index" in line for line in lines)
     assert all(line[:4] in ("OK  ", "WARN", "FAIL", "    ") for line in lines)
 
