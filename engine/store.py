@@ -298,16 +298,6 @@ class PaperStore:
             yield [(r[0], _paper(r[:-1]), r[-1]) for r in rows]
             seq = rows[-1][-1]
 
-    def changed_docids_since(self, seq: int) -> list[int]:
-        """Docids of the papers changed after ``seq``, in sequence order (no decoding)."""
-        with self._lock:
-            return [
-                int(d)
-                for (d,) in self._db.execute(
-                    "SELECT docid FROM papers WHERE seq > ? ORDER BY seq", (seq,)
-                )
-            ]
-
     def changes_after(self, seq: int, limit: int | None = None) -> list[tuple[int, int]]:
         """(docid, seq) of the papers changed after ``seq``, oldest change first."""
         with self._lock:

@@ -36,6 +36,11 @@ class IdentityReport:
     blocks: int = 0  # name blocks recomputed
     touched: int = 0  # papers whose researcher ids changed
 
+    def __add__(self, other: IdentityReport) -> IdentityReport:
+        return IdentityReport(
+            self.papers + other.papers, self.blocks + other.blocks, self.touched + other.touched
+        )
+
 
 def refresh_identities(
     store: PaperStore,

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+from engine.people import papers_of_any
 from engine.results import Hit
 from engine.search import SearchEngine
 from papersift.config import Config, LabConfig
@@ -75,11 +76,6 @@ def _researchers(engine: SearchEngine, orcid: str) -> list[tuple[int, str, int]]
     return [(int(r), str(n), int(p)) for r, n, p in rows]
 
 
-def _papers_of(engine: SearchEngine, rids: list[int]) -> list[int]:
-    """Docids of the papers any of these researchers wrote."""
-    return sorted({d for rid in rids for d in engine.people.docids_of([rid])})
-
-
 def lab_section(
     engine: SearchEngine, lab: LabConfig, limit: int, max_query: int
 ) -> LabSection | None:
@@ -97,7 +93,7 @@ def lab_section(
     total = 0
     if rids:
         lex = engine.data.lexical
-        query = lex.docids_for(_papers_of(engine, rids))
+        query = lex.docids_for(papers_of_any(engine.data.store, rids))
         docids, _, total = lex.search(query, limit, 0, "newest")
         papers = engine.data.store.get(docids)
         for d in docids:
