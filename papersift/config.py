@@ -144,7 +144,9 @@ class SearchConfig:
 class ServerConfig:
     host: str = setting("127.0.0.1", "Address `serve` listens on.")
     port: int = setting(8000, "Port `serve` listens on.", minimum=1)
-    workers: int = setting(1, "Worker threads answering searches.", minimum=1)
+    workers: int = setting(
+        0, "Worker threads answering searches; 0 uses one per CPU core.", minimum=0
+    )
     base_url: str = setting(
         "", "Public URL of the site (for canonical links and feeds); empty uses the request's."
     )

@@ -44,6 +44,9 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
             port=port or config.server.port,
             log_level="info",
             proxy_headers=True,
+            # h11 even where httptools is installed: h11 refuses a request head over 16 KB,
+            # httptools buffers any size. uvloop (a dependency) runs the event loop.
+            http="h11",
         )
     finally:
         runner.shutdown()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from typing import Any
 
@@ -19,16 +18,10 @@ from server.openapi import openapi_document
 from server.params import ParamError, parse_search, search_url
 from server.ratelimit import document_limits
 from server.taxonomy import category_name
-from server.templating import cached_response
+from server.templating import json_response
 from server.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, parse_paper_path, site_root
 
-API_CACHE = "public, max-age=60"
 MAX_SIMILAR = 50
-
-
-def _json(request: Request, data: dict[str, Any]) -> Response:
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return cached_response(request, body, "application/json", cache=API_CACHE)
 
 
 def _number(value: float) -> float | None:
@@ -117,7 +110,8 @@ async def search(request: Request) -> Response:
         known_categories=await c.known_categories(),
     )
     result = await c.call(c.engine.search, req)
-    return _json(request, search_json(result, site_root(request), c.config.search.max_window))
+    body = search_json(result, site_root(request), c.config.search.max_window)
+    return json_response(request, body)
 
 
 async def paper(request: Request) -> Response:
@@ -136,12 +130,12 @@ async def paper(request: Request) -> Response:
         raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
     root = site_root(request)
     if not want_similar:
-        return _json(request, {"paper": paper_json(found, root)})
+        return json_response(request, {"paper": paper_json(found, root)})
     raw = request.query_params.get("limit", "10")
     if not raw.isdecimal() or not 1 <= int(raw) <= MAX_SIMILAR:
         raise ParamError("limit", f"'limit' must be a whole number from 1 to {MAX_SIMILAR}.")
     hits = await c.call(c.engine.similar, found.arxiv_id, int(raw))
-    return _json(
+    return json_response(
         request, {"paper": paper_json(found, root), "similar": [hit_json(h, root) for h in hits]}
     )
 
@@ -158,11 +152,11 @@ async def categories(request: Request) -> Response:
         }
         for fc in stats.categories
     ]
-    return _json(request, {"categories": items})
+    return json_response(request, {"categories": items})
 
 
 async def stats(request: Request) -> Response:
-    return _json(request, stats_json(await ctx(request).stats()))
+    return json_response(request, stats_json(await ctx(request).stats()))
 
 
 async def openapi(request: Request) -> Response:
@@ -173,7 +167,7 @@ async def openapi(request: Request) -> Response:
         categories=sorted(set((await c.known_categories()).values())),
         admin=bool(c.config.server.admin_token),
     )
-    return _json(request, document_limits(document))
+    return json_response(request, document_limits(document))
 
 
 async def healthz(request: Request) -> Response:

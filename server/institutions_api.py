@@ -19,8 +19,9 @@ from indexer.ror import ROR_PREFIX, parse_ror_id
 from server.context import ctx
 from server.institution_pages import _registry, institution_url
 from server.params import ParamError, clean_text, with_filters
-from server.people_api import _int, _json
+from server.people_api import _int
 from server.people_views import researcher_url
+from server.templating import json_response
 from server.urls import site_root
 from server.views import FACET_LIMIT, Link
 
@@ -57,7 +58,7 @@ async def institutions(request: Request) -> Response:
         if has_next
         else None
     )
-    return _json(
+    return json_response(
         request,
         {
             "q": q,
@@ -100,7 +101,7 @@ async def institution(request: Request) -> Response:
             for rid, name, n in members
         ],
     }
-    return _json(request, {"institution": body})
+    return json_response(request, {"institution": body})
 
 
 def institution_filters(

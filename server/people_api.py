@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,10 +16,9 @@ from papersift.config import SearchConfig
 from server.context import ctx
 from server.params import ParamError, clean_text, parse_search
 from server.people_views import researcher_url
-from server.templating import cached_response
+from server.templating import json_response
 from server.urls import site_root
 
-API_CACHE = "public, max-age=60"
 MAX_LIMIT = 100
 
 
@@ -36,11 +34,6 @@ def _people(request: Request) -> People:
     if not isinstance(people, People):
         raise HTTPException(404, "This index has no researchers.")
     return people
-
-
-def _json(request: Request, data: dict[str, Any]) -> Response:
-    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return cached_response(request, body, "application/json", cache=API_CACHE)
 
 
 def researcher_json(r: Researcher, root: str) -> dict[str, Any]:
@@ -89,7 +82,7 @@ async def researchers(request: Request) -> Response:
     root = site_root(request)
     has_next = page * limit < total
     nxt = f"{root}/api/v1/researchers?q={q}&page={page + 1}&limit={limit}" if has_next else None
-    return _json(
+    return json_response(
         request,
         {
             "q": q,
@@ -113,7 +106,7 @@ async def researcher(request: Request) -> Response:
     if found.rid != int(raw):  # merged into another researcher
         return RedirectResponse(f"/api/v1/researchers/{found.rid}", status_code=301)
     profile = await c.call(people.profile, found)
-    return _json(request, {"researcher": profile_json(profile, site_root(request))})
+    return json_response(request, {"researcher": profile_json(profile, site_root(request))})
 
 
 routes = [

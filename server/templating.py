@@ -8,6 +8,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import orjson
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.requests import Request
@@ -20,6 +21,7 @@ HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 TEMPLATE_DIR = HERE / "templates"
 PAGE_CACHE = "public, max-age=60"
+API_CACHE = "public, max-age=60"
 _UNSAFE_TAG = re.compile(r"<(?!/?b>)")
 
 
@@ -114,6 +116,13 @@ def cached_response(
     else:
         all_headers["Cache-Control"] = "no-store"
     return Response(data, status_code=status_code, media_type=media_type, headers=all_headers)
+
+
+def json_response(request: Request, data: Any, cache: str = API_CACHE) -> Response:
+    """``data`` as compact UTF-8 JSON with an ETag. orjson: a search page of 24 hits was a
+    third of the event loop's time under load with the stdlib encoder. Non-finite floats
+    are the caller's to map to null; orjson would write them as null too."""
+    return cached_response(request, orjson.dumps(data), "application/json", cache=cache)
 
 
 def render(
