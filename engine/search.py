@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from functools import partial
 
 import faiss
 import numpy as np
@@ -24,6 +25,7 @@ import tantivy
 from engine import fusion
 from engine.author_query import author_clause, rewrite_author_clauses
 from engine.datadir import DataDir
+from engine.facet_table import FacetTable
 from engine.institutions import Institutions
 from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
 from engine.result_cache import ResultCache
@@ -57,6 +59,7 @@ class SearchEngine:
         self._refresh_lock = threading.Lock()
         self._refreshed_at = 0.0
         self.cache = ResultCache(self.config.search.cache_size)
+        self.facet_table = FacetTable(data.store.path)  # built on the first fused search
         # Second thread of one query (a facet count, the keyword side of hybrid); it never
         # submits work itself, so a query waiting on it cannot deadlock.
         self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="query")
@@ -309,21 +312,41 @@ class SearchEngine:
         total = len(fused)
         facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
         if fused:
-            in_list = lex.docids_for([d for d, _ in fused])
-            counts = self._pool.submit(lex.facets, in_list, 30, ("categories", "years"))
-            # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
-            window = [d for d, _ in fused[:PEOPLE_WINDOW]]
-            facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
-            facets["researchers"] = self.people.facet(window)
-            facets.update(counts.result())
-            if sort != "relevance":
-                order, _, _ = lex.search(in_list, total, 0, sort)  # type: ignore[arg-type]
-                score_of = dict(fused)
-                fused = [(d, score_of[d]) for d in order]
+            facets, fused = self._over_list(fused, sort)
         offset = (request.page - 1) * size
         page = fused[offset : offset + size]
         hits = self._hits(page, q, {}, keyword_ranks=kw_ranks, semantic_ranks=sem_ranks)
         return hits, total, facets
+
+    def _over_list(
+        self, fused: list[tuple[int, float]], sort: str
+    ) -> tuple[dict[str, tuple[FacetCount, ...]], list[tuple[int, float]]]:
+        """Facets of a fused list, and the list in ``sort`` order. Categories, years and
+        date sorts come from the facet table; until it is built, Tantivy finds the papers."""
+        lex = self.data.lexical
+        ids = [d for d, _ in fused]
+        self.facet_table.start()
+        table = self.facet_table.current(self.data.store.seq)
+        if table is None:
+            counted = self._pool.submit(
+                lex.facets, lex.docids_for(ids), 30, ("categories", "years")
+            )
+            categories_years = counted.result
+        else:
+            categories_years = partial(table.counts, ids)
+        # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
+        window = ids[:PEOPLE_WINDOW]
+        facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
+        facets["researchers"] = self.people.facet(window)
+        facets.update(categories_years())
+        if sort in ("newest", "oldest") and table is not None:
+            order = table.by_date(ids, newest=sort == "newest")
+        elif sort != "relevance":
+            order, _, _ = lex.search(lex.docids_for(ids), len(ids), 0, sort)  # type: ignore[arg-type]
+        else:
+            return facets, fused
+        score_of = dict(fused)
+        return facets, [(d, score_of[d]) for d in order]
 
     def _semantic(
         self, qvec: np.ndarray, filt: tantivy.Query | None, k: int

@@ -1,0 +1,183 @@
+"""First-version date and categories of every paper in numpy arrays, indexed by docid.
+
+Semantic and hybrid search count the categories and years of their fused list (up to 2,000
+papers), and sort it by date when asked. Finding those papers in Tantivy again (a term-set
+query on their docids) took 6.3 ms for 1,800 papers at 663k papers, a fifth of a hybrid
+query's CPU time; counting them here takes well under a millisecond.
+
+The table is read from the store in one scan on a connection of its own (1.7 s at 663k
+papers, on a background thread, so the store's lock is never held that long; the engine
+asks Tantivy meanwhile) and then follows the store's change sequence: before each use it
+applies the papers changed and deleted since, in the same read transaction as the sequence
+number, so a change made during the read is applied again next time rather than lost.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Sequence
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from engine.results import FacetCount
+
+log = logging.getLogger(__name__)
+
+NO_CATEGORY = -1
+Rows = list[tuple[int, str, str]]  # (docid, published ISO date, categories separated by spaces)
+
+
+def read_changes(path: Path, after: int | None) -> tuple[int, Rows, list[int]]:
+    """(the store's sequence number, rows changed after ``after``, docids deleted after it),
+    from one read transaction; ``after`` None reads every row."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)) as db:
+        db.execute("PRAGMA busy_timeout = 10000")
+        db.execute("BEGIN")  # one WAL snapshot for the sequence number and the rows
+        row = db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
+        seq = int(row[0]) if row else 0
+        if after is None:
+            rows = db.execute("SELECT docid, published, categories FROM papers").fetchall()
+            dead: list[int] = []
+        else:
+            rows = db.execute(
+                "SELECT docid, published, categories FROM papers WHERE seq > ?", (after,)
+            ).fetchall()
+            dead = [
+                d for (d,) in db.execute("SELECT docid FROM tombstones WHERE seq > ?", (after,))
+            ]
+        db.execute("COMMIT")
+    return seq, rows, dead
+
+
+class FacetTable:
+    """Dates and category codes by docid; ``None`` from a query until the first build."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._seq: int | None = None  # store sequence the arrays reflect; None: not built
+        self._dates = np.zeros(0, np.int32)  # YYYYMMDD, 0 where there is no paper
+        self._cats = np.full((0, 1), NO_CATEGORY, np.int16)  # codes into _names, one per column
+        self._names: list[str] = []
+        self._codes: dict[str, int] = {}
+        self._building: threading.Thread | None = None
+
+    # -- keeping up to date -------------------------------------------------------------
+
+    def build(self) -> None:
+        """Read every paper (blocking)."""
+        seq, rows, _ = read_changes(self.path, None)
+        with self._lock:
+            self._dates = np.zeros(0, np.int32)
+            self._cats = np.full((0, 1), NO_CATEGORY, np.int16)
+            self._apply(rows, [])
+            self._seq = seq
+
+    def start(self) -> None:
+        """Build on a background thread, once."""
+        with self._lock:
+            if self._building is not None or self._seq is not None:
+                return
+            self._building = threading.Thread(
+                target=self._build_logged, name="facet-table", daemon=True
+            )
+            self._building.start()
+
+    def _build_logged(self) -> None:
+        try:
+            self.build()
+        except (sqlite3.Error, OSError) as exc:  # Tantivy keeps answering; say why once
+            log.warning("facet table not built (%s); facets come from the index", exc)
+
+    def current(self, store_seq: int) -> FacetTable | None:
+        """This table brought up to ``store_seq`` (the store's sequence number now), or
+        None while the first build runs."""
+        with self._lock:
+            if self._seq is None:
+                return None
+            if self._seq >= store_seq:
+                return self
+            try:
+                seq, rows, dead = read_changes(self.path, self._seq)
+            except sqlite3.Error as exc:  # e.g. busy past the timeout: ask Tantivy this time
+                log.warning("facet table not updated (%s); facets come from the index", exc)
+                return None
+            self._apply(rows, dead)
+            self._seq = seq
+            return self
+
+    def _apply(self, rows: Rows, dead: Sequence[int]) -> None:
+        """Clear deleted docids, then write the current rows (a reused docid ends live)."""
+        top = max([d for d, _, _ in rows] + list(dead) + [-1]) + 1
+        if top > len(self._dates):
+            self._grow(max(top, len(self._dates) + len(self._dates) // 4))
+        if dead:
+            ids = np.asarray(dead, np.int64)
+            self._dates[ids] = 0
+            self._cats[ids] = NO_CATEGORY
+        width = max((len(c.split()) for _, _, c in rows), default=0)
+        if width > self._cats.shape[1]:
+            extra = np.full((len(self._cats), width - self._cats.shape[1]), NO_CATEGORY, np.int16)
+            self._cats = np.hstack([self._cats, extra])
+        for docid, published, categories in rows:
+            self._dates[docid] = int(published[:10].replace("-", ""))
+            codes = [self._code(c) for c in categories.split()]
+            self._cats[docid] = NO_CATEGORY
+            self._cats[docid, : len(codes)] = codes
+
+    def _grow(self, size: int) -> None:
+        dates = np.zeros(size, np.int32)
+        dates[: len(self._dates)] = self._dates
+        cats = np.full((size, self._cats.shape[1]), NO_CATEGORY, np.int16)
+        cats[: len(self._cats)] = self._cats
+        self._dates, self._cats = dates, cats
+
+    def _code(self, name: str) -> int:
+        code = self._codes.get(name)
+        if code is None:
+            code = self._codes[name] = len(self._names)
+            self._names.append(name)
+        return code
+
+    # -- queries (call on the table ``current`` returned) --------------------------------
+
+    def _known(self, docids: Sequence[int]) -> npt.NDArray[np.int64]:
+        ids = np.asarray(docids, np.int64)
+        ids = ids[(ids >= 0) & (ids < len(self._dates))]
+        return ids[self._dates[ids] > 0]
+
+    def counts(self, docids: Sequence[int], size: int = 30) -> dict[str, tuple[FacetCount, ...]]:
+        """Categories (top ``size`` by count, then name) and years (all, newest first) of
+        these papers, as ``LexicalIndex.facets`` counts them."""
+        with self._lock:
+            ids = self._known(docids)
+            codes = self._cats[ids].ravel()
+            per_code = np.bincount(codes[codes >= 0], minlength=len(self._names))
+            names = self._names
+            years, per_year = np.unique(self._dates[ids] // 10000, return_counts=True)
+        top = sorted(((-int(n), names[c]) for c, n in enumerate(per_code) if n), key=lambda t: t)
+        return {
+            "categories": tuple(FacetCount(name, -n) for n, name in top[:size]),
+            "years": tuple(
+                FacetCount(str(int(y)), int(n))
+                for y, n in zip(years[::-1], per_year[::-1], strict=True)
+            ),
+        }
+
+    def by_date(self, docids: Sequence[int], newest: bool) -> list[int]:
+        """These docids by first-version date (stable: equal dates keep their order);
+        papers the table does not know go last."""
+        with self._lock:
+            ids = np.asarray(docids, np.int64)
+            inside = (ids >= 0) & (ids < len(self._dates))
+            dates = np.zeros(len(ids), np.int64)
+            dates[inside] = self._dates[ids[inside]]
+        missing = dates == 0
+        key = -dates if newest else dates
+        order = np.lexsort((np.arange(len(ids)), key, missing))
+        return [int(d) for d in ids[order]]

@@ -1,0 +1,100 @@
+"""The facet table against Tantivy's own counts on real papers, and following the store."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from engine.datadir import DataDir
+from engine.facet_table import FacetTable
+from engine.results import SearchRequest
+from engine.search import SearchEngine
+from indexer.build import import_files
+from indexer.snapshot import record_to_paper
+from papersift.config import Config
+from tests.corpus import sample_records, write_jsonl
+from tests.test_search import all_pages
+
+
+def _all_docids(engine: SearchEngine) -> list[int]:
+    with engine.data.store.reading() as db:
+        return [d for (d,) in db.execute("SELECT docid FROM papers ORDER BY docid")]
+
+
+def test_counts_equal_tantivys_over_random_lists(engine: SearchEngine) -> None:
+    table = FacetTable(engine.data.store.path)
+    table.build()
+    current = table.current(engine.data.store.seq)
+    assert current is table
+    lex = engine.data.lexical
+    docids = _all_docids(engine)
+    rng = random.Random(7)
+    for size in (1, 5, 40, 150, len(docids)):
+        ids = rng.sample(docids, size)
+        for top in (3, 30):
+            want = lex.facets(lex.docids_for(ids), top, ("categories", "years"))
+            assert table.counts(ids, top) == want, (size, top)
+    # Unknown and negative docids are not papers: they count nowhere.
+    assert table.counts([-1, 10**9]) == {"categories": (), "years": ()}
+
+
+def test_by_date_is_a_stable_date_order(engine: SearchEngine) -> None:
+    table = FacetTable(engine.data.store.path)
+    table.build()
+    ids = [*random.Random(3).sample(_all_docids(engine), 60), 10**9]
+    papers = engine.data.store.get(ids)
+    newest = table.by_date(ids, newest=True)
+    assert newest[-1] == 10**9  # not a paper: last
+    known = [d for d in ids if d in papers]
+    assert newest[:-1] == sorted(known, key=lambda d: -papers[d].published.toordinal())
+    oldest = table.by_date(ids, newest=False)
+    assert oldest[:-1] == sorted(known, key=lambda d: papers[d].published.toordinal())
+
+
+def test_follows_updates_and_deletions(fresh_config: Config) -> None:
+    records = sample_records(every=60)
+    data = DataDir(fresh_config)
+    try:
+        import_files(data, [write_jsonl(data.root / "in.jsonl", records)])
+        table = FacetTable(data.store.path)
+        assert table.current(data.store.seq) is None  # not built yet
+        table.build()
+        first, second = (record_to_paper(r) for r in records[:2])
+        moved = dataclasses.replace(first, categories=("q-bio.NC",), version=first.version + 1)
+        docid_moved, docid_gone = map(data.store.docid_of, (first.arxiv_id, second.arxiv_id))
+        assert docid_moved is not None and docid_gone is not None
+        data.store.upsert([moved])
+        data.store.delete([second.arxiv_id])
+        with data.store.reading() as db:
+            live = [d for (d,) in db.execute("SELECT docid FROM papers")]
+        before = table.counts([docid_moved])  # not yet brought up to date
+        assert "q-bio.NC" not in [f.value for f in before["categories"]]
+        updated = table.current(data.store.seq)
+        assert updated is table
+        assert [(f.value, f.count) for f in table.counts([docid_moved])["categories"]] == [
+            ("q-bio.NC", 1)
+        ]
+        assert sum(f.count for f in table.counts(live)["years"]) == len(live)
+        assert table.counts([docid_gone]) == {"categories": (), "years": ()}
+    finally:
+        data.close()
+
+
+def test_hybrid_facets_and_date_sort_from_the_table(engine: SearchEngine) -> None:
+    """Once the table is built, fused lists are counted and sorted from it, with the same
+    answer Tantivy gives."""
+    engine.facet_table.build()
+    for sort in ("relevance", "newest", "oldest"):
+        request = SearchRequest("neural network", mode="hybrid", sort=sort, page_size=50)
+        result = engine.search(request)
+        lex = engine.data.lexical
+        dates = [h.paper.published for h in result.hits]
+        assert dates
+        if sort != "relevance":
+            assert dates == sorted(dates, reverse=sort == "newest")
+        pages = all_pages(engine, dataclasses.replace(request, page_size=100))
+        docids = [engine.data.store.docid_of(h.paper.arxiv_id) for p in pages for h in p.hits]
+        assert len(docids) == result.total
+        known = [d for d in docids if d is not None]
+        want = lex.facets(lex.docids_for(known), 30, ("categories", "years"))
+        assert {k: result.facets[k] for k in want} == want
