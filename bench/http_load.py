@@ -238,7 +238,8 @@ def report(runs: list[dict[str, Any]]) -> tuple[str, dict[str, float]]:
     starts = ", ".join(f"{r['cold_start_s']:.2f} s" for r in runs)
     md = (
         f"`papersift serve` on the {scale_data.label(first['size'])} data directory, default "
-        f"config (1 search worker thread, hybrid default mode) with `[server] rate_limit` 0; "
+        f"config (a search worker thread per core, hybrid default mode) with `[server] "
+        f"rate_limit` 0; "
         f"load from {first['tool']} in a separate process on loopback, cycling through "
         f"{first['queries']} title queries, {first['seconds']} s per run, median of "
         f"{first['repeats']} runs (*errors* and requests summed over them; the load column is "

@@ -38,7 +38,7 @@ from bench.common import (
     write_section,
 )
 from bench.peers import PEERS, load
-from bench.peers.compare import US, Timing, latency, latency_table, sample_docs
+from bench.peers.compare import US, US_IDS, Timing, latency, latency_table, sample_docs
 from bench.peers.compare import title_queries as cut_queries
 from bench.peers.quality import quality
 
@@ -119,11 +119,16 @@ def targets(summary: dict[str, Any]) -> list[list[str]]:
         p50 = peers.get("p50", {}).get(mode, {})
         if US not in p50 or len(p50) < 2:
             continue
-        ours = p50[US]
-        faster = [f"{s} {v:.2f} ms" for s, v in p50.items() if s != US and v < ours]
+        # Keyword peers return ids only, so they are judged against our ids-only figure
+        # (shown beside the full page); hybrid peers against the full search.
+        ours = p50.get(US_IDS, p50[US])
+        shown = f"ours {p50[US]:.2f} ms (page of 10 with snippets and facets)"
+        if US_IDS in p50:
+            shown += f", {ours:.2f} ms ids only"
+        faster = [f"{s} {v:.2f} ms" for s, v in p50.items() if s not in (US, US_IDS) and v < ours]
         rows.append([
             f"faster than every peer, {mode} p50 ({peers['label']}, {peers['measured']})",
-            f"ours {ours:.2f} ms" + ("; faster: " + ", ".join(faster) if faster else ""),
+            shown + ("; faster: " + ", ".join(faster) if faster else ""),
             _ok(not faster),
         ])  # fmt: skip
     return rows
@@ -237,8 +242,11 @@ def _peers_body(
         "ours and theirs, includes embedding the query (~8 ms at low load). papersift is "
         "timed through `SearchEngine.search` with a page of 10 **including snippets, "
         "highlighting and facet counts**; the peers return ids only. *p50 vs ours* is "
-        "peer p50 / our p50 (above 1: we are faster). *top-10 overlap* compares each peer's "
-        "top 10 with ours in the same mode: ranking differs by design (we score title, "
+        "peer p50 / our p50 (above 1: we are faster). *papersift, ids only* is our keyword "
+        "top 10 as arXiv ids and nothing more (query parsing, Tantivy, the store), the "
+        "same work a peer's keyword call does; *p50 vs ours, ids only* compares keyword "
+        "peers with it, and the keyword target is judged on it. *top-10 overlap* compares "
+        "each peer's top 10 with ours in the same mode: ranking differs by design (we score title, "
         "abstract and authors as separate BM25 fields with title boost 1.25, English stop "
         "words dropped, several peers "
         "one concatenated field). How each peer is set up:",
