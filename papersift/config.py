@@ -71,7 +71,11 @@ class EmbeddingConfig:
     )
     max_length: int = setting(256, "Tokens per text; longer texts are truncated.", minimum=8)
     batch_size: int = setting(8, "Texts per model run while embedding the backlog.", minimum=1)
-    threads: int = setting(0, "onnxruntime intra-op threads; 0 lets it choose.", minimum=0)
+    threads: int = setting(
+        0,
+        "onnxruntime intra-op threads embedding papers; 0 lets it choose (a query uses one).",
+        minimum=0,
+    )
     float32_cache: bool = setting(
         True,
         "Build an optimised graph of the model once (int8 weights converted to float32, "
