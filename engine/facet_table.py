@@ -88,6 +88,13 @@ class FacetTable:
             )
             self._building.start()
 
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background build started by ``start``; whether the table is built."""
+        building = self._building
+        if building is not None:
+            building.join(timeout)
+        return self._seq is not None
+
     def _build_logged(self) -> None:
         try:
             self.build()

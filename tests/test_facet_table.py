@@ -83,7 +83,9 @@ def test_follows_updates_and_deletions(fresh_config: Config) -> None:
 def test_hybrid_facets_and_date_sort_from_the_table(engine: SearchEngine) -> None:
     """Once the table is built, fused lists are counted and sorted from it, with the same
     answer Tantivy gives."""
-    engine.facet_table.build()
+    engine.facet_table.start()  # what the first fused search does
+    assert engine.facet_table.wait(timeout=60)
+    assert engine.facet_table.current(engine.data.store.seq) is engine.facet_table
     for sort in ("relevance", "newest", "oldest"):
         request = SearchRequest("neural network", mode="hybrid", sort=sort, page_size=50)
         result = engine.search(request)

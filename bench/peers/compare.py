@@ -156,6 +156,8 @@ def latency(size: int, peers: Sequence[str], n_queries: int, rounds: int) -> lis
     out: list[Timing] = []
     engine = open_engine(bench_config(root))
     try:
+        engine.search(SearchRequest(queries[0], mode="hybrid"))  # starts the facet table
+        engine.facet_table.wait()  # time the steady state
         for mode in MODES:
             log(f"peers: {US} {mode} at {len(docs):,}")
             t = _run(queries, _ours(engine, mode, K), rounds)
