@@ -70,12 +70,14 @@ class FacetTable:
     # -- keeping up to date -------------------------------------------------------------
 
     def build(self) -> None:
-        """Read every paper (blocking)."""
+        """Read every paper (blocking). The arrays are filled aside and swapped in, so
+        searches meanwhile are not held up by the lock."""
         seq, rows, _ = read_changes(self.path, None)
+        fresh = FacetTable(self.path)
+        fresh._apply(rows, [])
         with self._lock:
-            self._dates = np.zeros(0, np.int32)
-            self._cats = np.full((0, 1), NO_CATEGORY, np.int16)
-            self._apply(rows, [])
+            self._dates, self._cats = fresh._dates, fresh._cats
+            self._names, self._codes = fresh._names, fresh._codes
             self._seq = seq
 
     def start(self) -> None:
