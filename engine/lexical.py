@@ -110,6 +110,7 @@ class LexicalIndex:
         self._generation = 0
         self._allowed: OrderedDict[tuple[int, str], npt.NDArray[np.int64]] = OrderedDict()
         self._allowed_lock = threading.Lock()
+        self._empty: tuple[int, frozenset[str]] = (-1, frozenset())  # (generation, fields)
         # researcher ids -> docids of their joint papers (set by DataDir from engine.people).
         self.researcher_docids: Callable[[Sequence[int]], list[int]] | None = None
 
@@ -326,10 +327,14 @@ class LexicalIndex:
         self, query: tantivy.Query, size: int = 30, kinds: Sequence[str] = FACETS
     ) -> dict[str, tuple[FacetCount, ...]]:
         """Counts of the matches of ``query`` per facet kind (top ``size`` values; years all)."""
+        empty = self._empty_fields()
+        out: dict[str, tuple[FacetCount, ...]] = {k: () for k in kinds if FACET_FIELDS[k] in empty}
+        kinds = [k for k in kinds if k not in out]
+        if not kinds:
+            return out
         agg = {k: {"terms": {"field": FACET_FIELDS[k], "size": 200 if k == "years" else size}}
                for k in kinds}  # fmt: skip
         raw = self.index.searcher().aggregate(query, agg)
-        out: dict[str, tuple[FacetCount, ...]] = {}
         for kind in kinds:
             counts = [
                 FacetCount(_facet_value(b["key"]), int(b["doc_count"]))
@@ -339,6 +344,19 @@ class LexicalIndex:
                 counts.sort(key=lambda f: f.value, reverse=True)
             out[kind] = tuple(counts)
         return out
+
+    def _empty_fields(self) -> frozenset[str]:
+        """Text facet fields without a single term (institutions before any enrichment),
+        per searcher generation: counting one still looked up every paper, 1.5 ms for 200
+        papers at 663k."""
+        generation = self._generation
+        if self._empty[0] != generation:
+            searcher = self.index.searcher()
+            empty = frozenset(
+                f for f in ("cat", "inst") if not searcher.terms_with_prefix(f, "", limit=1)
+            )
+            self._empty = (generation, empty)
+        return self._empty[1]
 
     def snippet_generators(
         self, query: tantivy.Query

@@ -325,7 +325,6 @@ class SearchEngine:
         date sorts come from the facet table; until it is built, Tantivy finds the papers."""
         lex = self.data.lexical
         ids = [d for d, _ in fused]
-        self.facet_table.start()
         table = self.facet_table.current(self.data.store.seq)
         if table is None:
             counted = self._pool.submit(
@@ -344,6 +343,12 @@ class SearchEngine:
         elif sort != "relevance":
             order, _, _ = lex.search(lex.docids_for(ids), len(ids), 0, sort)  # type: ignore[arg-type]
         else:
+            order = ids
+        if table is None:
+            # Started only now: the build holds the GIL for a second or so, which would
+            # otherwise hold up this (often the server's first) answer.
+            self.facet_table.start()
+        if order is ids:
             return facets, fused
         score_of = dict(fused)
         return facets, [(d, score_of[d]) for d in order]
