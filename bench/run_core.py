@@ -52,6 +52,7 @@ from bench.common import (
 from engine import fusion
 from engine.datadir import DataDir
 from engine.embed import Embedder, default_tokenizer_path
+from engine.hits import make_hits
 from engine.query import parse_user_query
 from engine.results import Filters, Mode, SearchRequest, Sort
 from engine.search import SearchEngine, open_engine
@@ -480,7 +481,7 @@ def _hybrid_breakdown(engine: SearchEngine, queries: list[str]) -> str:
         marks.append(time.perf_counter())
         lex.facets(lex.docids_for([d for d, _ in fused]))
         marks.append(time.perf_counter())
-        engine._hits(fused[: cfg.page_size], kq, {})
+        make_hits(engine.data, fused[: cfg.page_size], kq, {})
         marks.append(time.perf_counter())
         for name, a, b in zip(names, marks[:-1], marks[1:], strict=True):
             steps[name].append((b - a) * 1000)

@@ -8,12 +8,9 @@ its facets are counted over exactly those papers.
 
 from __future__ import annotations
 
-import html
-import math
 import os
 import threading
 import time
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -26,6 +23,7 @@ from engine import fusion
 from engine.author_query import author_clause, rewrite_author_clauses
 from engine.datadir import DataDir
 from engine.facet_table import FacetTable
+from engine.hits import make_hits, snippets
 from engine.institutions import Institutions
 from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
 from engine.result_cache import ResultCache
@@ -34,7 +32,6 @@ from papersift.config import Config
 from papersift.errors import QueryError
 from papersift.paper import Paper, parse_arxiv_id
 
-ABSTRACT_SNIPPET = 300
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
 
@@ -100,7 +97,7 @@ class SearchEngine:
         if vec is None:
             return []
         found = [(d, s) for d, s in self.data.vectors.search(vec, limit + 1) if d != docid]
-        return self._hits(found[:limit], None, {"semantic": 1})
+        return make_hits(self.data, found[:limit], None, {"semantic": 1})
 
     def category_counts(self) -> dict[str, int]:
         """Papers per category, cached until the lexical index reloads."""
@@ -266,7 +263,7 @@ class SearchEngine:
         docids = top[offset : offset + size]
         ranked = list(zip(docids, top_scores[offset : offset + size], strict=True))
         ranks = {d: offset + i + 1 for i, d in enumerate(docids)}
-        hits = self._hits(ranked, q, {}, keyword_ranks=ranks)
+        hits = make_hits(self.data, ranked, q, {}, keyword_ranks=ranks)
         return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
 
     def _fused(
@@ -315,7 +312,7 @@ class SearchEngine:
             facets, fused = self._over_list(fused, sort)
         offset = (request.page - 1) * size
         page = fused[offset : offset + size]
-        hits = self._hits(page, q, {}, keyword_ranks=kw_ranks, semantic_ranks=sem_ranks)
+        hits = make_hits(self.data, page, q, {}, keyword_ranks=kw_ranks, semantic_ranks=sem_ranks)
         return hits, total, facets
 
     def _over_list(
@@ -364,38 +361,10 @@ class SearchEngine:
         allowed = self.data.lexical.allowed(filt)
         return vectors.search(qvec, k, allowed) if len(allowed) else []
 
-    # -- hits ----------------------------------------------------------------------------
-
-    def _hits(
-        self,
-        ranked: Sequence[tuple[int, float]],
-        q: tantivy.Query | None,
-        fixed_ranks: dict[str, int],
-        *,
-        keyword_ranks: dict[int, int] | None = None,
-        semantic_ranks: dict[int, int] | None = None,
-    ) -> list[Hit]:
-        papers = self.data.store.get([d for d, _ in ranked])
-        gens = self.data.lexical.snippet_generators(q) if q is not None else None
-        hits = []
-        for docid, score in ranked:
-            paper = papers.get(docid)
-            if paper is None:  # deleted between the index read and now
-                continue
-            ranks = dict(fixed_ranks)
-            if keyword_ranks and docid in keyword_ranks:
-                ranks["keyword"] = keyword_ranks[docid]
-            if semantic_ranks and docid in semantic_ranks:
-                ranks["semantic"] = semantic_ranks[docid]
-            title_html, abstract_html = _snippets(paper, gens)
-            score = score if math.isfinite(score) else 0.0
-            hits.append(Hit(paper, float(score), title_html, abstract_html, ranks))
-        return hits
-
     def _direct(
         self, request: SearchRequest, mode: Mode, paper: Paper, size: int, start: float
     ) -> SearchResult:
-        title, abstract = _snippets(paper, None)
+        title, abstract = snippets(paper, None)
         hit = Hit(paper, 1.0, title, abstract, {})
         facets = {
             "categories": tuple(FacetCount(c, 1) for c in paper.categories),
@@ -413,20 +382,6 @@ class SearchEngine:
             paper,
             (time.perf_counter() - start) * 1000,
         )
-
-
-def _snippets(
-    paper: Paper, gens: tuple[tantivy.SnippetGenerator, tantivy.SnippetGenerator] | None
-) -> tuple[str, str]:
-    """HTML-escaped title and abstract snippet, query terms in <b> when there is a query."""
-    plain = paper.abstract
-    if len(plain) > ABSTRACT_SNIPPET:
-        plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
-    if gens is None:
-        return html.escape(paper.title), html.escape(plain)
-    title = gens[0].snippet_from_doc(tantivy.Document(ti=paper.title)).to_html()
-    abstract = gens[1].snippet_from_doc(tantivy.Document(abs=paper.abstract)).to_html()
-    return title or html.escape(paper.title), abstract or html.escape(plain)
 
 
 def open_engine(config: Config) -> SearchEngine:
