@@ -122,7 +122,7 @@ class FacetTable:
 
     def _apply(self, rows: Rows, dead: Sequence[int]) -> None:
         """Clear deleted docids, then write the current rows (a reused docid ends live)."""
-        top = max([d for d, _, _ in rows] + list(dead) + [-1]) + 1
+        top = max(max((d for d, _, _ in rows), default=-1), max(dead, default=-1)) + 1
         if top > len(self._dates):
             self._grow(max(top, len(self._dates) + len(self._dates) // 4))
         if dead:

@@ -56,7 +56,7 @@ class SearchEngine:
         self._refresh_lock = threading.Lock()
         self._refreshed_at = 0.0
         self.cache = ResultCache(self.config.search.cache_size)
-        self.facet_table = FacetTable(data.store.path)  # built on the first fused search
+        self.facet_table = FacetTable(data.store.path)  # built after the first fused search
         # Second thread of one query (a facet count, the keyword side of hybrid); it never
         # submits work itself, so a query waiting on it cannot deadlock.
         self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="query")
@@ -323,10 +323,10 @@ class SearchEngine:
         lex = self.data.lexical
         ids = [d for d, _ in fused]
         table = self.facet_table.current(self.data.store.seq)
+        in_list: tantivy.Query | None = None  # the papers as a Tantivy query, made once
         if table is None:
-            counted = self._pool.submit(
-                lex.facets, lex.docids_for(ids), 30, ("categories", "years")
-            )
+            in_list = lex.docids_for(ids)
+            counted = self._pool.submit(lex.facets, in_list, 30, ("categories", "years"))
             categories_years = counted.result
         else:
             categories_years = partial(table.counts, ids)
@@ -338,7 +338,8 @@ class SearchEngine:
         if sort in ("newest", "oldest") and table is not None:
             order = table.by_date(ids, newest=sort == "newest")
         elif sort != "relevance":
-            order, _, _ = lex.search(lex.docids_for(ids), len(ids), 0, sort)  # type: ignore[arg-type]
+            in_list = in_list if in_list is not None else lex.docids_for(ids)
+            order, _, _ = lex.search(in_list, len(ids), 0, sort)  # type: ignore[arg-type]
         else:
             order = ids
         if table is None:
