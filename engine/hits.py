@@ -1,16 +1,18 @@
 """The page's hits: ranked docids turned into papers from the store with HTML-escaped
-title and abstract snippets, the query's terms highlighted by Tantivy."""
+title and abstract snippets, the query's terms highlighted by Tantivy; and the answer to a
+query that names one paper."""
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 
 import tantivy
 
 from engine.datadir import DataDir
-from engine.results import Hit
+from engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
 from papersift.paper import Paper
 
 ABSTRACT_SNIPPET = 300  # characters of abstract shown when there is no query to highlight
@@ -21,11 +23,10 @@ def make_hits(
     ranked: Sequence[tuple[int, float]],
     q: tantivy.Query | None,
     fixed_ranks: dict[str, int],
-    *,
-    keyword_ranks: dict[int, int] | None = None,
-    semantic_ranks: dict[int, int] | None = None,
+    ranks_by: Mapping[str, Mapping[int, int]] | None = None,
 ) -> list[Hit]:
-    """One hit per ranked docid still in the store, with each retriever's rank."""
+    """One hit per ranked docid still in the store, with its rank in each list of
+    ``ranks_by`` (retriever name -> docid -> 1-based rank) that holds it."""
     papers = data.store.get([d for d, _ in ranked])
     gens = data.lexical.snippet_generators(q) if q is not None else None
     hits = []
@@ -34,14 +35,28 @@ def make_hits(
         if paper is None:  # deleted between the index read and now
             continue
         ranks = dict(fixed_ranks)
-        if keyword_ranks and docid in keyword_ranks:
-            ranks["keyword"] = keyword_ranks[docid]
-        if semantic_ranks and docid in semantic_ranks:
-            ranks["semantic"] = semantic_ranks[docid]
+        for name, rank_of in (ranks_by or {}).items():
+            if docid in rank_of:
+                ranks[name] = rank_of[docid]
         title_html, abstract_html = snippets(paper, gens)
         score = score if math.isfinite(score) else 0.0
         hits.append(Hit(paper, float(score), title_html, abstract_html, ranks))
     return hits
+
+
+def direct_result(
+    request: SearchRequest, mode: Mode, paper: Paper, size: int, start: float
+) -> SearchResult:
+    """The answer to a query that is one paper's arXiv id: that paper alone."""
+    title, abstract = snippets(paper, None)
+    hit = Hit(paper, 1.0, title, abstract, {})
+    facets = {
+        "categories": tuple(FacetCount(c, 1) for c in paper.categories),
+        "years": (FacetCount(str(paper.published.year), 1),),
+    }
+    took_ms = (time.perf_counter() - start) * 1000
+    page = (hit,) if request.page == 1 else ()
+    return SearchResult(request, mode, page, 1, request.page, size, facets, (), paper, took_ms)
 
 
 def snippets(

@@ -72,10 +72,14 @@ class ParsedQuery:
                 name = (categories or {}).get(value.lower(), value)
                 target = "cat" if "." in name else "arch"
                 parts.append(f'{c.sign}{target}:"{name}"')
-            elif c.field:
-                parts.append(f'{c.sign}{c.field}:"{value}"')
             else:
-                parts.append(f'{c.sign}"{value}"')
+                prefix = f"{c.field}:" if c.field else ""
+                # An unsigned, unquoted hyphenated word is its parts, each optional, as in
+                # Lucene's query parser (no automatic phrase): "IL-10" finds papers that
+                # write "IL 10" or only "interleukin ... 10", those with both parts first.
+                # As one phrase it cost SciFact keyword nDCG@10 0.013 (0.6472 -> 0.6605).
+                words = value.split("-") if not (c.sign or c.phrase) else [value]
+                parts.extend(f'{c.sign}{prefix}"{w}"' for w in words if w.strip())
         return " ".join(parts)
 
 

@@ -23,11 +23,12 @@ from engine import fusion
 from engine.author_query import author_clause, rewrite_author_clauses
 from engine.datadir import DataDir
 from engine.facet_table import FacetTable
-from engine.hits import make_hits, snippets
+from engine.hits import direct_result, make_hits
 from engine.institutions import Institutions
 from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
 from engine.result_cache import ResultCache
 from engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult, Stats
+from engine.title_match import put_first, title_matches
 from papersift.config import Config
 from papersift.errors import QueryError
 from papersift.paper import Paper, parse_arxiv_id
@@ -173,7 +174,7 @@ class SearchEngine:
         if direct_id is not None:
             paper = self.paper(direct_id)
             if paper is not None:
-                return self._direct(request, mode, paper, size, start)
+                return direct_result(request, mode, paper, size, start)
 
         parsed = parse_user_query(rewrite_author_clauses(request.query))  # TeX, "Kégl, B."
         warnings.extend(parsed.warnings)
@@ -191,7 +192,7 @@ class SearchEngine:
         if parsed.empty and sort == "relevance":
             sort = "newest"
         if mode == "keyword":
-            result = self._keyword(request, keyword_q, filt, sort, size)
+            result = self._keyword(request, parsed, keyword_q, filt, sort, size)
         else:
             result = self._fused(request, mode, parsed, keyword_q, filt, sort, size)
         hits, total, facets = result
@@ -242,6 +243,7 @@ class SearchEngine:
     def _keyword(
         self,
         request: SearchRequest,
+        parsed: ParsedQuery,
         q: tantivy.Query | None,
         filt: tantivy.Query | None,
         sort: str,
@@ -257,14 +259,22 @@ class SearchEngine:
         counts = self._pool.submit(lex.facets, combined, 30, ("categories", "years"))
         limit = max(PEOPLE_WINDOW, offset + size)
         top, top_scores, total = lex.search(combined, limit, 0, sort)  # type: ignore[arg-type]
-        window = top[:PEOPLE_WINDOW]  # every match when there are no more
+        ranked = list(zip(top, top_scores, strict=True))
+        first = self._title_matches(parsed, combined, sort)
+        ranked = put_first(ranked, first)
+        window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
-        docids = top[offset : offset + size]
-        ranked = list(zip(docids, top_scores[offset : offset + size], strict=True))
-        ranks = {d: offset + i + 1 for i, d in enumerate(docids)}
-        hits = make_hits(self.data, ranked, q, {}, keyword_ranks=ranks)
+        ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
+        hits = make_hits(self.data, ranked[offset : offset + size], q, {}, ranks)
         return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
+
+    def _title_matches(self, parsed: ParsedQuery, matches: tantivy.Query, sort: str) -> list[int]:
+        """The papers that come first in relevance order (``engine.title_match``)."""
+        if sort != "relevance":
+            return []
+        limit = self.config.search.title_phrase_max
+        return title_matches(self.data.lexical, parsed, matches, limit)
 
     def _fused(
         self,
@@ -287,11 +297,8 @@ class SearchEngine:
         sem_filter = lex.combine(constraint, filt) if constraint is not None else filt
         # The keyword side runs on the pool thread while the query is embedded and the
         # vectors searched (both release the GIL).
-        lexical = (
-            self._pool.submit(lex.search, lex.combine(q, filt), n)
-            if mode == "hybrid" and q is not None
-            else None
-        )
+        keyword_side = lex.combine(q, filt) if mode == "hybrid" and q is not None else None
+        lexical = self._pool.submit(lex.search, keyword_side, n) if keyword_side else None
         qvec = self.data.embedder.embed_query(parsed.semantic_text)
         semantic = self._semantic(qvec, sem_filter, n)
         kw_ranks: dict[int, int] = {}
@@ -305,6 +312,8 @@ class SearchEngine:
                 fused = fusion.convex(keyword, semantic, cfg.convex_weight)
         else:
             fused = list(semantic)
+        titles = self._title_matches(parsed, keyword_side, sort) if keyword_side else []
+        fused = put_first(fused, titles)
         sem_ranks = {d: i + 1 for i, (d, _) in enumerate(semantic)}
         total = len(fused)
         facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
@@ -312,7 +321,9 @@ class SearchEngine:
             facets, fused = self._over_list(fused, sort)
         offset = (request.page - 1) * size
         page = fused[offset : offset + size]
-        hits = make_hits(self.data, page, q, {}, keyword_ranks=kw_ranks, semantic_ranks=sem_ranks)
+        title_ranks = _ranks([d for d, _ in fused[: len(titles)]])  # relevance: still first
+        ranks = {"keyword": kw_ranks, "semantic": sem_ranks, "title": title_ranks}
+        hits = make_hits(self.data, page, q, {}, ranks)
         return hits, total, facets
 
     def _over_list(
@@ -362,27 +373,9 @@ class SearchEngine:
         allowed = self.data.lexical.allowed(filt)
         return vectors.search(qvec, k, allowed) if len(allowed) else []
 
-    def _direct(
-        self, request: SearchRequest, mode: Mode, paper: Paper, size: int, start: float
-    ) -> SearchResult:
-        title, abstract = snippets(paper, None)
-        hit = Hit(paper, 1.0, title, abstract, {})
-        facets = {
-            "categories": tuple(FacetCount(c, 1) for c in paper.categories),
-            "years": (FacetCount(str(paper.published.year), 1),),
-        }
-        return SearchResult(
-            request,
-            mode,
-            (hit,) if request.page == 1 else (),
-            1,
-            request.page,
-            size,
-            facets,
-            (),
-            paper,
-            (time.perf_counter() - start) * 1000,
-        )
+
+def _ranks(docids: list[int]) -> dict[int, int]:
+    return {d: i + 1 for i, d in enumerate(docids)}
 
 
 def open_engine(config: Config) -> SearchEngine:

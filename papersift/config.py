@@ -136,6 +136,14 @@ class SearchConfig:
         "either index changes; 0 turns the cache off.",
         minimum=0,
     )
+    title_phrase_max: int = setting(
+        10,
+        "When the free text of a query of three or more words is a phrase in the titles of "
+        "at most this many papers (and the filters allow them), keyword and hybrid "
+        "relevance order puts those papers first, so a title typed or pasted finds its "
+        "paper; 0 turns this off.",
+        minimum=0,
+    )
     ann_ef: int = setting(
         1500,
         "How widely the HNSW graph is searched (efSearch, never below `candidates`): "

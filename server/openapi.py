@@ -92,7 +92,9 @@ SCHEMAS: dict[str, Any] = {
             "ranks": {
                 "type": "object",
                 "additionalProperties": {"type": "integer"},
-                "description": "1-based rank in each retriever that found the paper.",
+                "description": "1-based rank in each retriever that found the paper "
+                "(`keyword`, `semantic`); `title` when its title holds the query as a phrase "
+                "and it was put first (see [search] title_phrase_max).",
             },
         }
     ),

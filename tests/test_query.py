@@ -54,3 +54,18 @@ def test_ordinary_punctuation_is_dropped_silently(query: str) -> None:
 def test_other_engines_syntax_is_reported(query: str, char: str) -> None:
     warnings = parse_user_query(query).warnings
     assert len(warnings) == 1 and char in warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # Unsigned hyphenated words are their parts, each optional (Lucene's default).
+        ("non-coding RNA", '"non" "coding" "RNA"'),
+        ("ti:x-ray", 'ti:"x" ti:"ray"'),
+        # A sign or quotes keep the word whole: a phrase to require or exclude.
+        ("+x-ray -self-supervised", '+"x-ray" -"self-supervised"'),
+        ('"x-ray binary"', '"x-ray binary"'),
+    ],
+)
+def test_hyphenated_words(query: str, expected: str) -> None:
+    assert parse_user_query(query).tantivy_string() == expected

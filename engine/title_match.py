@@ -1,0 +1,60 @@
+"""Exact title matches first: a title typed or pasted finds its paper in keyword and hybrid.
+
+The embedding of a title is often nearer other papers on its topic than its own paper's
+title and abstract: on the 10k bench directory MiniLM put a paper first for its own title
+for 49% of 400 titles, and hybrid fusion (semantic weight 0.6) for 53%, where keyword BM25
+did for 98%. Like Solr's phrase fields and Typesense's ``prioritize_exact_match``, the
+papers whose title holds the query's free text as a phrase come first; only when a few do,
+since a phrase in many titles ("neural networks") names a topic, not a paper.
+"""
+
+from __future__ import annotations
+
+import tantivy
+
+from engine.lexical import LexicalIndex
+from engine.query import ParsedQuery
+
+MIN_WORDS = 3  # "dark matter" is a topic; three words or more read as (part of) a title
+
+
+def title_phrase(parsed: ParsedQuery) -> str | None:
+    """The query's free text (unsigned or required, unfielded words and phrases) as one
+    title phrase, or None when it is shorter than ``MIN_WORDS`` words."""
+    text = " ".join(c.text for c in parsed.clauses if c.field is None and c.sign != "-")
+    text = " ".join(text.replace("\\", " ").replace('"', " ").split())
+    return text if len(text.replace("-", " ").split()) >= MIN_WORDS else None
+
+
+def title_matches(
+    lex: LexicalIndex, parsed: ParsedQuery, matches: tantivy.Query, limit: int
+) -> list[int]:
+    """Docids of the papers among ``matches`` whose title holds the free text of ``parsed``
+    as a phrase, in ``matches``' score order; empty when more than ``limit`` do."""
+    text = title_phrase(parsed) if limit > 0 else None
+    if text is None:
+        return []
+    phrase, errors = lex.parse(f'ti:"{text}"')
+    if errors:
+        return []
+    # The phrase only selects: the scores are those of ``matches``.
+    query = tantivy.Query.boolean_query(
+        [
+            (tantivy.Occur.Must, matches),
+            (tantivy.Occur.Must, tantivy.Query.const_score_query(phrase, 0.0)),
+        ]
+    )
+    docids, _, total = lex.search(query, limit + 1)
+    return docids if total <= limit else []
+
+
+def put_first(ranked: list[tuple[int, float]], first: list[int]) -> list[tuple[int, float]]:
+    """``ranked`` with the papers of ``first`` moved to the front in their ``ranked`` order;
+    one that ``ranked`` lacks follows them with score 0."""
+    if not first:
+        return ranked
+    front = set(first)
+    head = [p for p in ranked if p[0] in front]
+    seen = {d for d, _ in head}
+    head += [(d, 0.0) for d in first if d not in seen]
+    return head + [p for p in ranked if p[0] not in front]
