@@ -41,6 +41,7 @@ from bench.peers import PEERS, load
 from bench.peers.compare import US, US_IDS, Timing, latency, latency_table, sample_docs
 from bench.peers.compare import title_queries as cut_queries
 from bench.peers.quality import quality
+from papersift.config import SearchConfig
 
 TARGETS_NOTE = "Targets of issue 7, at the largest corpus measured (672,286 papers unless said)."
 
@@ -247,8 +248,8 @@ def _peers_body(
         "same work a peer's keyword call does; *p50 vs ours, ids only* compares keyword "
         "peers with it, and the keyword target is judged on it. *top-10 overlap* compares "
         "each peer's top 10 with ours in the same mode: ranking differs by design (we score title, "
-        "abstract and authors as separate BM25 fields with title boost 1.25, English stop "
-        "words dropped, several peers "
+        "abstract and authors as separate BM25 fields with title boost "
+        f"{SearchConfig().title_boost}, English stop words dropped, several peers "
         "one concatenated field). How each peer is set up:",
         "\n".join(notes),
         *latency_md,

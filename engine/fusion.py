@@ -56,7 +56,7 @@ def _minmax(ranked: Ranked) -> npt.NDArray[np.float64]:
     return normalised
 
 
-def convex(keyword: Ranked, semantic: Ranked, weight: float = 0.4) -> list[tuple[int, float]]:
+def convex(keyword: Ranked, semantic: Ranked, weight: float) -> list[tuple[int, float]]:
     """``weight * semantic + (1 - weight) * keyword`` on min-max normalised scores.
 
     A document missing from one list gets 0 from that side (it scored at or below that

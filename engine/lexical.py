@@ -96,7 +96,7 @@ def _name_analyzer() -> tantivy.TextAnalyzer:
 class LexicalIndex:
     """One on-disk Tantivy index; searches are thread-safe, writes go through one writer."""
 
-    def __init__(self, path: Path, *, title_boost: float = 2.0, author_boost: float = 1.0) -> None:
+    def __init__(self, path: Path, *, title_boost: float = 1.0, author_boost: float = 1.0) -> None:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.schema = build_schema()

@@ -96,7 +96,7 @@ class SearchConfig:
         choices=("convex", "rrf"),
     )
     convex_weight: float = setting(
-        0.6, "Weight of the semantic side in convex fusion (0..1).", minimum=0.0
+        0.5, "Weight of the semantic side in convex fusion (0..1).", minimum=0.0
     )
     rrf_k: int = setting(60, "The k constant of reciprocal-rank fusion.", minimum=1)
     candidates: int = setting(
@@ -106,7 +106,10 @@ class SearchConfig:
         minimum=10,
     )
     title_boost: float = setting(
-        1.25, "BM25 boost of the title field over the abstract.", minimum=0.0
+        0.5,
+        "BM25 weight of the title field against the abstract's 1 (the field scores add up, "
+        "so a title word the abstract repeats counts twice already).",
+        minimum=0.0,
     )
     author_boost: float = setting(1.0, "BM25 boost of the authors field.", minimum=0.0)
     page_size: int = setting(24, "Hits per page.", minimum=1)

@@ -30,6 +30,6 @@ def test_convex_hand_worked() -> None:
 
 
 def test_edge_cases() -> None:
-    assert rrf([], []) == [] and convex([], []) == []
+    assert rrf([], []) == [] and convex([], [], 0.5) == []
     assert convex([(7, 3.0)], [], 0.5) == [(7, 0.5)]  # a single score normalises to 1
     assert [d for d, _ in rrf([(2, 1.0)], [(1, 1.0)])] == [1, 2]  # ties broken by id
