@@ -30,6 +30,13 @@ WRITER_HEAP = 128_000_000
 ALLOWED_CACHE_IDS = 4_000_000  # docids kept across cached filter sets (32 MB)
 
 
+# Lucene's English stop words, the list of Tantivy's ``stopword("english")`` filter below.
+STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+))  # fmt: skip
+
 # Facet kinds and the fast field each counts (institutions by ROR id). Researchers are
 # counted from the people tables (engine.people), which the index does not copy.
 FACET_FIELDS = {"categories": "cat", "years": "year", "institutions": "inst"}

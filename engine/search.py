@@ -3,7 +3,8 @@
 In keyword mode Tantivy pages, counts and facets the matches itself. In semantic and hybrid
 mode each retriever contributes up to ``search.candidates`` papers (both under the same
 filters); the fused list is what the user pages through, so its length is the total and
-its facets are counted over exactly those papers.
+its facets are counted over exactly those papers. In keyword and hybrid relevance order the
+few papers whose title holds the query as a phrase come first (``engine.title_match``).
 """
 
 from __future__ import annotations
@@ -260,7 +261,7 @@ class SearchEngine:
         limit = max(PEOPLE_WINDOW, offset + size)
         top, top_scores, total = lex.search(combined, limit, 0, sort)  # type: ignore[arg-type]
         ranked = list(zip(top, top_scores, strict=True))
-        first = self._title_matches(parsed, combined, sort)
+        first = self._title_matches(parsed, filt, sort)
         ranked = put_first(ranked, first)
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
@@ -269,12 +270,23 @@ class SearchEngine:
         hits = make_hits(self.data, ranked[offset : offset + size], q, {}, ranks)
         return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
 
-    def _title_matches(self, parsed: ParsedQuery, matches: tantivy.Query, sort: str) -> list[int]:
+    def _title_matches(
+        self, parsed: ParsedQuery, filt: tantivy.Query | None, sort: str
+    ) -> list[int]:
         """The papers that come first in relevance order (``engine.title_match``)."""
         if sort != "relevance":
             return []
+        lex = self.data.lexical
+        constraint = self._constraint(parsed)
+        restrict = lex.combine(constraint, filt) if constraint or filt else None
         limit = self.config.search.title_phrase_max
-        return title_matches(self.data.lexical, parsed, matches, limit)
+        return title_matches(lex, parsed, restrict, limit)
+
+    def _constraint(self, parsed: ParsedQuery) -> tantivy.Query | None:
+        """The signed (+must, -exclude) and author and category clauses, which constrain
+        what semantic search and the title rule may return."""
+        kept = tuple(c for c in parsed.clauses if c.sign or c.field in ("au", "cat"))
+        return self._keyword_query(ParsedQuery(kept), []) if kept else None
 
     def _fused(
         self,
@@ -290,10 +302,7 @@ class SearchEngine:
         lex = self.data.lexical
         n = cfg.candidates
         # Signed clauses (+must, -exclude) constrain the semantic side too.
-        constraint = self._keyword_query(
-            ParsedQuery(tuple(c for c in parsed.clauses if c.sign or c.field in ("au", "cat"))),
-            [],
-        )
+        constraint = self._constraint(parsed)
         sem_filter = lex.combine(constraint, filt) if constraint is not None else filt
         # The keyword side runs on the pool thread while the query is embedded and the
         # vectors searched (both release the GIL).
@@ -312,7 +321,7 @@ class SearchEngine:
                 fused = fusion.convex(keyword, semantic, cfg.convex_weight)
         else:
             fused = list(semantic)
-        titles = self._title_matches(parsed, keyword_side, sort) if keyword_side else []
+        titles = self._title_matches(parsed, filt, sort) if keyword_side else []
         fused = put_first(fused, titles)
         sem_ranks = {d: i + 1 for i, (d, _) in enumerate(semantic)}
         total = len(fused)

@@ -11,39 +11,50 @@ topic, not a paper.
 
 from __future__ import annotations
 
+import re
+
 import tantivy
 
-from engine.lexical import LexicalIndex
+from engine.lexical import STOP_WORDS, LexicalIndex
 from engine.query import ParsedQuery
 
-MIN_WORDS = 3  # "dark matter" is a topic; three words or more read as (part of) a title
+# "dark matter" is a topic; three words or more read as (part of) a title. Two of them must
+# be indexed words: "the of quantum" is one word of a title, not a phrase from it.
+MIN_WORDS = 3
+MIN_INDEXED = 2
 
 
 def title_phrase(parsed: ParsedQuery) -> str | None:
     """The query's free text (unsigned or required, unfielded words and phrases) as one
-    title phrase, or None when it is shorter than ``MIN_WORDS`` words."""
+    title phrase, or None when it has fewer than ``MIN_WORDS`` words or ``MIN_INDEXED``
+    that are not stop words."""
     text = " ".join(c.text for c in parsed.clauses if c.field is None and c.sign != "-")
     text = " ".join(text.replace("\\", " ").replace('"', " ").split())
-    return text if len(text.replace("-", " ").split()) >= MIN_WORDS else None
+    words = re.findall(r"\w+", text.lower())
+    indexed = [w for w in words if w not in STOP_WORDS]
+    return text if len(words) >= MIN_WORDS and len(indexed) >= MIN_INDEXED else None
 
 
 def title_matches(
-    lex: LexicalIndex, parsed: ParsedQuery, matches: tantivy.Query, limit: int
+    lex: LexicalIndex, parsed: ParsedQuery, restrict: tantivy.Query | None, limit: int
 ) -> list[int]:
-    """Docids of the papers among ``matches`` whose title holds the free text of ``parsed``
-    as a phrase, in ``matches``' score order; empty when more than ``limit`` do."""
+    """Docids of the papers that ``restrict`` allows (the filters and the query's signed,
+    author and category clauses; None: all) whose title holds the free text of ``parsed`` as a
+    phrase; empty when more than ``limit`` do. Such a paper matches the whole query too."""
     text = title_phrase(parsed) if limit > 0 else None
     if text is None:
         return []
     phrase, errors = lex.parse(f'ti:"{text}"')
     if errors:
         return []
-    # The phrase only selects: the scores are those of ``matches``.
-    query = tantivy.Query.boolean_query(
-        [
-            (tantivy.Occur.Must, matches),
-            (tantivy.Occur.Must, tantivy.Query.const_score_query(phrase, 0.0)),
-        ]
+    # Not intersected with the query's own (OR) clauses: seeking through that union cost
+    # 0.85 ms of a 10 ms keyword query at 663k papers; the selective phrase alone is cheap.
+    query = (
+        phrase
+        if restrict is None
+        else tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, phrase), (tantivy.Occur.Must, restrict)]
+        )
     )
     docids, _, total = lex.search(query, limit + 1)
     return docids if total <= limit else []

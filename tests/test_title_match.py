@@ -41,6 +41,7 @@ def test_title_phrase_needs_three_words_of_free_text() -> None:
     assert title_phrase(parse_user_query("dark matter")) is None
     assert title_phrase(parse_user_query("dark matter halo")) == "dark matter halo"
     assert title_phrase(parse_user_query("x-ray binary")) == "x-ray binary"  # three words
+    assert title_phrase(parse_user_query("the of quantum")) is None  # one indexed word
     # Exclusions and fields are not title text.
     assert title_phrase(parse_user_query("dark matter -halo ti:galaxy")) is None
     assert title_phrase(parse_user_query('+"dark matter" halo')) == "dark matter halo"
@@ -83,11 +84,14 @@ def test_full_titles_come_first_in_keyword_and_hybrid(engine: SearchEngine) -> N
 
 
 def shared_phrase(engine: SearchEngine) -> tuple[str, set[str]]:
-    """Three consecutive title words that 2 to 10 titles hold, and those papers' ids."""
+    """Three consecutive title words (two not stop words) that 2 to 10 titles hold, and
+    those papers' ids."""
     for _, title in titles(engine):
         words = re.findall(r"[A-Za-z]+", title)
         for i in range(len(words) - 2):
             phrase = " ".join(words[i : i + 3])
+            if title_phrase(parse_user_query(phrase)) is None:
+                continue  # mostly stop words: the rule does not apply
             found = engine.search(SearchRequest(f'ti:"{phrase}"', mode="keyword")).hits
             if 2 <= len(found) <= 10:
                 return phrase, {h.paper.arxiv_id for h in found}
@@ -130,3 +134,23 @@ def test_filters_exclusions_and_sorts_are_kept(engine: SearchEngine) -> None:
     assert all("title" not in h.ranks for h in newest.hits)
     dates = [h.paper.published for h in newest.hits]
     assert dates == sorted(dates, reverse=True)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "α β γ δ",
+        "!!! ??? ... ,,,",
+        "a an the of",
+        "e.g. i.e. etc. vs.",
+        '"unclosed phrase of a title',
+        "ti: abs: au: cat:",
+        " ".join(["language model parsing translation"] * 25),
+        "C++ templates \\ and \" quotes",
+    ],
+)
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_odd_queries_are_answered(engine: SearchEngine, query: str, mode: str) -> None:
+    result = engine.search(SearchRequest(query, mode=mode))  # type: ignore[arg-type]
+    assert result.total >= 0
+    assert all("title" not in h.ranks or h.ranks["title"] <= 10 for h in result.hits)
