@@ -261,7 +261,7 @@ class SearchEngine:
         limit = max(PEOPLE_WINDOW, offset + size)
         top, top_scores, total = lex.search(combined, limit, 0, sort)  # type: ignore[arg-type]
         ranked = list(zip(top, top_scores, strict=True))
-        first = self._title_matches(parsed, filt, sort)
+        first = self._title_matches(parsed, self._restrict(parsed, filt), sort)
         ranked = put_first(ranked, first)
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
@@ -271,22 +271,21 @@ class SearchEngine:
         return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
 
     def _title_matches(
-        self, parsed: ParsedQuery, filt: tantivy.Query | None, sort: str
+        self, parsed: ParsedQuery, restrict: tantivy.Query | None, sort: str
     ) -> list[int]:
-        """The papers that come first in relevance order (``engine.title_match``)."""
+        """The papers that come first in relevance order (``engine.title_match``);
+        ``restrict`` as ``_restrict`` makes it."""
         if sort != "relevance":
             return []
-        lex = self.data.lexical
-        constraint = self._constraint(parsed)
-        restrict = lex.combine(constraint, filt) if constraint or filt else None
         limit = self.config.search.title_phrase_max
-        return title_matches(lex, parsed, restrict, limit)
+        return title_matches(self.data.lexical, parsed, restrict, limit)
 
-    def _constraint(self, parsed: ParsedQuery) -> tantivy.Query | None:
-        """The signed (+must, -exclude) and author and category clauses, which constrain
-        what semantic search and the title rule may return."""
+    def _restrict(self, parsed: ParsedQuery, filt: tantivy.Query | None) -> tantivy.Query | None:
+        """The filters and the query's signed (+must, -exclude), author and category
+        clauses: what semantic search and the title rule may return."""
         kept = tuple(c for c in parsed.clauses if c.sign or c.field in ("au", "cat"))
-        return self._keyword_query(ParsedQuery(kept), []) if kept else None
+        constraint = self._keyword_query(ParsedQuery(kept), []) if kept else None
+        return self.data.lexical.combine(constraint, filt) if constraint is not None else filt
 
     def _fused(
         self,
@@ -302,8 +301,7 @@ class SearchEngine:
         lex = self.data.lexical
         n = cfg.candidates
         # Signed clauses (+must, -exclude) constrain the semantic side too.
-        constraint = self._constraint(parsed)
-        sem_filter = lex.combine(constraint, filt) if constraint is not None else filt
+        sem_filter = self._restrict(parsed, filt)
         # The keyword side runs on the pool thread while the query is embedded and the
         # vectors searched (both release the GIL).
         keyword_side = lex.combine(q, filt) if mode == "hybrid" and q is not None else None
@@ -321,7 +319,7 @@ class SearchEngine:
                 fused = fusion.convex(keyword, semantic, cfg.convex_weight)
         else:
             fused = list(semantic)
-        titles = self._title_matches(parsed, filt, sort) if keyword_side else []
+        titles = self._title_matches(parsed, sem_filter, sort) if keyword_side else []
         fused = put_first(fused, titles)
         sem_ranks = {d: i + 1 for i, (d, _) in enumerate(semantic)}
         total = len(fused)
