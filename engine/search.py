@@ -21,14 +21,29 @@ import numpy as np
 import tantivy
 
 from engine import fusion
-from engine.author_query import author_clause, rewrite_author_clauses
+from engine.author_query import (
+    author_clause,
+    compatible_researchers,
+    rewrite_author_clauses,
+)
+from engine.author_query import name_key as name_key_text
 from engine.datadir import DataDir
 from engine.facet_table import FacetTable
-from engine.hits import direct_result, make_hits
+from engine.hits import direct_result, make_hits, missing_result
 from engine.institutions import Institutions
+from engine.match import KeywordQuery, MatchRule, above_floor, constraint_query, keyword_query
 from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
 from engine.result_cache import ResultCache
-from engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult, Stats
+from engine.results import (
+    FacetCount,
+    Filters,
+    Hit,
+    Mode,
+    ResearcherRef,
+    SearchRequest,
+    SearchResult,
+    Stats,
+)
 from engine.title_match import put_first, title_matches
 from papersift.config import Config
 from papersift.errors import QueryError
@@ -36,6 +51,11 @@ from papersift.paper import Paper, parse_arxiv_id
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
+NAMED_RESEARCHERS = 3  # researcher cards above the results of a query that is a name
+# A pasted text's keyword side: a paper matches with this share of its words (as Lucene's
+# more-like-this asks for some of a text's terms, not most).
+LIKE_TEXT_FRACTION = 0.3
+_NO_FACETS: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
 
 
 class SearchEngine:
@@ -166,8 +186,8 @@ class SearchEngine:
                 f"page {request.page} is past the result window of {cfg.max_window} results; "
                 "narrow the query or add filters"
             )
-        if len(request.query) > cfg.max_query_length:
-            raise QueryError(f"query is longer than {cfg.max_query_length} characters")
+        if len(request.query) > cfg.max_text_length:
+            raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
         mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
         filters, warnings = self._canonical_filters(request.filters)
 
@@ -176,27 +196,43 @@ class SearchEngine:
             paper = self.paper(direct_id)
             if paper is not None:
                 return direct_result(request, mode, paper, size, start)
+            return missing_result(request, mode, direct_id, size, start)
 
-        parsed = parse_user_query(rewrite_author_clauses(request.query))  # TeX, "Kégl, B."
+        text, rule = request.query, self.rule
+        if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
+            text = _cut(text, cfg.max_query_length)
+            rule = replace(rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2))
+            warnings.append(
+                f"a long text: searched for papers like it; the keyword side read its first "
+                f"{len(text):,} of {len(request.query):,} characters, the model its first "
+                f"{self.config.embedding.max_length} tokens"
+            )
+        parsed = parse_user_query(rewrite_author_clauses(text))  # TeX, "Kégl, B."
         warnings.extend(parsed.warnings)
-        keyword_q = self._keyword_query(parsed, warnings)
-        filt = self.data.lexical.filter_query(filters)
-        if mode != "keyword" and parsed.empty:
-            mode = "keyword"  # browsing: nothing to embed
-        elif mode != "keyword" and not parsed.semantic_text:
-            warnings.append(f"{mode} search needs free text; searched by keywords")
-            mode = "keyword"
-        elif mode != "keyword" and self.data.vectors.size == 0:
-            warnings.append("the semantic index is still being built; searched by keywords")
-            mode = "keyword"
+        semantic_text = (
+            parse_user_query(request.query).semantic_text if text is not request.query
+            else parsed.semantic_text
+        )  # fmt: skip
+        kq = self._keyword_query(parsed, rule)
+        warnings.extend(kq.warnings)
+        filt = self._filter_query(filters)
+        mode = self._usable_mode(mode, parsed, semantic_text, warnings)
         sort = request.sort
         if parsed.empty and sort == "relevance":
             sort = "newest"
+        if sort == "cited" and not self.data.lexical.has_citations():
+            warnings.append(
+                "no paper has a citation count yet (`papersift enrich` adds them); "
+                + ("sorted by relevance" if not parsed.empty else "sorted by newest")
+            )
+            sort = "relevance" if not parsed.empty else "newest"
+        researchers = self._named_researchers(parsed) if request.page == 1 else ()
         if mode == "keyword":
-            result = self._keyword(request, parsed, keyword_q, filt, sort, size)
+            hits, total, facets, reach = self._keyword(request, parsed, kq, filt, sort, size)
         else:
-            result = self._fused(request, mode, parsed, keyword_q, filt, sort, size)
-        hits, total, facets = result
+            hits, total, facets, reach = self._fused(
+                request, mode, parsed, semantic_text, kq, filt, sort, size, rule
+            )
         return SearchResult(
             request=request,
             mode=mode,
@@ -207,7 +243,45 @@ class SearchEngine:
             facets=facets,
             warnings=tuple(dict.fromkeys(warnings)),
             took_ms=(time.perf_counter() - start) * 1000,
+            reachable=min(reach, cfg.max_window // size * size),
+            researchers=researchers,
         )
+
+    @property
+    def rule(self) -> MatchRule:
+        cfg = self.config.search
+        return MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor)
+
+    def _usable_mode(
+        self, mode: Mode, parsed: ParsedQuery, semantic_text: str, warnings: list[str]
+    ) -> Mode:
+        """The mode this query can run in now, with a warning for each fallback."""
+        if mode == "keyword":
+            return mode
+        if parsed.empty:
+            return "keyword"  # browsing: nothing to embed
+        if not semantic_text:
+            warnings.append(f"{mode} search needs free text; searched by keywords")
+            return "keyword"
+        if self.data.vectors.size == 0:
+            warnings.append("the semantic index is still being built; searched by keywords")
+            return "keyword"
+        papers, embedded = self.coverage()
+        if embedded >= papers:
+            return mode
+        share = f"{embedded / papers:.0%} of {papers:,} papers ({embedded:,})"
+        if mode == "hybrid" and embedded < self.config.search.semantic_min_coverage * papers:
+            warnings.append(
+                f"embedding is under way: {share} have vectors so far; searched by keywords "
+                "until more are embedded"
+            )
+            return "keyword"
+        warnings.append(f"embedding is under way: semantic search covers {share} so far")
+        return mode
+
+    def coverage(self) -> tuple[int, int]:
+        """(papers, papers with a vector of the configured model), recounted after changes."""
+        return self.data.store.count(), self._embedded_count()
 
     def _canonical_filters(self, f: Filters) -> tuple[Filters, list[str]]:
         """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
@@ -225,32 +299,46 @@ class SearchEngine:
             cats.append(canon)
         return replace(f, categories=tuple(cats)), warnings
 
-    def _keyword_query(self, parsed: ParsedQuery, warnings: list[str]) -> tantivy.Query | None:
-        if parsed.empty:
-            return None
+    def _filter_query(self, f: Filters) -> tantivy.Query | None:
+        """The filters as one query; researcher names read as ``au:`` reads them."""
+        filt = self.data.lexical.filter_query(replace(f, researchers=()))
+        names = [self._author(name_key_text(n)) for n in f.researchers]
+        if not names:
+            return filt
+        must = [(tantivy.Occur.Must, self.data.lexical.parse(n)[0]) for n in names]
+        if filt is not None:
+            must.append((tantivy.Occur.Must, filt))
+        return tantivy.Query.boolean_query(must)
+
+    def _author(self, text: str) -> str:
+        return author_clause(self.data.store, text)
+
+    def _keyword_query(self, parsed: ParsedQuery, rule: MatchRule) -> KeywordQuery:
         lookup = {c.lower(): c for c in self.category_counts()}
-        rest = ParsedQuery(tuple(c for c in parsed.clauses if c.field != "au"))
-        authors = [author_clause(self.data.store, c.text, c.sign) for c in parsed.clauses
-                   if c.field == "au"]  # fmt: skip
-        text = " ".join(t for t in (rest.tantivy_string(lookup), *authors) if t)
-        query, errors = self.data.lexical.parse(text)
-        warnings.extend(f"ignored part of the query: {e}" for e in errors)
-        if parsed.only_negative:
-            query = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.Must, query)]
-            )
-        return query
+        return keyword_query(
+            self.data.lexical, parsed, rule, categories=lookup, author=self._author
+        )
+
+    def _named_researchers(self, parsed: ParsedQuery) -> tuple[ResearcherRef, ...]:
+        """The researchers the query names, when all of it reads as one person's name."""
+        if not 2 <= len(parsed.clauses) <= 4 or not all(c.free for c in parsed.clauses):
+            return ()
+        name = " ".join(c.text for c in parsed.clauses)
+        found = self.people.many(compatible_researchers(self.data.store, name))
+        best = sorted(found.values(), key=lambda r: (-r.papers, r.rid))[:NAMED_RESEARCHERS]
+        return tuple(ResearcherRef(r.rid, r.name, r.papers) for r in best if r.papers > 0)
 
     def _keyword(
         self,
         request: SearchRequest,
         parsed: ParsedQuery,
-        q: tantivy.Query | None,
+        kq: KeywordQuery,
         filt: tantivy.Query | None,
         sort: str,
         size: int,
-    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]]]:
+    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]], int]:
         lex = self.data.lexical
+        q = kq.query
         combined = lex.combine(q, filt)
         offset = (request.page - 1) * size
         # Categories and years count every match, on a pool thread meanwhile (Tantivy
@@ -263,12 +351,14 @@ class SearchEngine:
         ranked = list(zip(top, top_scores, strict=True))
         first = self._title_matches(parsed, self._restrict(parsed, filt), sort)
         ranked = put_first(ranked, first)
+        total += len(set(first) - set(top)) if total <= len(top) else 0
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
         ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
         hits = make_hits(self.data, ranked[offset : offset + size], q, {}, ranks)
-        return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
+        facets = {**counts.result(), "researchers": researchers, **insts.result()}
+        return hits, total, facets, total
 
     def _title_matches(
         self, parsed: ParsedQuery, restrict: tantivy.Query | None, sort: str
@@ -281,10 +371,12 @@ class SearchEngine:
         return title_matches(self.data.lexical, parsed, restrict, limit)
 
     def _restrict(self, parsed: ParsedQuery, filt: tantivy.Query | None) -> tantivy.Query | None:
-        """The filters and the query's signed (+must, -exclude), author and category
-        clauses: what semantic search and the title rule may return."""
-        kept = tuple(c for c in parsed.clauses if c.sign or c.field in ("au", "cat"))
-        constraint = self._keyword_query(ParsedQuery(kept), []) if kept else None
+        """The filters and the query's required and excluded clauses (+, -, fielded): what
+        semantic search and the title rule may return."""
+        lookup = {c.lower(): c for c in self.category_counts()}
+        constraint = constraint_query(
+            self.data.lexical, parsed, categories=lookup, author=self._author
+        )
         return self.data.lexical.combine(constraint, filt) if constraint is not None else filt
 
     def _fused(
@@ -292,46 +384,86 @@ class SearchEngine:
         request: SearchRequest,
         mode: Mode,
         parsed: ParsedQuery,
-        q: tantivy.Query | None,
+        semantic_text: str,
+        kq: KeywordQuery,
         filt: tantivy.Query | None,
         sort: str,
         size: int,
-    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]]]:
+        rule: MatchRule,
+    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]], int]:
         cfg = self.config.search
         lex = self.data.lexical
         n = cfg.candidates
-        # Signed clauses (+must, -exclude) constrain the semantic side too.
+        q = kq.query
         sem_filter = self._restrict(parsed, filt)
         # The keyword side runs on the pool thread while the query is embedded and the
         # vectors searched (both release the GIL).
         keyword_side = lex.combine(q, filt) if mode == "hybrid" and q is not None else None
         lexical = self._pool.submit(lex.search, keyword_side, n) if keyword_side else None
-        qvec = self.data.embedder.embed_query(parsed.semantic_text)
-        semantic = self._semantic(qvec, sem_filter, n)
+        qvec = self.data.embedder.embed_query(semantic_text)
+        candidates = self._semantic(qvec, sem_filter, n)
+        semantic = above_floor(candidates, rule.floor)
         kw_ranks: dict[int, int] = {}
+        kd: list[int] = []
+        k_total = 0
         if lexical is not None:
-            kd, ks, _ = lexical.result()
+            kd, ks, k_total = lexical.result()
             keyword = list(zip(kd, ks, strict=True))
-            kw_ranks = {d: i + 1 for i, d in enumerate(kd)}
+            kw_ranks = _ranks(kd)
+            # Fused over both candidate lists as retrieved (the normalisation sees the same
+            # scores as without a floor), then cut to the match set.
             if cfg.fusion == "rrf":
-                fused = fusion.rrf(keyword, semantic, cfg.rrf_k)
+                fused = fusion.rrf(keyword, candidates, cfg.rrf_k)
             else:
-                fused = fusion.convex(keyword, semantic, cfg.convex_weight)
+                fused = fusion.convex(keyword, candidates, cfg.convex_weight)
+            members = set(kd).union(d for d, _ in semantic)
+            fused = [p for p in fused if p[0] in members]
         else:
             fused = list(semantic)
         titles = self._title_matches(parsed, sem_filter, sort) if keyword_side else []
         fused = put_first(fused, titles)
-        sem_ranks = {d: i + 1 for i, (d, _) in enumerate(semantic)}
-        total = len(fused)
-        facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
-        if fused:
-            facets, fused = self._over_list(fused, sort)
+        sem_ranks = _ranks([d for d, _ in candidates])
         offset = (request.page - 1) * size
-        page = fused[offset : offset + size]
+        if keyword_side is None:  # semantic: the match set is the list
+            facets, ordered = self._over_list(fused, sort) if fused else (_NO_FACETS, fused)
+            total = reach = len(fused)
+            page = ordered[offset : offset + size]
+        else:
+            match_q = self._match_query(keyword_side, kd, k_total, fused)
+            counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
+            total = lex.count(match_q) if match_q is not keyword_side else k_total
+            if sort == "relevance":
+                page, reach = fused[offset : offset + size], len(fused)
+            else:  # the whole match set by date or citations, as keyword mode sorts it
+                ids, scores, _ = lex.search(match_q, size, offset, sort)  # type: ignore[arg-type]
+                page, reach = list(zip(ids, scores, strict=True)), total
+            window = [d for d, _ in fused[:PEOPLE_WINDOW]]
+            facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
+            facets["researchers"] = self.people.facet(window)
+            facets.update(counts.result())
         title_ranks = _ranks([d for d, _ in fused[: len(titles)]])  # relevance: still first
         ranks = {"keyword": kw_ranks, "semantic": sem_ranks, "title": title_ranks}
         hits = make_hits(self.data, page, q, {}, ranks)
-        return hits, total, facets
+        return hits, total, facets, reach
+
+    def _match_query(
+        self,
+        keyword_side: tantivy.Query,
+        keyword_ids: list[int],
+        keyword_total: int,
+        fused: list[tuple[int, float]],
+    ) -> tantivy.Query:
+        """Hybrid's match set as one Tantivy query: the keyword matches, plus the semantic
+        (and title-rule) matches that are not among the keyword candidates."""
+        known = set(keyword_ids)
+        extra = [d for d, _ in fused if d not in known]
+        if not extra:
+            return keyword_side
+        either = [
+            (tantivy.Occur.Should, keyword_side),
+            (tantivy.Occur.Should, self.data.lexical.docids_for(extra)),
+        ]
+        return tantivy.Query.boolean_query(either)
 
     def _over_list(
         self, fused: list[tuple[int, float]], sort: str
@@ -383,6 +515,12 @@ class SearchEngine:
 
 def _ranks(docids: list[int]) -> dict[int, int]:
     return {d: i + 1 for i, d in enumerate(docids)}
+
+
+def _cut(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text``, ending at a word boundary."""
+    cut = text[:limit]
+    return cut.rsplit(None, 1)[0] if len(text) > limit and " " in cut else cut
 
 
 def open_engine(config: Config) -> SearchEngine:
