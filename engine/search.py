@@ -21,41 +21,31 @@ import numpy as np
 import tantivy
 
 from engine import fusion
-from engine.author_query import (
-    author_clause,
-    compatible_researchers,
-    rewrite_author_clauses,
-)
-from engine.author_query import name_key as name_key_text
 from engine.datadir import DataDir
 from engine.facet_table import FacetTable
 from engine.hits import direct_result, make_hits, missing_result
 from engine.institutions import Institutions
-from engine.match import KeywordQuery, MatchRule, above_floor, constraint_query, keyword_query
-from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
+from engine.match import above_floor
+from engine.plan import Plan, make_plan
+from engine.query import arxiv_id_in
 from engine.result_cache import ResultCache
 from engine.results import (
     FacetCount,
-    Filters,
     Hit,
     Mode,
-    ResearcherRef,
     SearchRequest,
     SearchResult,
     Stats,
 )
-from engine.title_match import put_first, title_matches
+from engine.title_match import put_first
 from papersift.config import Config
 from papersift.errors import QueryError
 from papersift.paper import Paper, parse_arxiv_id
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
-NAMED_RESEARCHERS = 3  # researcher cards above the results of a query that is a name
-# A pasted text's keyword side: a paper matches with this share of its words (as Lucene's
-# more-like-this asks for some of a text's terms, not most).
-LIKE_TEXT_FRACTION = 0.3
-_NO_FACETS: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
+Facets = dict[str, tuple[FacetCount, ...]]
+_NONE: Facets = {"categories": (), "years": ()}
 
 
 class SearchEngine:
@@ -188,270 +178,108 @@ class SearchEngine:
             )
         if len(request.query) > cfg.max_text_length:
             raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
-        mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
-        filters, warnings = self._canonical_filters(request.filters)
-
         direct_id = arxiv_id_in(request.query)
         if direct_id is not None:
+            mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
             paper = self.paper(direct_id)
             if paper is not None:
                 return direct_result(request, mode, paper, size, start)
             return missing_result(request, mode, direct_id, size, start)
-
-        text, rule = request.query, self.rule
-        if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
-            text = _cut(text, cfg.max_query_length)
-            rule = replace(rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2))
-            warnings.append(
-                f"a long text: searched for papers like it; the keyword side read its first "
-                f"{len(text):,} of {len(request.query):,} characters, the model its first "
-                f"{self.config.embedding.max_length} tokens"
-            )
-        parsed = parse_user_query(rewrite_author_clauses(text))  # TeX, "Kégl, B."
-        warnings.extend(parsed.warnings)
-        semantic_text = (
-            parse_user_query(request.query).semantic_text if text is not request.query
-            else parsed.semantic_text
-        )  # fmt: skip
-        kq = self._keyword_query(parsed, rule)
-        warnings.extend(kq.warnings)
-        filt = self._filter_query(filters)
-        mode = self._usable_mode(mode, parsed, semantic_text, warnings)
-        sort = request.sort
-        if parsed.empty and sort == "relevance":
-            sort = "newest"
-        if sort == "cited" and not self.data.lexical.has_citations():
-            warnings.append(
-                "no paper has a citation count yet (`papersift enrich` adds them); "
-                + ("sorted by relevance" if not parsed.empty else "sorted by newest")
-            )
-            sort = "relevance" if not parsed.empty else "newest"
-        researchers = self._named_researchers(parsed) if request.page == 1 else ()
-        if mode == "keyword":
-            hits, total, facets, reach = self._keyword(request, parsed, kq, filt, sort, size)
+        plan = make_plan(self, request, size)
+        if plan.mode == "keyword":
+            hits, total, facets, reach = self._keyword(plan)
         else:
-            hits, total, facets, reach = self._fused(
-                request, mode, parsed, semantic_text, kq, filt, sort, size, rule
-            )
+            hits, total, facets, reach = self._fused(plan)
         return SearchResult(
             request=request,
-            mode=mode,
+            mode=plan.mode,
             hits=tuple(hits),
             total=total,
             page=request.page,
             page_size=size,
             facets=facets,
-            warnings=tuple(dict.fromkeys(warnings)),
+            warnings=tuple(dict.fromkeys(plan.warnings)),
             took_ms=(time.perf_counter() - start) * 1000,
             reachable=min(reach, cfg.max_window // size * size),
-            researchers=researchers,
+            researchers=plan.researchers,
         )
-
-    @property
-    def rule(self) -> MatchRule:
-        cfg = self.config.search
-        return MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor)
-
-    def _usable_mode(
-        self, mode: Mode, parsed: ParsedQuery, semantic_text: str, warnings: list[str]
-    ) -> Mode:
-        """The mode this query can run in now, with a warning for each fallback."""
-        if mode == "keyword":
-            return mode
-        if parsed.empty:
-            return "keyword"  # browsing: nothing to embed
-        if not semantic_text:
-            warnings.append(f"{mode} search needs free text; searched by keywords")
-            return "keyword"
-        if self.data.vectors.size == 0:
-            warnings.append("the semantic index is still being built; searched by keywords")
-            return "keyword"
-        papers, embedded = self.coverage()
-        if embedded >= papers:
-            return mode
-        share = f"{embedded / papers:.0%} of {papers:,} papers ({embedded:,})"
-        if mode == "hybrid" and embedded < self.config.search.semantic_min_coverage * papers:
-            warnings.append(
-                f"embedding is under way: {share} have vectors so far; searched by keywords "
-                "until more are embedded"
-            )
-            return "keyword"
-        warnings.append(f"embedding is under way: semantic search covers {share} so far")
-        return mode
 
     def coverage(self) -> tuple[int, int]:
         """(papers, papers with a vector of the configured model), recounted after changes."""
         return self.data.store.count(), self._embedded_count()
 
-    def _canonical_filters(self, f: Filters) -> tuple[Filters, list[str]]:
-        """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
-        if not f.categories:
-            return f, []
-        known = self.category_counts()
-        lookup = {c.lower(): c for c in known}
-        lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
-        cats, warnings = [], []
-        for c in f.categories:
-            canon = lookup.get(c.strip().lower())
-            if canon is None:
-                warnings.append(f"no papers in category '{c}'")
-                canon = c.strip()
-            cats.append(canon)
-        return replace(f, categories=tuple(cats)), warnings
-
-    def _filter_query(self, f: Filters) -> tantivy.Query | None:
-        """The filters as one query; researcher names read as ``au:`` reads them."""
-        filt = self.data.lexical.filter_query(replace(f, researchers=()))
-        names = [self._author(name_key_text(n)) for n in f.researchers]
-        if not names:
-            return filt
-        must = [(tantivy.Occur.Must, self.data.lexical.parse(n)[0]) for n in names]
-        if filt is not None:
-            must.append((tantivy.Occur.Must, filt))
-        return tantivy.Query.boolean_query(must)
-
-    def _author(self, text: str) -> str:
-        return author_clause(self.data.store, text)
-
-    def _keyword_query(self, parsed: ParsedQuery, rule: MatchRule) -> KeywordQuery:
-        lookup = {c.lower(): c for c in self.category_counts()}
-        return keyword_query(
-            self.data.lexical, parsed, rule, categories=lookup, author=self._author
-        )
-
-    def _named_researchers(self, parsed: ParsedQuery) -> tuple[ResearcherRef, ...]:
-        """The researchers the query names, when all of it reads as one person's name."""
-        if not 2 <= len(parsed.clauses) <= 4 or not all(c.free for c in parsed.clauses):
-            return ()
-        name = " ".join(c.text for c in parsed.clauses)
-        found = self.people.many(compatible_researchers(self.data.store, name))
-        best = sorted(found.values(), key=lambda r: (-r.papers, r.rid))[:NAMED_RESEARCHERS]
-        return tuple(ResearcherRef(r.rid, r.name, r.papers) for r in best if r.papers > 0)
-
-    def _keyword(
-        self,
-        request: SearchRequest,
-        parsed: ParsedQuery,
-        kq: KeywordQuery,
-        filt: tantivy.Query | None,
-        sort: str,
-        size: int,
-    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]], int]:
+    def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
         lex = self.data.lexical
-        q = kq.query
-        combined = lex.combine(q, filt)
-        offset = (request.page - 1) * size
+        q = plan.keyword.query
+        combined = lex.combine(q, plan.filt)
+        offset = (plan.request.page - 1) * plan.size
         # Categories and years count every match, on a pool thread meanwhile (Tantivy
         # releases the GIL: 1.9x quicker on 2 cores). Researchers and institutions count
         # the first PEOPLE_WINDOW results when there are more: over 100k matches those
         # high-cardinality counts took 75% of a keyword query at 663k papers.
         counts = self._pool.submit(lex.facets, combined, 30, ("categories", "years"))
-        limit = max(PEOPLE_WINDOW, offset + size)
-        top, top_scores, total = lex.search(combined, limit, 0, sort)  # type: ignore[arg-type]
-        ranked = list(zip(top, top_scores, strict=True))
-        first = self._title_matches(parsed, self._restrict(parsed, filt), sort)
-        ranked = put_first(ranked, first)
+        limit = max(PEOPLE_WINDOW, offset + plan.size)
+        top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
+        first = list(plan.titles)
+        ranked = put_first(list(zip(top, top_scores, strict=True)), first)
         total += len(set(first) - set(top)) if total <= len(top) else 0
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
         ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
-        hits = make_hits(self.data, ranked[offset : offset + size], q, {}, ranks)
+        hits = make_hits(self.data, ranked[offset : offset + plan.size], q, {}, ranks)
         facets = {**counts.result(), "researchers": researchers, **insts.result()}
         return hits, total, facets, total
 
-    def _title_matches(
-        self, parsed: ParsedQuery, restrict: tantivy.Query | None, sort: str
-    ) -> list[int]:
-        """The papers that come first in relevance order (``engine.title_match``);
-        ``restrict`` as ``_restrict`` makes it."""
-        if sort != "relevance":
-            return []
-        limit = self.config.search.title_phrase_max
-        return title_matches(self.data.lexical, parsed, restrict, limit)
-
-    def _restrict(self, parsed: ParsedQuery, filt: tantivy.Query | None) -> tantivy.Query | None:
-        """The filters and the query's required and excluded clauses (+, -, fielded): what
-        semantic search and the title rule may return."""
-        lookup = {c.lower(): c for c in self.category_counts()}
-        constraint = constraint_query(
-            self.data.lexical, parsed, categories=lookup, author=self._author
-        )
-        return self.data.lexical.combine(constraint, filt) if constraint is not None else filt
-
-    def _fused(
-        self,
-        request: SearchRequest,
-        mode: Mode,
-        parsed: ParsedQuery,
-        semantic_text: str,
-        kq: KeywordQuery,
-        filt: tantivy.Query | None,
-        sort: str,
-        size: int,
-        rule: MatchRule,
-    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]], int]:
+    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
+        """Semantic and hybrid: the semantic list above the floor, in hybrid fused with the
+        keyword candidates (both lists as retrieved, so the normalisation sees the same
+        scores as without a floor) and cut to the match set."""
         cfg = self.config.search
         lex = self.data.lexical
         n = cfg.candidates
-        q = kq.query
-        sem_filter = self._restrict(parsed, filt)
+        q = plan.keyword.query
         # The keyword side runs on the pool thread while the query is embedded and the
         # vectors searched (both release the GIL).
-        keyword_side = lex.combine(q, filt) if mode == "hybrid" and q is not None else None
+        hybrid = plan.mode == "hybrid" and q is not None
+        keyword_side = lex.combine(q, plan.filt) if hybrid else None
         lexical = self._pool.submit(lex.search, keyword_side, n) if keyword_side else None
-        qvec = self.data.embedder.embed_query(semantic_text)
-        candidates = self._semantic(qvec, sem_filter, n)
-        semantic = above_floor(candidates, rule.floor)
-        kw_ranks: dict[int, int] = {}
-        kd: list[int] = []
-        k_total = 0
-        if lexical is not None:
-            kd, ks, k_total = lexical.result()
-            keyword = list(zip(kd, ks, strict=True))
-            kw_ranks = _ranks(kd)
-            # Fused over both candidate lists as retrieved (the normalisation sees the same
-            # scores as without a floor), then cut to the match set.
-            if cfg.fusion == "rrf":
-                fused = fusion.rrf(keyword, candidates, cfg.rrf_k)
-            else:
-                fused = fusion.convex(keyword, candidates, cfg.convex_weight)
-            members = set(kd).union(d for d, _ in semantic)
-            fused = [p for p in fused if p[0] in members]
-        else:
-            fused = list(semantic)
-        titles = self._title_matches(parsed, sem_filter, sort) if keyword_side else []
-        fused = put_first(fused, titles)
+        qvec = self.data.embedder.embed_query(plan.semantic_text)
+        candidates = self._semantic(qvec, plan.restrict, n)
+        semantic = above_floor(candidates, plan.rule.floor)
         sem_ranks = _ranks([d for d, _ in candidates])
-        offset = (request.page - 1) * size
-        if keyword_side is None:  # semantic: the match set is the list
-            facets, ordered = self._over_list(fused, sort) if fused else (_NO_FACETS, fused)
-            total = reach = len(fused)
-            page = ordered[offset : offset + size]
+        offset = (plan.request.page - 1) * plan.size
+        if keyword_side is None or lexical is None:  # semantic: the match set is the list
+            facets, ordered = self._over_list(semantic, plan.sort) if semantic else (_NONE, [])
+            page = ordered[offset : offset + plan.size]
+            hits = make_hits(self.data, page, q, {}, {"semantic": sem_ranks})
+            return hits, len(semantic), facets, len(semantic)
+        kd, ks, k_total = lexical.result()
+        keyword = list(zip(kd, ks, strict=True))
+        if cfg.fusion == "rrf":
+            fused = fusion.rrf(keyword, candidates, cfg.rrf_k)
         else:
-            match_q = self._match_query(keyword_side, kd, k_total, fused)
-            counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
-            total = lex.count(match_q) if match_q is not keyword_side else k_total
-            if sort == "relevance":
-                page, reach = fused[offset : offset + size], len(fused)
-            else:  # the whole match set by date or citations, as keyword mode sorts it
-                ids, scores, _ = lex.search(match_q, size, offset, sort)  # type: ignore[arg-type]
-                page, reach = list(zip(ids, scores, strict=True)), total
-            window = [d for d, _ in fused[:PEOPLE_WINDOW]]
-            facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
-            facets["researchers"] = self.people.facet(window)
-            facets.update(counts.result())
-        title_ranks = _ranks([d for d, _ in fused[: len(titles)]])  # relevance: still first
-        ranks = {"keyword": kw_ranks, "semantic": sem_ranks, "title": title_ranks}
-        hits = make_hits(self.data, page, q, {}, ranks)
-        return hits, total, facets, reach
+            fused = fusion.convex(keyword, candidates, cfg.convex_weight)
+        members = set(kd).union(d for d, _ in semantic)
+        fused = put_first([p for p in fused if p[0] in members], list(plan.titles))
+        match_q = self._match_query(keyword_side, kd, fused)
+        counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
+        total = lex.count(match_q) if match_q is not keyword_side else k_total
+        if plan.sort == "relevance":
+            page, reach = fused[offset : offset + plan.size], len(fused)
+        else:  # the whole match set by date or citations, as keyword mode sorts it
+            ids, scores, _ = lex.search(match_q, plan.size, offset, plan.sort)
+            page, reach = list(zip(ids, scores, strict=True)), total
+        window = [d for d, _ in fused[:PEOPLE_WINDOW]]
+        facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
+        facets["researchers"] = self.people.facet(window)
+        facets.update(counts.result())
+        title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
+        ranks = {"keyword": _ranks(kd), "semantic": sem_ranks, "title": title_ranks}
+        return make_hits(self.data, page, q, {}, ranks), total, facets, reach
 
     def _match_query(
-        self,
-        keyword_side: tantivy.Query,
-        keyword_ids: list[int],
-        keyword_total: int,
-        fused: list[tuple[int, float]],
+        self, keyword_side: tantivy.Query, keyword_ids: list[int], fused: list[tuple[int, float]]
     ) -> tantivy.Query:
         """Hybrid's match set as one Tantivy query: the keyword matches, plus the semantic
         (and title-rule) matches that are not among the keyword candidates."""
@@ -515,12 +343,6 @@ class SearchEngine:
 
 def _ranks(docids: list[int]) -> dict[int, int]:
     return {d: i + 1 for i, d in enumerate(docids)}
-
-
-def _cut(text: str, limit: int) -> str:
-    """The first ``limit`` characters of ``text``, ending at a word boundary."""
-    cut = text[:limit]
-    return cut.rsplit(None, 1)[0] if len(text) > limit and " " in cut else cut
 
 
 def open_engine(config: Config) -> SearchEngine:
