@@ -44,7 +44,7 @@ TOLERANCE = 0.005
 # Minimum-should-match rules (all words up to A, then a fraction F) and semantic floors.
 BASELINE = {"match_all_up_to": 1, "match_fraction": 0.0, "semantic_floor": 0.0}  # OR, no floor
 MSM = [(a, f) for a in (2, 3, 4) for f in (0.5, 0.6, 0.75)]
-FLOORS = (0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
+FLOORS = (0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 COVERAGES = (0.05, 0.25, 0.5, 0.75, 0.9)
 
 

@@ -83,7 +83,14 @@ def keyword_query(
     must_not: list[tantivy.Query] = []
     free: list[tantivy.Query] = []
     optional: list[tantivy.Query] = []  # stop words: scored where they match, never required
+    seen: set[tuple[str, str | None, str, bool]] = set()
     for group in parsed.groups():
+        if len(group) == 1:  # a word said twice counts once
+            c = group[0]
+            key = (c.sign, c.field, c.text.lower(), c.phrase)
+            if key in seen:
+                continue
+            seen.add(key)
         if len(group) > 1:  # x OR y: one clause of alternatives
             either = tantivy.Query.boolean_query([(tantivy.Occur.Should, parse(c)) for c in group])
             fielded = any(c.field in FIELDED for c in group)

@@ -262,11 +262,20 @@ class SearchEngine:
             fused = fusion.convex(keyword, candidates, cfg.convex_weight)
         members = set(kd).union(d for d, _ in semantic)
         fused = put_first([p for p in fused if p[0] in members], list(plan.titles))
+        title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
+        ranks = {"keyword": _ranks(kd), "semantic": sem_ranks, "title": title_ranks}
+        if k_total <= len(kd):  # every keyword match is a candidate: the list is the set
+            facets, ordered = self._over_list(fused, plan.sort) if fused else (_NONE, [])
+            page = ordered[offset : offset + plan.size]
+            return make_hits(self.data, page, q, {}, ranks), len(fused), facets, len(fused)
         match_q = self._match_query(keyword_side, kd, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
         total = lex.count(match_q) if match_q is not keyword_side else k_total
         if plan.sort == "relevance":
-            page, reach = fused[offset : offset + plan.size], len(fused)
+            page = fused[offset : offset + plan.size]
+            if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
+                page += self._keyword_tail(keyword_side, len(kd), fused, offset, plan.size)
+            reach = total
         else:  # the whole match set by date or citations, as keyword mode sorts it
             ids, scores, _ = lex.search(match_q, plan.size, offset, plan.sort)
             page, reach = list(zip(ids, scores, strict=True)), total
@@ -274,15 +283,28 @@ class SearchEngine:
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
         facets["researchers"] = self.people.facet(window)
         facets.update(counts.result())
-        title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
-        ranks = {"keyword": _ranks(kd), "semantic": sem_ranks, "title": title_ranks}
         return make_hits(self.data, page, q, {}, ranks), total, facets, reach
+
+    def _keyword_tail(
+        self, keyword_side: tantivy.Query, start: int, fused: list[tuple[int, float]],
+        offset: int, size: int,
+    ) -> list[tuple[int, float]]:  # fmt: skip
+        """The page's part beyond the fused list: keyword matches after the first ``start``
+        (the candidates), in BM25 order, without those the fused list holds. Their fused
+        score would be 0: below the candidates' minimum on the keyword side."""
+        listed = {d for d, _ in fused}
+        skip = max(0, offset - len(fused))  # tail results on earlier pages
+        want = skip + size - max(0, len(fused) - offset)
+        ids, _, _ = self.data.lexical.search(keyword_side, want + len(listed), start)
+        tail = [d for d in ids if d not in listed][skip:want]
+        return [(d, 0.0) for d in tail]
 
     def _match_query(
         self, keyword_side: tantivy.Query, keyword_ids: list[int], fused: list[tuple[int, float]]
     ) -> tantivy.Query:
-        """Hybrid's match set as one Tantivy query: the keyword matches, plus the semantic
-        (and title-rule) matches that are not among the keyword candidates."""
+        """Hybrid's match set as one Tantivy query, when there are more keyword matches than
+        candidates: the keyword matches, plus the semantic (and title-rule) matches that are
+        not among the keyword candidates."""
         known = set(keyword_ids)
         extra = [d for d, _ in fused if d not in known]
         if not extra:
