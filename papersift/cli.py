@@ -88,7 +88,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "added": report.added,
                 "updated": report.updated,
                 "unchanged": report.unchanged,
-                "skipped": [{"line": s.line, "reason": s.reason} for s in report.skipped],
+                "skipped": [
+                    {"line": s.line, "reason": s.reason, "id": s.arxiv_id, "field": s.field}
+                    for s in report.skipped
+                ],
             }
         )
     else:

@@ -9,6 +9,7 @@ researchers, is one more entry in ``KINDS``.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -65,6 +66,7 @@ def _store(c: AppContext) -> PaperStore:
 
 
 # kind -> ((store path, store seq, size), lastmod of each chunk)
+_NUMBER = re.compile(r"[1-9][0-9]{0,8}\Z")  # a chunk number, bounded before int()
 _chunk_cache: dict[str, tuple[tuple[str, int, int], list[date | None]]] = {}
 _chunk_lock = threading.Lock()
 
@@ -203,7 +205,7 @@ async def chunk(request: Request) -> Response:
     c = ctx(request)
     name, _, number = str(request.path_params["chunk"]).rpartition("-")
     kind = next((k for k in KINDS if k.name == name), None)
-    if kind is None or not number.isdecimal() or number.startswith("0"):
+    if kind is None or not _NUMBER.match(number):
         raise HTTPException(404, "There is no such sitemap; /sitemap.xml lists them.")
     n, size = int(number), _size(c)
     if n > len(await c.call(kind.chunks, c, size)):

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from starlette.requests import Request
 
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_number
 
 SLUG_WORDS = 10
 SLUG_CHARS = 80
@@ -52,18 +52,41 @@ class PaperPath:
 
 
 def parse_paper_path(rest: str) -> PaperPath | None:
-    """Split what follows ``/papers/``; None if it names no arXiv id."""
+    """Split what follows ``/papers/``; None if it names no arXiv id. Raises ParamError (a
+    400) for an id whose version is out of range, such as ``2401.10241v99999999999``."""
+    from server.params import ParamError
+
     m = _PAPER_PATH.match(rest)
     if not m:
         return None
     parsed = parse_arxiv_id(m.group("id") + (m.group("v") or ""))
     if parsed is None:
+        if m.group("v") and version_number(m.group("v")[1:]) is None:
+            raise ParamError(
+                "version", f"An arXiv version is a number from 1 to {MAX_VERSION}, as in v2."
+            )
         return None
     return PaperPath(parsed[0], parsed[1], m.group("slug"), (m.group("ext") or "").lower(), rest)
 
 
 def arxiv_abs(arxiv_id: str, version: int | None = None) -> str:
     return f"https://arxiv.org/abs/{arxiv_id}" + (f"v{version}" if version else "")
+
+
+VERSION_LINKS = 12  # a paper page links at most this many versions, then "all N"
+
+
+def version_links(paper: Paper) -> list[tuple[str, str]]:
+    """(label, URL) of the versions a paper page links: all of a few, else the first and the
+    latest ones and a link to arXiv's page, which lists them all. Bounded whatever the
+    stored version (ingest bounds it too: ``papersift.paper.MAX_VERSION``)."""
+    n = paper.version
+    if n <= VERSION_LINKS:
+        return [(f"v{v}", arxiv_abs(paper.arxiv_id, v)) for v in range(1, n + 1)]
+    shown = [1, *range(n - VERSION_LINKS + 2, n + 1)]
+    links = [(f"v{v}", arxiv_abs(paper.arxiv_id, v)) for v in shown]
+    links.insert(1, (f"… all {n:,} versions", arxiv_abs(paper.arxiv_id)))
+    return links
 
 
 def arxiv_pdf(arxiv_id: str) -> str:
