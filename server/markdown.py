@@ -30,11 +30,12 @@ _LINE_START = re.compile(r"^([#+=-]|\d+(?=[.)]))")
 _URL_SAFE = ":/?#@!$&*+,;=%"  # besides letters, digits and _.-~; never ( ) [ ] < > ' " space
 
 
-def md_text(text: str) -> str:
+def md_text(text: str, *, line_start: bool = False) -> str:
     """``text`` as literal markdown on one line: markup characters backslash-escaped, so a
-    title such as ``x](javascript:alert(1)) [y`` or ``<img onerror=...>`` stays text."""
+    title such as ``x](javascript:alert(1)) [y`` or ``<img onerror=...>`` stays text;
+    ``line_start``: it begins a line, where ``- ``, ``# ``, ``1. `` and ``=`` are markup too."""
     out = _INLINE.sub(r"\\\1", " ".join(text.split()))
-    m = _LINE_START.match(out)
+    m = _LINE_START.match(out) if line_start else None
     if m is None:
         return out
     lead = m.group(1)
@@ -180,7 +181,7 @@ def paper_markdown(paper: Paper, root: str, links: AuthorLinks) -> str:
         "",
         "## Abstract",
         "",
-        md_text(paper.abstract),
+        md_text(paper.abstract, line_start=True),
         "",
         "## BibTeX",
         "",
@@ -216,7 +217,7 @@ def hit_lines(result: SearchResult, root: str, links: AuthorLinks) -> list[str]:
             f"{i}. {md_link(meta.plain_text(p.title), root + paper_path(p))} - arXiv "
             f"{md_text(p.arxiv_id)}, {p.published.isoformat()}, {md_text(', '.join(p.categories))}",
             f"   {_authors(p, root, links, limit=5)}",
-            f"   {md_text(meta.shorten(meta.plain_text(p.abstract), 300))}",
+            f"   {md_text(meta.shorten(meta.plain_text(p.abstract), 300), line_start=True)}",
         ]
     return lines
 
