@@ -313,6 +313,13 @@ def search_url(req: SearchRequest, path: str = "/search", **changes: object) -> 
     return f"{path}?{qs}" if qs else path
 
 
+def page_link(path: str, **params: str | int) -> str:
+    """``path`` with these query parameters, URL-encoded (``q=wang#j`` -> ``q=wang%23j``);
+    empty ones, and ``page=1``, left out. The one builder of list pages' prev/next links."""
+    items = [(k, str(v)) for k, v in params.items() if v != "" and not (k == "page" and v == 1)]
+    return f"{path}?{urlencode(items)}" if items else path
+
+
 def with_filters(req: SearchRequest, **changes: object) -> str:
     """Search URL with the filters changed (``categories=...`` etc.), back on page 1."""
     return search_url(req, filters=replace(req.filters, **changes))  # type: ignore[arg-type]

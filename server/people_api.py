@@ -14,7 +14,7 @@ from engine.people import People, Profile, Researcher
 from engine.results import SearchRequest
 from papersift.config import SearchConfig
 from server.context import ctx
-from server.params import ParamError, clean_text, int_param, parse_search
+from server.params import ParamError, clean_text, int_param, page_link, parse_search
 from server.people_views import researcher_url
 from server.templating import json_response
 from server.urls import site_root
@@ -78,7 +78,11 @@ async def researchers(request: Request) -> Response:
     found, total = await ctx(request).call(people.search, q, limit, (page - 1) * limit)
     root = site_root(request)
     has_next = page * limit < total
-    nxt = f"{root}/api/v1/researchers?q={q}&page={page + 1}&limit={limit}" if has_next else None
+    nxt = (
+        root + page_link("/api/v1/researchers", q=q, page=page + 1, limit=limit)
+        if has_next
+        else None
+    )
     return json_response(
         request,
         {

@@ -23,7 +23,7 @@ from server.markdown import (
     researcher_markdown,
     wants_markdown,
 )
-from server.params import clean_text, int_param, search_url, with_filters
+from server.params import clean_text, int_param, page_link, search_url, with_filters
 from server.people_views import author_links, researcher_filters, researcher_url
 from server.svg import Bar, Node, bar_chart, network
 from server.templating import cached_response, page_meta, render
@@ -74,8 +74,7 @@ async def index(request: Request) -> Response:
     found, total = await ctx(request).call(people.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
 
     def page_url(n: int) -> str:
-        qs = "&".join(x for x in (f"q={q}" if q else "", f"page={n}" if n > 1 else "") if x)
-        return "/researchers" + ("?" + qs if qs else "")
+        return page_link("/researchers", q=q, page=n)
 
     context = page_meta(
         request,

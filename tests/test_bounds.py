@@ -7,6 +7,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
@@ -15,6 +16,7 @@ from engine.datadir import DataDir
 from engine.search import open_engine
 from indexer.build import import_files
 from server.app import create_app
+from server.params import page_link
 from server.urls import VERSION_LINKS
 from tests.corpus import demo_records, make_config, write_jsonl
 from tests.web_helpers import parse_html
@@ -101,3 +103,34 @@ def test_paper_page_caps_version_links(versions_client: tuple[TestClient, Path])
     assert _version_links(huge.text)[1] == f"… all {2**63 - 1:,} versions"
     few = _version_links(client.get(f"/papers/{records[2]['id']}").text)
     assert few == [f"v{v}" for v in range(1, len(few) + 1)]
+
+
+@pytest.mark.parametrize("q", ["wang#j", "an & b", "li?x=1&page=9", "é/ü+"])
+def test_page_link_encodes_the_query(q: str) -> None:
+    link = page_link("/api/v1/researchers", q=q, page=2, limit=5)
+    parts = urlsplit(link)
+    assert not parts.fragment and parse_qs(parts.query) == {"q": [q], "page": ["2"], "limit": ["5"]}
+    assert page_link("/researchers", q="", page=1) == "/researchers"
+
+
+@pytest.mark.parametrize("q", ["wang#j", "an & b"])
+@pytest.mark.parametrize("path", ["/api/v1/researchers", "/api/v1/institutions"])
+def test_next_links_round_trip_the_query(client: TestClient, path: str, q: str) -> None:
+    r = client.get(path, params={"q": q, "limit": 1})
+    assert r.status_code in (200, 404), r.text[:200]
+    if r.status_code == 404:  # no institution registry in this index
+        return
+    body = r.json()
+    nxt = body.get("next")
+    if body["total"] > 1:
+        assert nxt is not None
+    if nxt:
+        parts = urlsplit(nxt)
+        assert not parts.fragment and parse_qs(parts.query)["q"] == [q]
+        assert client.get(nxt).status_code == 200
+
+
+def test_researchers_page_next_link_is_encoded(client: TestClient) -> None:
+    page = parse_html(client.get("/researchers", params={"q": "an & b"}).text)
+    for href in page.xpath("//a[@rel='next']/@href | //a[contains(., 'Next')]/@href"):
+        assert parse_qs(urlsplit(href).query).get("q") == ["an & b"]
