@@ -29,7 +29,7 @@ from feeds.sitemap import CONTENT_TYPE, Entry, chunk_entries, chunk_lastmods, si
 from server.context import AppContext, ctx
 from server.people_views import researcher_url, slug
 from server.templating import not_modified
-from server.urls import category_path, site_root, slugify
+from server.urls import category_path, shared_cache, site_root, slugify
 
 STATIC_PAGES = ("/categories", "/feeds", "/developers")
 BATCH = 5000  # ids per store read of the researcher and institution chunks
@@ -181,8 +181,9 @@ def _etag(c: AppContext, *parts: object) -> str:
     return 'W/"sm-' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
 
 
-def _headers(c: AppContext, etag: str) -> dict[str, str]:
-    return {"ETag": etag, "Cache-Control": f"public, max-age={c.config.feeds.max_age}"}
+def _headers(c: AppContext, etag: str, request: Request) -> dict[str, str]:
+    cache = f"{shared_cache(request)}, max-age={c.config.feeds.max_age}"
+    return {"ETag": etag, "Cache-Control": cache}
 
 
 async def index(request: Request) -> Response:
@@ -190,7 +191,7 @@ async def index(request: Request) -> Response:
     root = site_root(request)
     etag = _etag(c, "index", root)
     if not_modified(request, etag):
-        return Response(status_code=304, headers=_headers(c, etag))
+        return Response(status_code=304, headers=_headers(c, etag, request))
     listed_chunks: list[Entry] = []
     for kind in KINDS:
         lastmods = await c.call(kind.chunks, c, _size(c))
@@ -198,7 +199,7 @@ async def index(request: Request) -> Response:
             (f"/sitemaps/{kind.name}-{n}.xml", mod) for n, mod in enumerate(lastmods, start=1)
         ]
     body = sitemap_index(root, listed_chunks)
-    return Response(body, media_type=CONTENT_TYPE, headers=_headers(c, etag))
+    return Response(body, media_type=CONTENT_TYPE, headers=_headers(c, etag, request))
 
 
 async def chunk(request: Request) -> Response:
@@ -212,10 +213,12 @@ async def chunk(request: Request) -> Response:
         raise HTTPException(404, f"There is no sitemap {name}-{n}; /sitemap.xml lists them.")
     etag = _etag(c, name, n, site_root(request))
     if not_modified(request, etag):
-        return Response(status_code=304, headers=_headers(c, etag))
+        return Response(status_code=304, headers=_headers(c, etag, request))
     rows = await c.call(kind.entries, c, size, n)  # small kinds are built right here
     return StreamingResponse(
-        urlset(site_root(request), rows, size), media_type=CONTENT_TYPE, headers=_headers(c, etag)
+        urlset(site_root(request), rows, size),
+        media_type=CONTENT_TYPE,
+        headers=_headers(c, etag, request),
     )
 
 

@@ -93,12 +93,31 @@ def arxiv_pdf(arxiv_id: str) -> str:
     return f"https://arxiv.org/pdf/{arxiv_id}"
 
 
+# A Host header we put into links: a DNS name or an IP literal, and a port. Anything else
+# (markup, spaces, a path) falls back to the address `serve` listens on.
+_HOST = re.compile(
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}"
+    r"[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?\Z"
+)
+
+
 def site_root(request: Request) -> str:
-    """Public base URL without a trailing slash: the configured one, else the request's."""
-    configured: str = request.app.state.config.server.base_url
-    if configured:
-        return configured.rstrip("/")
-    return str(request.base_url).rstrip("/")
+    """Public base URL without a trailing slash: the configured one, else the request's if
+    its Host header is a plain host[:port], else the address `serve` listens on."""
+    server = request.app.state.config.server
+    if server.base_url:
+        return str(server.base_url).rstrip("/")
+    if _HOST.match(request.headers.get("host", "")):
+        return str(request.base_url).rstrip("/")
+    host = "localhost" if server.host in ("", "0.0.0.0", "::") else server.host
+    return f"http://{host}:{server.port}"
+
+
+def shared_cache(request: Request) -> str:
+    """``public`` when links are built from the configured base URL; ``private`` when they
+    come from the request's Host header, so no shared cache hands one client's Host to
+    others (feeds and sitemaps are cached for ``[feeds] max_age``)."""
+    return "public" if request.app.state.config.server.base_url else "private"
 
 
 def absolute(request: Request, path: str) -> str:

@@ -3,6 +3,7 @@ and a paper page's version links stay few whatever the stored version."""
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -13,8 +14,9 @@ import pytest
 from starlette.testclient import TestClient
 
 from engine.datadir import DataDir
-from engine.search import open_engine
+from engine.search import SearchEngine, open_engine
 from indexer.build import import_files
+from papersift.config import Config
 from server.app import create_app
 from server.params import page_link
 from server.urls import VERSION_LINKS
@@ -134,3 +136,22 @@ def test_researchers_page_next_link_is_encoded(client: TestClient) -> None:
     page = parse_html(client.get("/researchers", params={"q": "an & b"}).text)
     for href in page.xpath("//a[@rel='next']/@href | //a[contains(., 'Next')]/@href"):
         assert parse_qs(urlsplit(href).query).get("q") == ["an & b"]
+
+
+def test_feed_links_never_carry_a_hostile_host(client: TestClient) -> None:
+    r = client.get("/rss/latest.xml", headers={"host": 'evil.example"><script>x</script>'})
+    assert r.status_code == 200 and b"evil.example" not in r.content
+    assert b"<link>http://127.0.0.1:8000/" in r.content  # the address serve listens on
+    assert r.headers["cache-control"].startswith("private, ")  # built from a Host header
+
+
+def test_a_configured_base_url_is_cached_publicly(
+    engine: SearchEngine, built_config: Config
+) -> None:
+    server = dataclasses.replace(built_config.server, base_url="https://papers.example")
+    app = create_app(engine, dataclasses.replace(built_config, server=server))
+    with TestClient(app, base_url="http://testserver") as c:
+        r = c.get("/rss/latest.xml", headers={"host": "evil.example"})
+        assert r.headers["cache-control"].startswith("public, ")
+        assert b"evil.example" not in r.content and b"https://papers.example/papers/" in r.content
+        assert c.get("/sitemap.xml").headers["cache-control"].startswith("public, ")
