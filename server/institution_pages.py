@@ -16,8 +16,8 @@ from engine.institutions import Institution, Institutions
 from indexer.ror import ROR_PREFIX, parse_ror_id
 from server.context import ctx
 from server.feed_routes import institution_feed_path
-from server.markdown import MARKDOWN, institution_markdown, wants_markdown
-from server.params import clean_text, int_param
+from server.markdown import MARKDOWN, institution_markdown, list_markdown, wants_markdown
+from server.params import clean_text, int_param, page_link
 from server.people_views import researcher_url, slug
 from server.templating import cached_response, page_meta, render
 from server.urls import site_root
@@ -64,6 +64,14 @@ async def index(request: Request) -> Response:
     q = clean_text(request.query_params.get("q", ""))[:200]
     page = int_param(request.query_params, "page", 1, 10_000)
     found, total = await ctx(request).call(reg.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
+    if wants_markdown(request):
+        root = site_root(request)
+        items = [(i.name, root + institution_url(i), ", ".join(x for x in (i.city, i.country) if x))
+                 for i in found]  # fmt: skip
+        nxt = page_link("/institutions", q=q, page=page + 1) if page * INDEX_PAGE < total else None
+        heading = f"Institutions matching “{q}”" if q else "Institutions"
+        text = list_markdown(heading, items, total, root + nxt if nxt else None)
+        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
     context = page_meta(
         request,
         title=f"Institutions matching {q} - papersift" if q else "Institutions - papersift",

@@ -261,3 +261,16 @@ def institution_markdown(
         lines += [f"- {md_link(name, url)} ({n:,} papers)" for name, url, n in members]
     lines.append("")
     return "\n".join(lines)
+
+
+def list_markdown(
+    heading: str, items: Sequence[tuple[str, str, str]], total: int, next_url: str | None
+) -> str:
+    """A list page (researchers, institutions) as markdown: (label, absolute URL, note)."""
+    lines = [f"# {md_text(heading)}", "", f"{total:,} in all.", ""]
+    lines += [f"- {md_link(label, url)}" + (f" ({md_text(note)})" if note else "")
+              for label, url, note in items]  # fmt: skip
+    if next_url:
+        lines += ["", f"Next page: {md_url(next_url)}"]
+    lines.append("")
+    return "\n".join(lines)

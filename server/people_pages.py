@@ -20,6 +20,7 @@ from server.feed_routes import researcher_feed_path
 from server.markdown import (
     MARKDOWN,
     author_links_of,
+    list_markdown,
     researcher_markdown,
     wants_markdown,
 )
@@ -76,6 +77,15 @@ async def index(request: Request) -> Response:
     def page_url(n: int) -> str:
         return page_link("/researchers", q=q, page=n)
 
+    nxt = page_url(page + 1) if page * INDEX_PAGE < total else None
+    if wants_markdown(request):
+        root = site_root(request)
+        items = [(r.name, root + researcher_url(r.rid, r.name), f"{r.papers:,} papers")
+                 for r in found]  # fmt: skip
+        heading = f"Researchers matching “{q}”" if q else "Researchers"
+        text = list_markdown(heading, items, total, root + nxt if nxt else None)
+        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
+
     context = page_meta(
         request,
         title=f"Researchers matching {q} - papersift" if q else "Researchers - papersift",
@@ -90,7 +100,7 @@ async def index(request: Request) -> Response:
         total=total,
         first=(page - 1) * INDEX_PAGE + 1,
         prev=page_url(page - 1) if page > 1 else None,
-        next=page_url(page + 1) if page * INDEX_PAGE < total else None,
+        next=nxt,
     )
     return render(request, "researchers.html", context)
 

@@ -334,7 +334,7 @@ def test_markdown_outputs_are_inert(hostile_client: TestClient) -> None:
     assert "javascript:alert(17)" in doc.text_content()
     answers = [text]
     for url in ("/papers/2401.00008", "/search?q=hostile&mode=keyword", "/search?q=javascript",
-                "/papers/[x](javascript:alert(1))"):  # fmt: skip
+                "/papers/[x](javascript:alert(1))", "/researchers?q=mal"):  # fmt: skip
         r = hostile_client.get(url, headers=MD)
         assert r.headers["content-type"].startswith("text/markdown"), url
         answers.append(r.text)

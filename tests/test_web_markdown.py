@@ -95,6 +95,10 @@ def test_researcher_and_institution_pages_as_markdown(client: TestClient) -> Non
     assert r.text.startswith("# Penghui Qi\n") and "Accept" in r.headers["vary"]
     assert "## Papers" in r.text and "Zero Bubble Pipeline Parallelism" in r.text
     assert client.get(href).headers["content-type"].startswith("text/html")
+    listing = client.get("/researchers", params={"q": "qi"}, headers=MD)
+    assert listing.headers["content-type"].startswith("text/markdown")
+    assert listing.text.startswith("# Researchers matching “qi”\n")
+    assert f"[Penghui Qi](http://testserver{href})" in listing.text
     found = client.get("/api/v1/institutions?limit=1").json()
     if found["institutions"]:  # a registry is loaded in this index
         url = found["institutions"][0]["url"].removeprefix("http://testserver")
