@@ -66,8 +66,10 @@ print(json.dumps({"n": len(orgs), "count": count, "read": read, "fresh": fresh, 
 def run_child(checkout: Path, n: int) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(checkout), str(EXTRACT), str(n)],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     result: dict[str, float] = json.loads(out.strip().splitlines()[-1])
     return result
 
@@ -79,17 +81,27 @@ def cli_import() -> tuple[float, str]:
         t0 = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "papersift", "import-ror", str(EXTRACT)],
-            capture_output=True, text=True, check=True, env=env, cwd=ROOT,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
         return time.perf_counter() - t0, done.stdout.strip()
 
 
 def _row(label: str, r: dict[str, float], load: str) -> list[str]:
     n = r["n"]
     return [
-        label, f"{n:,.0f}", f"{r['read']:.2f}", f"{r['fresh']:.2f}",
-        f"{1000 * r['fresh'] / n:.3f}", f"{r['again']:.2f}", f"{1000 * r['again'] / n:.3f}", load,
-    ]  # fmt: skip
+        label,
+        f"{n:,.0f}",
+        f"{r['read']:.2f}",
+        f"{r['fresh']:.2f}",
+        f"{1000 * r['fresh'] / n:.3f}",
+        f"{r['again']:.2f}",
+        f"{1000 * r['again'] / n:.3f}",
+        load,
+    ]
 
 
 def main() -> None:
@@ -113,26 +125,34 @@ def main() -> None:
     wall, line = cli_import()
     log(f"papersift import-ror: {wall:.1f} s ({line})")
     headers = [
-        "code", "organisations", "read s", "import s", "s per 1k", "re-import s",
-        "re-import s per 1k", "load",
-    ]  # fmt: skip
+        "code",
+        "organisations",
+        "read s",
+        "import s",
+        "s per 1k",
+        "re-import s",
+        "re-import s per 1k",
+        "load",
+    ]
     info = machine_info()
-    body = "\n".join([
-        "## import-ror at registry scale (issue 23)",
-        "",
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
-        f"{info['cores']} cores, revision {info['revision']}. `.venv/bin/python "
-        "bench/ror_import.py" + (" --old ../main" if args.old else "") + " --write`. "
-        "The first N organisations of the 35,990-record extract into an empty store "
-        "(`import s`), then the same N again (`re-import s`, every row an update); reading "
-        "the dump apart (`read s`). `before` is the code before the fix (a full scan of "
-        "`institution_names` per organisation), `after` this checkout; runs alternate.",
-        "",
-        table(headers, rows),
-        "",
-        f"`papersift import-ror` of the whole extract, a real process, reading included: "
-        f"**{wall:.1f} s** wall ({line}); load {load_average()}.",
-    ])  # fmt: skip
+    body = "\n".join(
+        [
+            "## import-ror at registry scale (issue 23)",
+            "",
+            f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
+            f"{info['cores']} cores, revision {info['revision']}. `.venv/bin/python "
+            "bench/ror_import.py" + (" --old ../main" if args.old else "") + " --write`. "
+            "The first N organisations of the 35,990-record extract into an empty store "
+            "(`import s`), then the same N again (`re-import s`, every row an update); reading "
+            "the dump apart (`read s`). `before` is the code before the fix (a full scan of "
+            "`institution_names` per organisation), `after` this checkout; runs alternate.",
+            "",
+            table(headers, rows),
+            "",
+            f"`papersift import-ror` of the whole extract, a real process, reading included: "
+            f"**{wall:.1f} s** wall ({line}); load {load_average()}.",
+        ]
+    )
     print(body)
     if args.write:
         write_section("ror-import", body)
