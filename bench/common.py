@@ -190,3 +190,10 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def publish(name: str, body: str, write: bool) -> None:
+    """Print a section and, when asked, write it into RESULTS.md (``write_section``)."""
+    print(body)
+    if write:
+        write_section(name, body)

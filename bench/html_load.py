@@ -32,7 +32,7 @@ import httpx
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, ROOT, load_average, log, machine_info, table, write_section
+from bench.common import CACHE, ROOT, load_average, log, machine_info, publish, table
 from bench.http_load import Server, run_wrk
 
 DEMO = ROOT / "papersift" / "data" / "corpus" / "arxiv-demo.jsonl.gz"
@@ -178,7 +178,7 @@ def main() -> None:
     finally:
         for s in servers.values():
             s.stop()
-    print(report(runs, codes, args, data))
+    publish("html-load", report(runs, codes, args, data), args.write)
 
 
 def report(
@@ -260,8 +260,6 @@ def report(
             f"Load average at the end: {load_average()}.",
         ]
     )
-    if args.write:
-        write_section("html-load", body)
     return body
 
 

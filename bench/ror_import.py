@@ -25,7 +25,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, load_average, log, machine_info, table, write_section
+from bench.common import ROOT, load_average, log, machine_info, publish, table
 
 # The shared data folder sits beside the repository (beside the worktrees' parent for one).
 SHARED = next(
@@ -153,9 +153,7 @@ def main() -> None:
             f"**{wall:.1f} s** wall ({line}); load {load_average()}.",
         ]
     )
-    print(body)
-    if args.write:
-        write_section("ror-import", body)
+    publish("ror-import", body, args.write)
 
 
 if __name__ == "__main__":

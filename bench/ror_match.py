@@ -25,7 +25,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import load_average, log, machine_info, table, write_section
+from bench.common import load_average, log, machine_info, publish, table
 from bench.ror_import import EXTRACT
 from engine.affiliation_match import explain, matcher
 from engine.institutions import Institutions
@@ -127,9 +127,7 @@ def main() -> None:
             f"Building the matcher from the store (cached until the next import): {build:.2f} s.",
         ]
     )
-    print(body)
-    if args.write:
-        write_section("ror-match", body)
+    publish("ror-match", body, args.write)
 
 
 if __name__ == "__main__":
