@@ -77,12 +77,12 @@ async def match(request: Request) -> Response:
         if name != "q":
             raise ParamError(name, f"Unknown parameter {name[:40]!r}; known: q.")
     reg = _registry(request)
-    raw = request.query_params.get("q", "")
+    if "q" not in request.query_params:
+        raise ParamError("q", "Give 'q', an affiliation as a paper prints it.")
+    raw = request.query_params["q"]
     if len(raw) > MAX_AFFILIATION:
         raise ParamError("q", f"'q' is at most {MAX_AFFILIATION} characters ({len(raw)} given).")
-    q = clean_text(raw)
-    if not q:
-        raise ParamError("q", "Give 'q', an affiliation as a paper prints it.")
+    q = clean_text(raw)  # blank after cleaning: answered, with nothing matched
     found = await ctx(request).call(explain, reg, q)
     root = site_root(request)
     inst = found.institution

@@ -132,7 +132,7 @@ def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[st
                         "q",
                         "An affiliation as a paper prints it, e.g. 'Dept. of Physics, Univ. "
                         "of Oxford, UK'.",
-                        {"type": "string", "minLength": 1, "maxLength": MAX_AFFILIATION},
+                        {"type": "string", "maxLength": MAX_AFFILIATION},
                         required=True,
                     ),
                 ],

@@ -1,15 +1,16 @@
 """Rendered pages kept, compressed, for repeated requests while the data is unchanged.
 
 With the result cache on, a repeated search costs the API one lookup and a JSON dump, but
-the HTML page re-renders its template (links, facets, snippets, JSON-LD) and re-compresses
-the bytes every time: five times the API's CPU (bench/RESULTS.md, issue 23). A page is a
-function of its URL, the format asked for (HTML or markdown), the content encoding and the
-data (both indexes, researchers, the institution registry), so its final bytes are kept
-under exactly those keys and sent again as they are, as long as the result cache is on.
-The indexes and researchers have in-memory generation counters; the registry's version is
-a store read, so it is taken off the event loop at most once per ``REGISTRY_POLL`` seconds
-(an ``import-ror`` in another process shows within that time). Only 200 responses are
-kept, and ``MAX_BYTES`` bounds the memory.
+the HTML page re-rendered its template (hit cards, author links, facet URLs, JSON-LD) and
+re-compressed the bytes every time: four times the API's CPU per request (bench/RESULTS.md,
+issue 23). A page is a function of its URL (scheme and host too: they make its canonical
+links), the format asked for (HTML or markdown), the content encoding and the data (both
+indexes, researchers, the institution registry), so its final bytes are kept under exactly
+those keys and sent again as they are, as long as the result cache is on. The indexes and
+researchers have in-memory generation counters; the registry's version is a store read, so
+it is taken off the event loop at most once per ``REGISTRY_POLL`` seconds (an
+``import-ror`` in another process shows within that time). Only 200 responses are kept,
+and ``MAX_BYTES`` bounds the memory.
 """
 
 from __future__ import annotations
@@ -126,7 +127,7 @@ def cached_page(handler: Handler) -> Handler:
         choice = choose_encoding(request.headers.get("accept-encoding", ""))
         encoding = choice[0] if choice is not None else None
         key = (
-            handler.__name__, request.url.netloc, request.url.path, request.url.query,
+            handler.__name__, str(request.base_url), request.url.path, request.url.query,
             wants_markdown(request), encoding, generation,
         )  # fmt: skip
         page = cache.get(key)
