@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS institution_names (
 ) WITHOUT ROWID;
 -- Replacing an organisation's names looks them up by iid: without this index every import
 -- scanned the whole table once per organisation (36k organisations: 444 s). Stores made
--- before it get it when next opened (CREATE INDEX IF NOT EXISTS, one pass, well under 1 s).
+-- before it get it when next opened (CREATE INDEX IF NOT EXISTS: one pass over the table).
 CREATE INDEX IF NOT EXISTS institution_names_iid ON institution_names(iid);
 CREATE TABLE IF NOT EXISTS affiliations (
     docid INTEGER NOT NULL, position INTEGER NOT NULL, ror_id TEXT NOT NULL,
@@ -121,8 +121,8 @@ def migrate(store: PaperStore) -> None:
         with store.reading() as db:
             if db.execute("SELECT 1 FROM institutions WHERE match_keys IS NULL").fetchone() is None:
                 return
-    with store.transaction() as db:
-        if "match_keys" not in columns:
+    with store.transaction() as db:  # another process may have migrated meanwhile: re-read
+        if "match_keys" not in {str(r[1]) for r in db.execute("PRAGMA table_info(institutions)")}:
             db.execute("ALTER TABLE institutions ADD COLUMN match_keys TEXT")
         rows = db.execute(
             "SELECT iid, name, aliases FROM institutions WHERE match_keys IS NULL"
