@@ -47,9 +47,11 @@ class MatchRule:
 
 @dataclass(frozen=True, slots=True)
 class KeywordQuery:
-    """The Tantivy query of a parsed query, and what it counted."""
+    """The Tantivy queries of a parsed query, and what it counted."""
 
-    query: tantivy.Query | None  # None: the query has no clause Tantivy can use
+    query: tantivy.Query | None  # the matches; None: no clause Tantivy can use
+    ranking: tantivy.Query | None  # the same clauses with any free word enough: hybrid's
+    # keyword candidates, so fusion sees the scores it was tuned on (``engine.search``)
     free_terms: int  # free words / OR groups that count for minimum-should-match
     required: int  # of which a match needs this many
     warnings: tuple[str, ...] = ()
@@ -106,23 +108,29 @@ def keyword_query(
         else:
             free.append(parse(c))
     need = rule.required(len(free))
-    clauses: list[tuple[tantivy.Occur, tantivy.Query]] = [(tantivy.Occur.Must, q) for q in must]
-    if len(free) == 1:
-        clauses.append((tantivy.Occur.Must, free[0]))
-    elif free:
-        words = [(tantivy.Occur.Should, q) for q in free]
-        clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(words, need)))
-    if not clauses and not must_not:
+    if not must and not free and not must_not:
         if not optional:
-            return KeywordQuery(None, 0, 0, tuple(warnings))
+            return KeywordQuery(None, None, 0, 0, tuple(warnings))
         warnings.append("the query has only common words (such as 'the'); nothing matches them")
-        return KeywordQuery(tantivy.Query.empty_query(), 0, 0, tuple(warnings))
-    if not clauses:  # only exclusions: everything else
-        clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
-    clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
-    clauses += [(tantivy.Occur.Should, q) for q in optional]
-    query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
-    return KeywordQuery(query, len(free), need, tuple(warnings))
+        nothing = tantivy.Query.empty_query()
+        return KeywordQuery(nothing, nothing, 0, 0, tuple(warnings))
+
+    def build(minimum: int) -> tantivy.Query:
+        clauses = [(tantivy.Occur.Must, q) for q in must]
+        if len(free) == 1:
+            clauses.append((tantivy.Occur.Must, free[0]))
+        elif free:
+            words = [(tantivy.Occur.Should, q) for q in free]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(words, minimum)))
+        if not clauses:  # only exclusions: everything else
+            clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+        clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
+        clauses += [(tantivy.Occur.Should, q) for q in optional]
+        return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+
+    query = build(need)
+    ranking = build(1) if need > 1 else query
+    return KeywordQuery(query, ranking, len(free), need, tuple(warnings))
 
 
 def constraint_query(
