@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -28,6 +29,7 @@ from server.app import create_app
 from tests.corpus import make_config
 from tests.test_cli import config_path, run
 from tests.test_enrich import OA_WORK, PAPERS, S2_PAPER
+from tests.web_fixtures import serving
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ror"
 ROR = FIXTURES / "ror_subset_v2.jsonl.gz"
@@ -266,6 +268,23 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
     with TestClient(create_app(engine, config)) as client:
         yield client, Path(config_path(config))
     engine.close()
+
+
+def test_api_match_over_a_real_socket(tmp_path: Path) -> None:
+    """``papersift import-ror`` in its own process, then the endpoint through uvicorn."""
+    config = make_config(tmp_path)
+    DataDir(config).close()
+    assert run("import-ror", "--config", config_path(config), str(ROR)).returncode == 0
+    engine = open_engine(config)
+    try:
+        with serving(create_app(engine, config)) as url:
+            r = httpx.get(f"{url}/api/v1/institutions/match", params={"q": UW_TEXT}, timeout=60)
+            assert r.status_code == 200 and r.headers["content-type"].startswith("application/json")
+            assert r.json()["match"]["ror"] == f"https://ror.org/{UW}"
+            long = httpx.get(f"{url}/api/v1/institutions/match?q={'x' * (MAX_AFFILIATION + 1)}")
+            assert long.status_code == 400 and long.json()["error"]["parameter"] == "q"
+    finally:
+        engine.close()
 
 
 def test_cli_match_affiliation(served: tuple[TestClient, Path]) -> None:
