@@ -10,7 +10,8 @@ it (``engine.search``):
   ``fraction`` of them (rounded down), as Elasticsearch's ``"3<75%"``. Words joined by
   ``OR`` count as one; stop words count for none (they may still add to the score).
   Ranking still scores every matched word by BM25.
-* semantic: the nearest papers whose cosine similarity to the query reaches a floor;
+* semantic: the nearest papers close enough in meaning: the best must reach a gate, and
+  each one a floor and a band below the best (cosine similarity);
 * hybrid: the union of the two.
 """
 
@@ -35,8 +36,10 @@ class MatchRule:
     paper must be to count as a semantic match."""
 
     all_up_to: int = 3
-    fraction: float = 0.75
+    fraction: float = 0.5
     floor: float = 0.0  # cosine similarity; 0 admits every candidate
+    gate: float = 0.0  # the best candidate must reach this, or none matches
+    band: float = 0.0  # and a match must be within this of the best (0: no band)
 
     def required(self, n: int) -> int:
         """Free words (or OR groups) a paper must match out of ``n``."""
@@ -153,8 +156,14 @@ def constraint_query(
     return built.query
 
 
-def above_floor(ranked: list[tuple[int, float]], floor: float) -> list[tuple[int, float]]:
-    """The semantic candidates close enough to count as matches (scores best first)."""
-    if floor <= 0:
+def semantic_matches(ranked: list[tuple[int, float]], rule: MatchRule) -> list[tuple[int, float]]:
+    """The semantic candidates (best first) close enough to count as matches: none when
+    even the best is under the gate (the model does not recognise the query: a nonsense
+    string, a word it never saw), else those within the band of the best and above the
+    floor."""
+    if not ranked or ranked[0][1] < rule.gate:
+        return []
+    if rule.floor <= 0 and rule.band <= 0:
         return ranked
-    return [p for p in ranked if p[1] >= floor]
+    cut = max(rule.floor, ranked[0][1] - rule.band) if rule.band > 0 else rule.floor
+    return [p for p in ranked if p[1] >= cut]

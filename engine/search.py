@@ -25,7 +25,7 @@ from engine.datadir import DataDir
 from engine.facet_table import FacetTable
 from engine.hits import direct_result, make_hits, missing_result
 from engine.institutions import Institutions
-from engine.match import above_floor
+from engine.match import semantic_matches
 from engine.plan import Plan, make_plan
 from engine.query import arxiv_id_in
 from engine.result_cache import ResultCache
@@ -261,7 +261,7 @@ class SearchEngine:
         )  # fmt: skip
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
-        semantic = above_floor(candidates, plan.rule.floor)
+        semantic = semantic_matches(candidates, plan.rule)
         sem_ranks = _ranks([d for d, _ in candidates])
         offset = (plan.request.page - 1) * plan.size
         if keyword_side is None or lexical is None or ranked is None:  # semantic

@@ -65,14 +65,14 @@ def test_paper_as_markdown(client: TestClient) -> None:
 
 
 def test_search_as_markdown(client: TestClient) -> None:
-    r = client.get("/search?q=pipeline+parallelism&page_size=5", headers=MD)
+    r = client.get("/search?q=pipeline+OR+parallelism&page_size=5", headers=MD)
     assert r.headers["content-type"].startswith("text/markdown")
     lines = r.text.splitlines()
-    assert lines[0] == "# Search results for “pipeline parallelism”"
+    assert lines[0] == "# Search results for “pipeline OR parallelism”"
     items = [line for line in lines if re.match(r"^\d+\. \[", line)]
     assert len(items) == 5
     assert any("(http://testserver/papers/2401.10241-" in line for line in items)
-    assert "Next page: http://testserver/search?q=pipeline+parallelism" in r.text
+    assert "Next page: http://testserver/search?q=pipeline+OR+parallelism" in r.text
 
 
 def test_markdown_errors(client: TestClient) -> None:
