@@ -29,7 +29,7 @@ from server.app import create_app
 from tests.corpus import make_config
 from tests.test_cli import config_path, run
 from tests.test_enrich import OA_WORK, PAPERS, S2_PAPER
-from tests.web_fixtures import serving
+from tests.web_helpers import serving
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ror"
 ROR = FIXTURES / "ror_subset_v2.jsonl.gz"
