@@ -219,7 +219,7 @@ def report(
                     ]
                 )
     info = machine_info()
-    corpus = "the demo corpus (6,267 papers)" if args.data is None else str(data)
+    corpus = "the demo corpus (6,189 papers)" if args.data is None else str(data)
     body = "\n".join(
         [
             "## HTML pages against the API (issue 23)",
