@@ -24,6 +24,7 @@ from engine.store import PaperStore
 from indexer.authors import normalise_name
 from indexer.ror import Match
 from papersift.paper import Author, Paper
+from papersift.records import RecordError, checked
 
 ID_SOURCES = ("orcid", "openalex", "s2")
 
@@ -60,6 +61,7 @@ class EnrichReport:
     id_conflicts: int = 0  # a source gave an id different from one we had: kept ours
     affiliations: int = 0  # (author, ROR id) pairs on enriched papers
     affiliations_matched: int = 0  # of which our ROR matcher found from raw strings
+    skipped: list[str] = field(default_factory=list)  # "<id>: <field>: <reason>", not stored
 
     def line(self) -> str:
         return (
@@ -74,7 +76,7 @@ class EnrichReport:
             "records": self.records, "matched": self.matched, "unmatched": self.unmatched,
             "updated": self.updated, "authors_matched": self.authors_matched,
             "ids_added": self.ids_added, "id_conflicts": self.id_conflicts,
-            "affiliations": self.affiliations,
+            "affiliations": self.affiliations, "skipped": self.skipped,
             "affiliations_matched": self.affiliations_matched,
         }  # fmt: skip
 
@@ -209,7 +211,13 @@ def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichRep
     report.unmatched = [r.work_id for r in recs if id(r) not in matched]
     papers = store.get(sorted(found))
     match = _matcher(store, [r for rs in found.values() for r in rs])
-    new = [enrich_paper(papers[d], found[d], report, match) for d in sorted(found) if d in papers]
+    new: list[Paper] = []
+    for d in sorted(found):
+        if d in papers:
+            try:  # a source's text or counts out of bounds skip that paper's enrichment
+                new.append(checked(enrich_paper(papers[d], found[d], report, match)))
+            except RecordError as exc:
+                report.skipped.append(str(exc))
     counts, _ = store.upsert(new)
     report.updated = counts.updated
     return report

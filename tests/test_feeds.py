@@ -164,7 +164,7 @@ def test_bad_search_feed_is_400(client: TestClient, params: dict[str, str]) -> N
 
 def test_conditional_get(client: TestClient) -> None:
     r = client.get("/rss/cs.xml")
-    assert r.headers["cache-control"] == "public, max-age=900"
+    assert r.headers["cache-control"] == "private, max-age=900"  # no base_url: Host-built links
     etag, modified = r.headers["etag"], r.headers["last-modified"]
     again = client.get("/rss/cs.xml", headers={"If-None-Match": etag})
     assert again.status_code == 304 and again.content == b""
