@@ -189,3 +189,10 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
     write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+
+
+def publish(name: str, body: str, write: bool) -> None:
+    """Print a section and, when asked, write it into RESULTS.md (``write_section``)."""
+    print(body)
+    if write:
+        write_section(name, body)

@@ -59,8 +59,11 @@ def _status(pid: int) -> dict[str, int]:
 class Server:
     """`papersift serve` in a child process on ``root``; ``cold_start_s`` after ``start``."""
 
-    def __init__(self, root: Path, probe: str, env: dict[str, str] | None = None) -> None:
-        self.root, self.probe, self.extra_env = root, probe, env or {}
+    def __init__(
+        self, root: Path, probe: str, env: dict[str, str] | None = None, code: Path = ROOT
+    ) -> None:
+        """``code``: the checkout whose papersift serves (another one for an A/B run)."""
+        self.root, self.probe, self.extra_env, self.code = root, probe, env or {}, code
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.cold_start_s = float("nan")
@@ -80,7 +83,7 @@ class Server:
         t0 = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "papersift", "serve"],
-            cwd=self.cwd, env=env | {"PYTHONPATH": str(ROOT)},
+            cwd=self.cwd, env=env | {"PYTHONPATH": str(self.code)},
             stdout=self.log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         with httpx.Client(timeout=30) as client:

@@ -7,8 +7,11 @@ a newer registry dump updates names and places in place.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass
+from itertools import islice
 
 from engine.enrichment import AFFILIATIONS_KEY
 from engine.store import PaperStore
@@ -26,11 +29,16 @@ CREATE TABLE IF NOT EXISTS institutions (
     types TEXT NOT NULL,
     aliases TEXT NOT NULL,
     parents TEXT NOT NULL,
-    status TEXT NOT NULL
+    status TEXT NOT NULL,
+    match_keys TEXT  -- JSON: indexer.ror.match_keys (name and aliases, normalised)
 );
 CREATE TABLE IF NOT EXISTS institution_names (
     key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (key, iid)
 ) WITHOUT ROWID;
+-- Replacing an organisation's names looks them up by iid: without this index every import
+-- scanned the whole table once per organisation (36k organisations: 444 s). Stores made
+-- before it get it when next opened (CREATE INDEX IF NOT EXISTS: one pass over the table).
+CREATE INDEX IF NOT EXISTS institution_names_iid ON institution_names(iid);
 CREATE TABLE IF NOT EXISTS affiliations (
     docid INTEGER NOT NULL, position INTEGER NOT NULL, ror_id TEXT NOT NULL,
     PRIMARY KEY (docid, position, ror_id)
@@ -38,6 +46,96 @@ CREATE TABLE IF NOT EXISTS affiliations (
 CREATE INDEX IF NOT EXISTS affiliations_ror ON affiliations(ror_id);
 """
 _COLUMNS = "iid, ror_id, name, country, city, types, aliases, parents, status"
+IMPORT_BATCH = 2000  # organisations per round of executemany
+VERSION_KEY = "institutions_version"  # in the store's meta table
+
+
+def _batches(items: Iterable[Organisation], size: int) -> Iterator[list[Organisation]]:
+    it = iter(items)
+    while batch := list(islice(it, size)):
+        yield batch
+
+
+def _write_batch(db: sqlite3.Connection, batch: list[Organisation]) -> None:
+    """Upsert the organisations, then replace their name keys: a few statements per batch,
+    each an index lookup per row, so the cost per organisation stays flat."""
+    latest = {org.ror_id: org for org in batch}  # a dump naming an id twice: the last wins
+    keys: dict[str, set[str]] = {}  # every name, alias and acronym, normalised once
+    rows = []
+    for org in latest.values():
+        norm = {x: normalise(x) for x in (org.name, *org.aliases, *org.acronyms)}
+        keys[org.ror_id] = set(norm.values()) - {""}
+        matching = sorted({norm[x] for x in (org.name, *org.aliases)} - {""})  # = match_keys
+        rows.append(
+            (
+                org.ror_id,
+                org.name,
+                norm[org.name],
+                org.country,
+                org.city,
+                json.dumps(list(org.types)),
+                json.dumps([*org.aliases, *org.acronyms], ensure_ascii=False),
+                json.dumps(list(org.parents)),
+                org.status,
+                json.dumps(matching, ensure_ascii=False),
+            )
+        )
+    db.executemany(
+        "INSERT INTO institutions (ror_id, name, key, country, city, types, aliases, "
+        "parents, status, match_keys) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(ror_id) DO "
+        "UPDATE SET name=excluded.name, key=excluded.key, country=excluded.country, "
+        "city=excluded.city, types=excluded.types, aliases=excluded.aliases, "
+        "parents=excluded.parents, status=excluded.status, match_keys=excluded.match_keys",
+        rows,
+    )
+    ids = list(latest)
+    iids = dict(
+        db.execute(f"SELECT ror_id, iid FROM institutions WHERE ror_id IN ({_marks(ids)})", ids)
+    )
+    db.execute(
+        f"DELETE FROM institution_names WHERE iid IN ({_marks(iids)})", list(iids.values())
+    )
+    db.executemany(
+        "INSERT OR IGNORE INTO institution_names (key, iid) VALUES (?, ?)",
+        [(key, iids[rid]) for rid, names in keys.items() for key in names],
+    )
+
+
+def _marks(items: Sized) -> str:
+    return ",".join("?" * len(items))
+
+
+# An alias that looks like an acronym ("MIT", "CNRS", "U-M"): stores made before
+# ``match_keys`` kept aliases and acronyms in one list, so this tells them apart for them. On
+# the 35,990-record extract it takes 18,382 of the 20,663 acronyms and 1,462 of the 84k
+# aliases; matching ROR's gold set with keys split this way: precision 0.960 (0.962 exact).
+_ACRONYM = re.compile(r"^[A-Z0-9][A-Z0-9&.\-]{1,11}$")
+
+
+def migrate(store: PaperStore) -> None:
+    """Bring an older store's institution tables up to this schema, in one transaction:
+    the ``match_keys`` column, filled in for the rows it is missing from. Idempotent."""
+    with store.reading() as db:
+        columns = {str(r[1]) for r in db.execute("PRAGMA table_info(institutions)")}
+    if "match_keys" in columns:
+        with store.reading() as db:
+            if db.execute("SELECT 1 FROM institutions WHERE match_keys IS NULL").fetchone() is None:
+                return
+    with store.transaction() as db:  # another process may have migrated meanwhile: re-read
+        if "match_keys" not in {str(r[1]) for r in db.execute("PRAGMA table_info(institutions)")}:
+            db.execute("ALTER TABLE institutions ADD COLUMN match_keys TEXT")
+        rows = db.execute(
+            "SELECT iid, name, aliases FROM institutions WHERE match_keys IS NULL"
+        ).fetchall()
+        db.executemany(
+            "UPDATE institutions SET match_keys = ? WHERE iid = ?",
+            [(json.dumps(_legacy_keys(str(n), str(a)), ensure_ascii=False), i) for i, n, a in rows],
+        )
+
+
+def _legacy_keys(name: str, aliases: str) -> tuple[str, ...]:
+    names = [a for a in json.loads(aliases) if not _ACRONYM.match(a)]
+    return tuple(sorted({normalise(x) for x in (name, *names)} - {""}))
 
 
 def affiliations(paper: Paper) -> list[tuple[int, str, str]]:
@@ -86,41 +184,39 @@ class Institutions:
         self.store = store
         with store.reading() as db:
             db.executescript(SCHEMA)
+        migrate(store)
 
     def import_organisations(self, orgs: Iterable[Organisation]) -> int:
-        """Insert or update organisations (one transaction); returns how many were read."""
+        """Insert or update organisations (one transaction, written in batches of
+        ``IMPORT_BATCH``); returns how many were read."""
         n = 0
         with self.store.transaction() as db:
-            for org in orgs:
-                n += 1
-                values = (
-                    org.name,
-                    normalise(org.name),
-                    org.country,
-                    org.city,
-                    json.dumps(list(org.types)),
-                    json.dumps([*org.aliases, *org.acronyms], ensure_ascii=False),
-                    json.dumps(list(org.parents)),
-                    org.status,
-                )
-                db.execute(
-                    "INSERT INTO institutions (ror_id, name, key, country, city, types, aliases, "
-                    "parents, status) VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(ror_id) DO UPDATE "
-                    "SET name=excluded.name, key=excluded.key, country=excluded.country, "
-                    "city=excluded.city, types=excluded.types, aliases=excluded.aliases, "
-                    "parents=excluded.parents, status=excluded.status",
-                    (org.ror_id, *values),
-                )
-                (iid,) = db.execute(
-                    "SELECT iid FROM institutions WHERE ror_id = ?", (org.ror_id,)
-                ).fetchone()
-                db.execute("DELETE FROM institution_names WHERE iid = ?", (iid,))
-                keys = {normalise(x) for x in (org.name, *org.aliases, *org.acronyms)} - {""}
-                db.executemany(
-                    "INSERT OR IGNORE INTO institution_names (key, iid) VALUES (?, ?)",
-                    [(k, iid) for k in keys],
-                )
+            for batch in _batches(orgs, IMPORT_BATCH):
+                n += len(batch)
+                _write_batch(db, batch)
+            db.execute(
+                "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
+                "SET value = CAST(value AS INTEGER) + 1",
+                (VERSION_KEY,),
+            )
         return n
+
+    def version(self) -> int:
+        """Bumped by every import (the matcher cache's validator)."""
+        return int(self.store.get_meta(VERSION_KEY) or 0)
+
+    def keyed_organisations(self) -> Iterator[tuple[Organisation, list[str]]]:
+        """Every stored organisation with its match keys, for building the matcher."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT ror_id, name, country, city, parents, status, match_keys "
+                "FROM institutions"
+            ).fetchall()
+        for ror_id, name, country, city, parents, status, keys in rows:
+            # Only what the matcher reads: aliases and types stay out (its keys hold them).
+            up = () if parents == "[]" else tuple(json.loads(parents))
+            org = Organisation(str(ror_id), str(name), (), (), country, city, (), status, up)
+            yield org, json.loads(keys or "[]")
 
     def count(self) -> int:
         with self.store.reading() as db:

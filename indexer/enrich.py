@@ -13,13 +13,16 @@ author position, ROR id).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from engine.affiliation_match import matcher
 from engine.enrichment import AFFILIATIONS_KEY
+from engine.institutions import Institutions
 from engine.names import compatible, split_name
 from engine.store import PaperStore
 from indexer.authors import normalise_name
+from indexer.ror import Match
 from papersift.paper import Author, Paper
 from papersift.records import RecordError, checked
 
@@ -57,13 +60,15 @@ class EnrichReport:
     ids_added: int = 0
     id_conflicts: int = 0  # a source gave an id different from one we had: kept ours
     affiliations: int = 0  # (author, ROR id) pairs on enriched papers
+    affiliations_matched: int = 0  # of which our ROR matcher found from raw strings
     skipped: list[str] = field(default_factory=list)  # "<id>: <field>: <reason>", not stored
 
     def line(self) -> str:
         return (
             f"{self.records} records, {self.matched} matched a paper, {self.updated} papers "
             f"updated; {self.authors_matched} authors matched, {self.ids_added} ids added, "
-            f"{self.affiliations} affiliations"
+            f"{self.affiliations} affiliations ({self.affiliations_matched} matched from raw "
+            "affiliation strings)"
         )
 
     def as_json(self) -> dict[str, object]:
@@ -72,6 +77,7 @@ class EnrichReport:
             "updated": self.updated, "authors_matched": self.authors_matched,
             "ids_added": self.ids_added, "id_conflicts": self.id_conflicts,
             "affiliations": self.affiliations, "skipped": self.skipped,
+            "affiliations_matched": self.affiliations_matched,
         }  # fmt: skip
 
 
@@ -125,8 +131,17 @@ def _merge_ids(
     return tuple(out)
 
 
-def enrich_paper(paper: Paper, records: Sequence[WorkRecord], report: EnrichReport) -> Paper:
-    """The paper with what these records (all of this paper) add."""
+Matcher = Callable[[str], Match | None]
+
+
+def enrich_paper(
+    paper: Paper,
+    records: Sequence[WorkRecord],
+    report: EnrichReport,
+    match: Matcher | None = None,
+) -> Paper:
+    """The paper with what these records (all of this paper) add; ``match`` turns an
+    author's raw affiliation strings that the source tied to no institution into ROR ids."""
     authors = list(paper.authors)
     extra = dict(paper.extra)
     affs: dict[tuple[int, str], str] = {
@@ -142,6 +157,10 @@ def enrich_paper(paper: Paper, records: Sequence[WorkRecord], report: EnrichRepo
             authors[i] = replace(authors[i], ids=_merge_ids(authors[i].ids, w.ids, report))
             for ror_id, name in w.institutions:
                 affs.setdefault((i, ror_id), name)
+            for found in map(match, w.raw_affiliations) if match is not None else ():
+                if found is not None and (i, found.ror_id) not in affs:
+                    affs[(i, found.ror_id)] = found.name
+                    report.affiliations_matched += 1
     if affs:
         rows = sorted([p, r, n] for (p, r), n in affs.items())
         extra[AFFILIATIONS_KEY] = json.dumps(rows, ensure_ascii=False)
@@ -171,6 +190,17 @@ def _find(store: PaperStore, records: Sequence[WorkRecord]) -> dict[int, list[Wo
     return found
 
 
+def _matcher(store: PaperStore, records: Sequence[WorkRecord]) -> Matcher | None:
+    """The stored registry's matcher, when some author has raw strings to match (built or
+    rebuilt only then) and a registry has been imported."""
+    if not any(a.raw_affiliations for r in records for a in r.authors):
+        return None
+    registry = Institutions(store)
+    if registry.count() == 0:
+        return None
+    return matcher(registry).match
+
+
 def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichReport:
     """Fold the records into the store (one upsert); the caller re-syncs the indexes."""
     recs = list(records)
@@ -180,11 +210,12 @@ def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichRep
     report.matched = len(matched)
     report.unmatched = [r.work_id for r in recs if id(r) not in matched]
     papers = store.get(sorted(found))
+    match = _matcher(store, [r for rs in found.values() for r in rs])
     new: list[Paper] = []
     for d in sorted(found):
         if d in papers:
             try:  # a source's text or counts out of bounds skip that paper's enrichment
-                new.append(checked(enrich_paper(papers[d], found[d], report)))
+                new.append(checked(enrich_paper(papers[d], found[d], report, match)))
             except RecordError as exc:
                 report.skipped.append(str(exc))
     counts, _ = store.upsert(new)

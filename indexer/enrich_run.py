@@ -180,6 +180,6 @@ def _targets(
 
 def _add(total: EnrichReport, part: EnrichReport) -> None:
     for key in ("records", "matched", "updated", "authors_matched", "ids_added",
-                "id_conflicts", "affiliations"):  # fmt: skip
+                "id_conflicts", "affiliations", "affiliations_matched"):  # fmt: skip
         setattr(total, key, getattr(total, key) + getattr(part, key))
     total.unmatched += part.unmatched

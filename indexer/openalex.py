@@ -43,6 +43,23 @@ def _arxiv_id(work: dict[str, Any]) -> str | None:
     return None
 
 
+def _unlinked(authorship: dict[str, Any], insts: tuple[tuple[str, str], ...]) -> tuple[str, ...]:
+    """The raw affiliation strings OpenAlex tied to no institution (for our ROR matcher):
+    ``affiliations`` entries without ``institution_ids``; in older records, which lack that
+    list, every raw string of an author with no institution that has a ROR id."""
+    listed = authorship.get("affiliations")
+    if isinstance(listed, list):
+        return tuple(
+            str(x.get("raw_affiliation_string") or "")
+            for x in listed
+            if isinstance(x, dict) and not x.get("institution_ids")
+            and x.get("raw_affiliation_string")
+        )  # fmt: skip
+    if insts:
+        return ()
+    return tuple(str(s) for s in authorship.get("raw_affiliation_strings") or [] if s)
+
+
 def parse_work(work: dict[str, Any]) -> WorkRecord:
     """One OpenAlex work object; raises ValueError if it is none."""
     work_id = _tail(work.get("id"))
@@ -68,7 +85,7 @@ def parse_work(work: dict[str, Any]) -> WorkRecord:
                 position=str(a.get("author_position") or ""),
                 ids=tuple(ids),
                 institutions=insts,
-                raw_affiliations=tuple(str(s) for s in a.get("raw_affiliation_strings") or []),
+                raw_affiliations=_unlinked(a, insts),
             )
         )
     cited = work.get("cited_by_count")

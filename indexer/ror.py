@@ -105,8 +105,10 @@ def normalise(text: str) -> str:
     usual abbreviations folded (``Toyohashi Univ. of Tech.`` -> ``toyohashi university
     technology``); "of", "the" and the like dropped."""
     text = html.unescape(text).replace("&", " and ")
-    text = unicodedata.normalize("NFKD", text)
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    if not text.isascii():  # ASCII has no accents to strip (and most names are ASCII)
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    text = text.casefold()
     words = re.sub(r"[^\w]+", " ", text).split()
     out = [_ABBREVIATIONS.get(w, w) for w in words]
     return " ".join(w for w in out if w)
@@ -198,12 +200,30 @@ def _organisation(rec: dict[str, Any]) -> Organisation | None:
     )
 
 
+def match_keys(org: Organisation) -> tuple[str, ...]:
+    """The normalised names the matcher knows an organisation by: its name and aliases, not
+    its acronyms (an acronym names many places: with them, precision on ROR's gold set fell
+    from 0.962 to 0.935)."""
+    return tuple(sorted({normalise(n) for n in (org.name, *org.aliases)} - {""}))
+
+
 @dataclass(frozen=True, slots=True)
 class Match:
     ror_id: str
     name: str
     matched: str  # the part of the affiliation that matched
     how: str  # "exact" or "contained"
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """A match and why: what the affiliation was cut into and what each piece named."""
+
+    match: Match | None
+    reason: str
+    parts: tuple[str, ...]  # the normalised comma-separated parts
+    places: tuple[str, ...]  # cities and countries recognised in them
+    candidates: tuple[tuple[str, tuple[str, ...]], ...]  # (text, ROR ids it names)
 
 
 @dataclass
@@ -218,28 +238,49 @@ class RorMatcher:
 
     @classmethod
     def from_organisations(cls, orgs: Iterable[Organisation]) -> RorMatcher:
+        return cls.from_keyed((org, match_keys(org)) for org in orgs)
+
+    @classmethod
+    def from_keyed(cls, items: Iterable[tuple[Organisation, Iterable[str]]]) -> RorMatcher:
+        """From organisations with their :func:`match_keys` already computed (as the store
+        keeps them), so a build normalises only the few distinct places."""
         m = cls()
-        for org in orgs:
+        place_keys: dict[str, str] = {}
+
+        def place(text: str) -> str:
+            if text not in place_keys:
+                place_keys[text] = normalise(text)
+            return place_keys[text]
+
+        for org, keys in items:
             if org.status == "withdrawn":
                 continue
             m.orgs[org.ror_id] = org
-            for name in (org.name, *org.aliases):
-                key = normalise(name)
-                if key:
-                    m._names.setdefault(key, set()).add(org.ror_id)
-                    m._longest = max(m._longest, len(key.split()))
-            m._places.update(normalise(p) for p in (org.country, org.city) if p)
+            for key in keys:
+                m._names.setdefault(key, set()).add(org.ror_id)
+                m._longest = max(m._longest, key.count(" ") + 1)
+            m._places.update(place(p) for p in (org.country, org.city) if p)
             if org.country:
-                m._countries.add(normalise(org.country))
+                m._countries.add(place(org.country))
+        m._places.discard("")
         m._countries |= set(_COUNTRY_ALIASES.values())
         return m
 
     def match(self, affiliation: str) -> Match | None:
         """The organisation of this affiliation, or None when unsure."""
+        return self.explain(affiliation).match
+
+    def explain(self, affiliation: str) -> Explanation:
+        """The match of :meth:`match` (None when unsure), with the reason in words."""
         parts = [normalise(p) for p in re.split(r"[,;()]|\s[-–]\s", html.unescape(affiliation))]
         parts = [p for p in parts if p]
         places = self._places_in(parts)
         countries = places & self._countries
+        seen: list[tuple[str, tuple[str, ...]]] = []
+
+        def done(match: Match | None, reason: str) -> Explanation:
+            return Explanation(match, reason, tuple(parts), tuple(sorted(places)), tuple(seen))
+
         # Exact parts: runs of three, two, one adjacent parts ("university california davis"
         # before "university california").
         found: list[tuple[str, str]] = []
@@ -249,21 +290,40 @@ class RorMatcher:
                 if taken.intersection(range(i, i + width)):
                     continue
                 text = " ".join(parts[i : i + width])
-                rid = self._pick(self._names.get(text), places, countries)
+                ids = self._names.get(text)
+                if ids:
+                    seen.append((text, tuple(sorted(ids))))
+                rid = self._pick(ids, places, countries)
                 if rid is not None:
                     found.append((rid, text))
                     taken.update(range(i, i + width))
         exact = self._choose(found)
         if exact is not None:
-            return Match(exact[0], self.orgs[exact[0]].name, exact[1], "exact")
+            org = self.orgs[exact[0]]
+            named = dict(seen)[exact[1]]
+            why = f"the part {exact[1]!r} is a name of {org.name}"
+            if len(named) > 1:
+                why += f"; {len(named)} organisations share it, the place named settles it"
+            return done(Match(exact[0], org.name, exact[1], "exact"), why)
         if found:
-            return None  # matches that contradict each other: unsure
+            names = "; ".join(sorted({self.orgs[r].name for r, _ in found}))
+            why = f"unsure: the parts name {names} (a unit without its parent, or "
+            return done(None, why + "organisations that contradict each other)")
         # Long, distinctive names inside a part, confirmed by the place.
         for part in parts:
             inside = self._contained(part, places, countries)
             if inside is not None:
-                return Match(inside[0], self.orgs[inside[0]].name, inside[1], "contained")
-        return None
+                org = self.orgs[inside[0]]
+                why = f"{inside[1]!r} inside a part is a name of {org.name}, in {org.city}, "
+                return done(Match(inside[0], org.name, inside[1], "contained"),
+                            why + "which the affiliation names")  # fmt: skip
+        if seen:
+            text, named = seen[0]
+            if countries and not any(self._country(i) in countries for i in named):
+                return done(None, f"{text!r} names organisations outside the country named")
+            return done(None, f"{text!r} names {len(named)} organisations and no city or "
+                        "country named tells them apart")  # fmt: skip
+        return done(None, "no part is the name of an organisation in the registry")
 
     def _choose(self, found: list[tuple[str, str]]) -> tuple[str, str] | None:
         """A unit (department, institute) counts only with its parent named too; then the
@@ -283,6 +343,9 @@ class RorMatcher:
             return children[0]
         distinct = {rid for rid, _ in kept}
         return kept[0] if len(distinct) == 1 else None
+
+    def _country(self, rid: str) -> str:
+        return normalise(self.orgs[rid].country)
 
     def _unit(self, rid: str) -> bool:
         """A department, school or institute inside a parent: "Department of Physics",

@@ -8,12 +8,12 @@ from indexer.enrich import WorkAuthor, WorkRecord, clean_doi
 from indexer.openalex import orcid_of, parse_json_work
 from papersift.paper import parse_arxiv_id
 
-FIELDS = "externalIds,citationCount,authors.name,authors.externalIds"
+FIELDS = "externalIds,citationCount,authors.name,authors.externalIds,authors.affiliations"
 
 
 def parse_paper(paper: dict[str, Any]) -> WorkRecord:
     """One S2 paper object; raises ValueError if it is none. S2 gives no author positions
-    beyond the order, and no institutions."""
+    beyond the order, and affiliations only as raw strings (for our ROR matcher)."""
     paper_id = str(paper.get("paperId") or "")
     if not paper_id:
         raise ValueError("not a Semantic Scholar paper: no paperId")
@@ -30,7 +30,9 @@ def parse_paper(paper: dict[str, Any]) -> WorkRecord:
         if orcid := orcid_of(orcid[0] if isinstance(orcid, list) and orcid else orcid):
             ids.append(("orcid", orcid))
         where = "first" if n == 0 else "last" if n == len(people) - 1 else "middle"
-        authors.append(WorkAuthor(str(a.get("name") or ""), where, tuple(ids)))
+        affs = a.get("affiliations")
+        raw = tuple(str(x) for x in affs if x) if isinstance(affs, list) else ()
+        authors.append(WorkAuthor(str(a.get("name") or ""), where, tuple(ids), (), raw))
     cited = paper.get("citationCount")
     return WorkRecord(
         source="s2",

@@ -316,6 +316,29 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_match_affiliation(args: argparse.Namespace) -> int:
+    from engine.affiliation_match import as_json, explain
+    from engine.datadir import DataDir
+    from engine.institutions import Institutions
+
+    data = DataDir(_config(args))
+    try:
+        found = explain(Institutions(data.store), args.text)
+    except ValueError as exc:
+        raise PapersiftError(str(exc)) from None
+    finally:
+        data.close()
+    out = as_json(found)
+    if args.json:
+        _print_json(out)
+    elif out["match"] is None:
+        print(f"no match: {out['reason']}")
+    else:
+        m = out["match"]
+        print(f"{m['ror']}  {m['name']}\n  {m['how']} match: {out['reason']}")
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from papersift import doctor
     from papersift.errors import ConfigError
@@ -468,6 +491,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_import_ror)
+
+    p = sub.add_parser(
+        "match-affiliation",
+        parents=[common],
+        help="match a raw affiliation string to a ROR id, and say why",
+        description="Match TEXT (as a paper prints an affiliation) against the imported ROR "
+        "registry with the matcher enrichment uses; no match rather than a wrong one.",
+    )
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--json", action="store_true", help="print the match and reasons as JSON")
+    p.set_defaults(func=cmd_match_affiliation)
 
     p = sub.add_parser(
         "enrich",

@@ -18,6 +18,7 @@ from server import admin, api, errors, feed_routes, institutions_api, pages
 from server.compress import CompressionMiddleware
 from server.context import AppContext, Engine
 from server.headers import SecurityHeadersMiddleware
+from server.page_cache import PageCache
 from server.params import ParamError
 from server.people_pages import install as install_people
 from server.ratelimit import RequestLimitMiddleware
@@ -66,6 +67,7 @@ def create_app(engine: Engine, config: Config) -> Starlette:
     app.state.ctx = AppContext(engine, config)
     app.state.config = config
     app.state.templates = make_environment()
+    app.state.page_cache = PageCache()  # the search and paper pages, as sent (server.pages)
     install_people(app)  # /researchers pages and API; author names link to them
     institutions_api.install(app)  # /api/v1/institutions; the institution filter chips
     return app

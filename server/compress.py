@@ -54,6 +54,12 @@ def accepted_encodings(header: str) -> dict[str, float]:
     return out
 
 
+def is_compressible(headers: Headers) -> bool:
+    """A text type, not already encoded."""
+    ctype = headers.get("content-type", "")
+    return "content-encoding" not in headers and ctype.startswith(_COMPRESSIBLE)
+
+
 def choose_encoding(header: str) -> tuple[str, Callable[[bytes], bytes]] | None:
     accepted = accepted_encodings(header)
     if _BROTLI is not None and accepted.get("br", 0) > 0:
@@ -95,12 +101,7 @@ class _Responder:
 
     def _eligible(self, start: Message) -> bool:
         headers = Headers(raw=start["headers"])
-        ctype = headers.get("content-type", "")
-        return (
-            "content-encoding" not in headers
-            and ctype.startswith(_COMPRESSIBLE)
-            and start["status"] not in (204, 304)
-        )
+        return is_compressible(headers) and start["status"] not in (204, 304)
 
     async def on_message(self, message: Message) -> None:
         if message["type"] == "http.response.start":

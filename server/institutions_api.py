@@ -1,5 +1,6 @@
-"""Institutions in the JSON API: ``/api/v1/institutions?q=`` and ``/api/v1/institutions/{id}``
-(our id, or a bare ROR id, which answers 301 to our id); the search page's institution filter."""
+"""Institutions in the JSON API: ``/api/v1/institutions?q=``, ``/api/v1/institutions/{id}``
+(our id, or a bare ROR id, which answers 301 to our id) and ``/api/v1/institutions/match?q=``
+(a raw affiliation string -> ROR id, with the reasons); the search page's institution filter."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from engine.affiliation_match import MAX_AFFILIATION, as_json, explain
 from engine.institutions import Institution, Institutions
 from engine.results import SearchResult
 from indexer.ror import ROR_PREFIX, parse_ror_id
@@ -68,6 +70,24 @@ async def institutions(request: Request) -> Response:
             "next": nxt,
         },
     )
+
+
+async def match(request: Request) -> Response:
+    for name in request.query_params:
+        if name != "q":
+            raise ParamError(name, f"Unknown parameter {name[:40]!r}; known: q.")
+    reg = _registry(request)
+    if "q" not in request.query_params:
+        raise ParamError("q", "Give 'q', an affiliation as a paper prints it.")
+    raw = request.query_params["q"]
+    if len(raw) > MAX_AFFILIATION:
+        raise ParamError("q", f"'q' is at most {MAX_AFFILIATION} characters ({len(raw)} given).")
+    q = clean_text(raw)  # blank after cleaning: answered, with nothing matched
+    found = await ctx(request).call(explain, reg, q)
+    root = site_root(request)
+    inst = found.institution
+    body = {**as_json(found), "institution": institution_json(inst, root) if inst else None}
+    return json_response(request, body)
 
 
 async def institution(request: Request) -> Response:
@@ -147,5 +167,6 @@ def install(app: Starlette) -> None:
 
 routes = [
     Route("/api/v1/institutions", institutions),
+    Route("/api/v1/institutions/match", match),  # before {id}, which would take "match"
     Route("/api/v1/institutions/{id}", institution),
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from engine.affiliation_match import MAX_AFFILIATION
+
 _STR = {"type": "string"}
 _INT = {"type": "integer", "minimum": 0}
 Fn = Callable[..., dict[str, Any]]
@@ -31,6 +33,33 @@ def institution_schemas(_obj: Fn, _array: Fn, _ref: Fn) -> dict[str, Any]:
                 "page": {"type": "integer", "minimum": 1},
                 "institutions": _array(_ref("Institution")),
                 "next": {"type": ["string", "null"]},
+            }
+        ),
+        "AffiliationMatch": _obj(
+            {
+                "affiliation": {**_STR, "description": "The text matched (cleaned)."},
+                "match": {
+                    "oneOf": [
+                        {"type": "null"},
+                        _obj(
+                            {
+                                "ror": {"type": "string", "format": "uri"},
+                                "name": _STR,
+                                "matched": {**_STR, "description": "The normalised words."},
+                                "how": {"enum": ["exact", "contained"]},
+                                "id": {"type": ["integer", "null"], "minimum": 1},
+                            }
+                        ),
+                    ],
+                    "description": "Null when unsure: no match rather than a wrong one.",
+                },
+                "reason": {**_STR, "description": "Why it matched, or why not, in words."},
+                "parts": _array(_STR),
+                "places": _array(_STR),
+                "candidates": _array(
+                    _obj({"text": _STR, "ror": _array({"type": "string", "format": "uri"})})
+                ),
+                "institution": {"oneOf": [{"type": "null"}, _ref("Institution")]},
             }
         ),
         "InstitutionResponse": _obj(
@@ -91,6 +120,25 @@ def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[st
                 "responses": {
                     "200": _json("InstitutionList", "One page of institutions."),
                     "400": _ERRORS["400"],
+                },
+            }
+        },
+        "/api/v1/institutions/match": {
+            "get": {
+                "operationId": "matchAffiliation",
+                "summary": "Match a raw affiliation string to a ROR id, and say why",
+                "parameters": [
+                    _param(
+                        "q",
+                        "An affiliation as a paper prints it, e.g. 'Dept. of Physics, Univ. "
+                        "of Oxford, UK'.",
+                        {"type": "string", "maxLength": MAX_AFFILIATION},
+                        required=True,
+                    ),
+                ],
+                "responses": {
+                    "200": _json("AffiliationMatch", "The match (or null) and the reasons."),
+                    **_ERRORS,
                 },
             }
         },

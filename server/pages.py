@@ -21,6 +21,7 @@ from server.markdown import (
     search_markdown,
     wants_markdown,
 )
+from server.page_cache import cached_page
 from server.params import parse_search
 from server.taxonomy import category_name
 from server.templating import cached_response, page_meta, render
@@ -69,6 +70,7 @@ async def home(request: Request) -> Response:
     return render(request, "home.html", context)
 
 
+@cached_page
 async def search(request: Request) -> Response:
     c = ctx(request)
     req = parse_search(
@@ -120,6 +122,7 @@ async def search(request: Request) -> Response:
     return render(request, "search.html", context)
 
 
+@cached_page
 async def paper(request: Request) -> Response:
     rest: str = request.path_params["rest"]
     parsed = parse_paper_path(rest)

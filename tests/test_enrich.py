@@ -173,7 +173,8 @@ def test_enrich_online_is_polite_and_cached(tmp_path: Path, recorded: RecordedSe
     )  # fmt: skip
     recorded.add(
         "/s2/paper/arXiv:1802.00002",
-        {"fields": "externalIds,citationCount,authors.name,authors.externalIds"},
+        {"fields": "externalIds,citationCount,authors.name,authors.externalIds,"
+                   "authors.affiliations"},
         Reply(S2_PAPER.read_bytes()),
     )
     config = _online_config(tmp_path, recorded)

@@ -6,20 +6,17 @@ Test modules load these with ``pytest_plugins = ["tests.web_fixtures"]``.
 
 from __future__ import annotations
 
-import socket
-import threading
-import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from engine.search import SearchEngine
 from papersift.config import Config
 from server.app import create_app
+from tests.web_helpers import serving
 
 
 @pytest.fixture(scope="session")
@@ -34,30 +31,11 @@ def client(web_app: Starlette) -> Iterator[TestClient]:
         yield c
 
 
-def _free_socket() -> socket.socket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    return sock
-
-
 @pytest.fixture(scope="session")
 def live_url(web_app: Starlette) -> Iterator[str]:
-    """Base URL of a real uvicorn server (real sockets, real HTTP parsing) on 127.0.0.1."""
-    sock = _free_socket()
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(web_app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    """Base URL of a real uvicorn server over the session's app."""
+    with serving(web_app) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

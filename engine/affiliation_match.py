@@ -1,0 +1,80 @@
+"""The ROR affiliation matcher over the stored institutions, for enrichment, the CLI and API.
+
+Building it normalises nothing but places (the store keeps each organisation's match keys),
+and it is built once per registry version: every ``import-ror`` bumps the version, so the
+next match in any process sees the new registry. One function, :func:`explain`, is what
+``papersift match-affiliation``, ``/api/v1/institutions/match`` and enrichment all call.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, replace
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from engine.institutions import Institution, Institutions
+from engine.store import PaperStore
+from indexer.ror import ROR_PREFIX, Explanation, RorMatcher
+
+MAX_AFFILIATION = 1000  # characters; ROR's gold affiliations are at most 508
+_CACHE: WeakKeyDictionary[PaperStore, tuple[int, RorMatcher]] = WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def matcher(registry: Institutions) -> RorMatcher:
+    """The matcher of the registry as it is now (cached per store and registry version)."""
+    version = registry.version()
+    with _LOCK:  # one build at a time; the others wait for it rather than build it too
+        cached = _CACHE.get(registry.store)
+        if cached is None or cached[0] != version:
+            cached = (version, RorMatcher.from_keyed(registry.keyed_organisations()))
+            _CACHE[registry.store] = cached
+    return cached[1]
+
+
+@dataclass(frozen=True, slots=True)
+class AffiliationMatch:
+    """What :func:`explain` found: the matcher's reasoning and our institution record."""
+
+    text: str
+    explanation: Explanation
+    institution: Institution | None  # the matched organisation as stored
+
+
+def explain(registry: Institutions, text: str) -> AffiliationMatch:
+    """Match one raw affiliation string; ``ValueError`` if it is longer than
+    :data:`MAX_AFFILIATION`."""
+    if len(text) > MAX_AFFILIATION:
+        raise ValueError(f"an affiliation is at most {MAX_AFFILIATION} characters ({len(text)})")
+    m = matcher(registry)
+    why = m.explain(text)
+    if not m.orgs:
+        why = replace(why, reason="no institutions in this index: import the ROR registry "
+                      "first (papersift import-ror FILE)")  # fmt: skip
+    found = registry.by_ror(why.match.ror_id) if why.match is not None else None
+    return AffiliationMatch(text, why, found)
+
+
+def as_json(found: AffiliationMatch) -> dict[str, Any]:
+    """The match and its reasons as the CLI's ``--json`` and the API print them."""
+    why, inst = found.explanation, found.institution
+    match = None
+    if why.match is not None:
+        match = {
+            "ror": ROR_PREFIX + why.match.ror_id,
+            "name": why.match.name,
+            "matched": why.match.matched,
+            "how": why.match.how,
+            "id": inst.iid if inst is not None else None,
+        }
+    return {
+        "affiliation": found.text,
+        "match": match,
+        "reason": why.reason,
+        "parts": list(why.parts),
+        "places": list(why.places),
+        "candidates": [
+            {"text": text, "ror": [ROR_PREFIX + r for r in ids]} for text, ids in why.candidates
+        ],
+    }

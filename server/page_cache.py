@@ -1,0 +1,143 @@
+"""Rendered pages kept, compressed, for repeated requests while the data is unchanged.
+
+With the result cache on, a repeated search costs the API one lookup and a JSON dump, but
+the HTML page re-rendered its template (hit cards, author links, facet URLs, JSON-LD) and
+re-compressed the bytes every time: four times the API's CPU per request (bench/RESULTS.md,
+issue 23). A page is a function of its URL (scheme and host too: they make its canonical
+links), the format asked for (HTML or markdown), the content encoding and the data (both
+indexes, researchers, the institution registry), so its final bytes are kept under exactly
+those keys and sent again as they are, as long as the result cache is on. The indexes and
+researchers have in-memory generation counters; the registry's version is a store read, so
+it is taken off the event loop at most once per ``REGISTRY_POLL`` seconds (an
+``import-ror`` in another process shows within that time). Only 200 responses are kept,
+and ``MAX_BYTES`` bounds the memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Hashable
+from dataclasses import dataclass
+
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.responses import Response
+
+from server.compress import MIN_SIZE, choose_encoding, is_compressible
+from server.context import ctx
+from server.markdown import wants_markdown
+from server.templating import not_modified
+
+MAX_BYTES = 32 * 1024 * 1024
+REGISTRY_POLL = 1.0  # seconds between reads of the institution registry's version
+_SKIP = frozenset({b"content-length", b"content-encoding"})
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    body: bytes
+    headers: tuple[tuple[bytes, bytes], ...]
+    etag: str
+
+
+class PageCache:
+    """A thread-safe LRU of finished response bodies, bounded by their total size."""
+
+    def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        self.max_bytes = max_bytes
+        self.size = self.hits = self.misses = 0
+        self.registry: tuple[float, int] = (-REGISTRY_POLL, 0)  # (read at, version)
+        self._items: OrderedDict[Hashable, _Page] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable) -> _Page | None:
+        with self._lock:
+            page = self._items.get(key)
+            if page is None:
+                self.misses += 1
+                return None
+            self._items.move_to_end(key)
+            self.hits += 1
+            return page
+
+    def put(self, key: Hashable, page: _Page) -> None:
+        if len(page.body) > self.max_bytes // 16:
+            return  # one huge page must not push out everything else
+        with self._lock:
+            if key in self._items:
+                self._drop(key)
+            self._items[key] = page
+            self.size += len(page.body)
+            while self.size > self.max_bytes:
+                self._drop(next(iter(self._items)))
+
+    def _drop(self, key: Hashable) -> None:
+        self.size -= len(self._items.pop(key).body)
+
+
+async def data_generation(request: Request, cache: PageCache) -> tuple[object, ...] | None:
+    """What the pages' data depends on; None for an engine that does not expose it, or
+    with the result cache off (every request is then computed afresh)."""
+    c = ctx(request)
+    data = getattr(c.engine, "data", None)
+    results = getattr(c.engine, "cache", None)
+    if data is None or results is None or results.size <= 0:
+        return None
+    registry = getattr(c.engine, "institutions", None)
+    read_at, version = cache.registry
+    if registry is not None and time.monotonic() - read_at >= REGISTRY_POLL:
+        version = await c.call(registry.version)
+        cache.registry = (time.monotonic(), version)
+    return (data.lexical.generation, data.vectors_generation, data.people_generation, version)
+
+
+def _finish(response: Response, encoding: str | None) -> _Page:
+    """The page as it goes on the wire for ``encoding`` (compressed here, once, as
+    ``server.compress`` would), with the headers to send with it."""
+    body = bytes(response.body)
+    headers = MutableHeaders(raw=[(k, v) for k, v in response.raw_headers if k not in _SKIP])
+    choice = choose_encoding(encoding or "")
+    if choice is not None and len(body) >= MIN_SIZE and is_compressible(headers):
+        body = choice[1](body)
+        headers["Content-Encoding"] = choice[0]
+        headers.add_vary_header("Accept-Encoding")
+    return _Page(body, tuple(headers.raw), response.headers["etag"])
+
+
+def _send(page: _Page, status: int = 200) -> Response:
+    response = Response(page.body if status == 200 else b"", status_code=status)
+    kept = [(k, v) for k, v in page.headers if status == 200 or k != b"content-type"]
+    response.raw_headers = [*kept, *(h for h in response.raw_headers if h[0] == b"content-length")]
+    return response
+
+
+def cached_page(handler: Handler) -> Handler:
+    """Wrap a GET page handler: answer repeated requests from :class:`PageCache`."""
+
+    @functools.wraps(handler)
+    async def wrapper(request: Request) -> Response:
+        cache: PageCache | None = getattr(request.app.state, "page_cache", None)
+        generation = await data_generation(request, cache) if cache is not None else None
+        if cache is None or generation is None:
+            return await handler(request)
+        choice = choose_encoding(request.headers.get("accept-encoding", ""))
+        encoding = choice[0] if choice is not None else None
+        key = (
+            handler.__name__, str(request.base_url), request.url.path, request.url.query,
+            wants_markdown(request), encoding, generation,
+        )  # fmt: skip
+        page = cache.get(key)
+        if page is None:
+            response = await handler(request)
+            if response.status_code != 200 or "etag" not in response.headers:
+                return response  # errors, redirects, 304s and streams are not kept
+            page = _finish(response, encoding)
+            if await data_generation(request, cache) == generation:  # not two states mixed
+                cache.put(key, page)
+        return _send(page, 304 if not_modified(request, page.etag) else 200)
+
+    return wrapper
