@@ -252,6 +252,7 @@ def check_model(
 
 
 def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
+    from engine.embed_progress import format_duration, parse_progress, progress_key
     from engine.vectors import model_dir_name
 
     db = connect(root)
@@ -266,20 +267,25 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
                 (model_id,),
             )
         }
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (progress_key(model_id),))
+        recorded = row.fetchone()
     finally:
         db.close()
+    progress = parse_progress(recorded[0] if recorded else None, model_id, len(marked), papers)
     live, bad_dim = segment_docids(root, model_id, dim, current)
     folder = root / "vectors" / model_dir_name(model_id)
     out = []
     pending = papers - len(marked)
-    coverage = f"{len(marked)} of {papers} papers embedded"
+    coverage = progress.line()
     if pending:
-        hours = pending / EMBED_RATE / 3600
+        if progress.rate is None:  # no run measured yet: the benchmark's figure
+            coverage += f"; about {format_duration(pending / EMBED_RATE)} at {EMBED_RATE:.0f}"
+            coverage += " papers/s (bench/RESULTS.md)"
         out.append(
             Check(
                 "embeddings",
                 "WARN",
-                f"{coverage}; {pending} wait (about {hours:.1f} h at {EMBED_RATE:.0f} papers/s)",
+                coverage,
                 "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
             )
         )
