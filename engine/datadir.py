@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from engine.embed import Embedder
+from engine.embed import Embedder, default_model_id
 from engine.embed_progress import EmbeddingProgress, progress_key, read_progress
 from engine.lexical import LexicalIndex
 from engine.model_files import ModelSpec
@@ -190,6 +190,9 @@ class DataDir:
 
     def _serving_record(self) -> tuple[ModelSpec, str] | None:
         raw = self.store.get_meta(SERVING_MODEL)
+        if raw is None and self.manifest.get("model_id") == default_model_id():
+            # Written before the record existed: the manifest names the bundled model.
+            return ModelSpec(max_length=self.config.embedding.max_length), default_model_id()
         try:
             value = json.loads(raw) if raw else None
             if not isinstance(value, dict):
@@ -301,11 +304,12 @@ class DataDir:
         store, then the live index if queries use this model."""
         ids = np.asarray(docids, np.int64)
         emb = self.indexing_embedder
+        served = self.embedder  # chosen (and recorded) before the first vectors land
         writer = self.indexing_vectors
         path = writer.write_segment(ids, hashes, vecs)
         self.store.mark_embedded(emb.model_id, docids, hashes)
         vi = self._vectors
-        if vi is None or self._serving is not emb:
+        if vi is None or served is not emb:
             return
         now = self.store.text_hashes(docids)  # a text may have changed while it was embedded
         live = np.fromiter((now.get(d) == h for d, h in zip(docids, hashes, strict=True)), bool)
