@@ -8,6 +8,8 @@ exactly once), and a second run must find nothing to do.
 from __future__ import annotations
 
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +22,7 @@ from engine.datadir import DataDir
 from engine.vectors import VectorIndex, model_dir_name
 from indexer.build import import_files
 from indexer.embed_cluster import ClusterError, embed_on_cluster
+from papersift.cli import main
 from papersift.config import Config
 from tests.cluster_kit import Cluster, start_cluster
 from tests.corpus import make_config, sample_records, write_jsonl
@@ -134,5 +137,35 @@ def test_unreachable_scheduler_is_one_clear_error(tmp_path: Path) -> None:
             embed_on_cluster(data, "tcp://127.0.0.1:9", timeout=2)
         assert "\n" not in str(err.value)
         assert data.store.embedded_count(data.indexing_embedder.model_id) == 0
+    finally:
+        data.close()
+
+
+def test_a_killed_coordinator_resumes(cluster: Cluster, tmp_path: Path) -> None:
+    config = fresh_import(tmp_path / "r")
+    cfg_file = str(config.base_dir / "config.toml")
+    folder = config.data_dir / "vectors"
+    coordinator = subprocess.Popen(
+        [sys.executable, "-m", "papersift", "index", "--cluster", cluster.address,
+         "--config", cfg_file],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not list(folder.glob("*/seg-*.npz")):
+        time.sleep(0.05)
+    coordinator.send_signal(signal.SIGKILL)
+    assert coordinator.wait(10) == -signal.SIGKILL
+    data = DataDir(config, create=False)
+    try:
+        model = data.indexing_embedder.model_id
+        papers, before = data.store.count(), data.store.embedded_count(model)
+    finally:
+        data.close()
+    assert 0 < before < papers  # killed mid-run
+    assert main(["index", "--cluster", cluster.address, "--config", cfg_file, "--json"]) == 0
+    data = DataDir(config, create=False)
+    try:
+        assert data.store.embedded_count(model) == papers
+        assert data.vectors.size == papers
     finally:
         data.close()
