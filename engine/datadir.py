@@ -166,8 +166,10 @@ class DataDir:
             providers=e.providers.split(","),
             quantize=spec.quantize and e.float32_cache,
         )
-        if self.manifest.get("model_id") == emb.model_id and isinstance(known, int):
-            emb.expect_dim(known)  # stats need no session: the manifest knows the width
+        if self.manifest.get("model_id") != emb.model_id or not isinstance(known, int):
+            known = VectorIndex.stored_dim(self.root / "vectors" / model_dir_name(emb.model_id))
+        if known is not None:
+            emb.expect_dim(known)  # stats need no session: the manifest or a segment knows
         return emb
 
     @property

@@ -218,14 +218,17 @@ def check_model(
     except ConfigError as exc:
         return Check("model", "FAIL", str(exc), fix), None
     cache = root / "models"
+    cache_dir = cache if e.float32_cache and cache.is_dir() else None
     try:
         emb = Embedder(
             model,
             tok,
             max_length=e.max_length,
             batch_size=1,
-            cache_dir=cache if e.float32_cache and cache.is_dir() else None,
+            cache_dir=cache_dir,
             model_id=e.model_id or None,
+            providers=e.providers.split(","),
+            quantize=e.quantize and cache_dir is not None,
         )
         emb.embed(["papersift doctor"])
     except Exception as exc:

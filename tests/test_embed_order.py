@@ -128,3 +128,16 @@ def test_stats_report_progress_without_loading_the_model(
         "%Y-%m"
     )  # type: ignore[union-attr]
     assert out["rate"] > 0 and out["eta_seconds"] > 0
+
+    # A manifest that names no model (written by an older version): a segment's header
+    # gives the width, still without a session.
+    manifest = fresh_config.data_dir / "manifest.json"
+    written = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({k: v for k, v in written.items()
+                                    if k not in ("model_id", "dimension")}))  # fmt: skip
+    engine = open_engine(fresh_config)
+    try:
+        assert stats_with_progress(engine).dimension == written["dimension"]
+        assert not engine.data.embedder.loaded
+    finally:
+        engine.close()
