@@ -33,6 +33,9 @@ def test_backup_while_importing_is_consistent(fresh_config: Config, tmp_path: Pa
     data = DataDir(fresh_config)
     first = import_files(data, chunks[:1]).added
     embed_backlog(data, limit=16)  # a vector segment to copy as well
+    with data.store.reading() as db:  # the backlog goes newest first: one it embedded
+        (with_vector,) = db.execute("SELECT docid FROM embedded LIMIT 1").fetchone()
+    embedded_title = data.store.get([with_vector])[with_vector].title
     stop = threading.Event()
     imported: list[int] = []
 
@@ -61,7 +64,7 @@ def test_backup_while_importing_is_consistent(fresh_config: Config, tmp_path: Pa
         newest = store.get([store.count()])[store.count()]
         hits = engine.search(SearchRequest(query=f'"{newest.title}"', mode="keyword")).hits
         assert newest.arxiv_id in [h.paper.arxiv_id for h in hits]
-        semantic = engine.search(SearchRequest(query="quantum field theory", mode="semantic"))
+        semantic = engine.search(SearchRequest(query=embedded_title, mode="semantic"))
         assert semantic.hits
     finally:
         engine.close()
