@@ -55,7 +55,10 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     def author(text: str) -> str:
         return author_clause(engine.data.store, text)
 
-    cfg_rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor)
+    cfg_rule = MatchRule(
+        cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor, cfg.semantic_gate,
+        cfg.semantic_band,
+    )  # fmt: skip
     text, rule = request.query, cfg_rule
     if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
         text = _cut(text, cfg.max_query_length)
@@ -78,7 +81,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     constraint = constraint_query(lex, parsed, categories=lookup, author=author)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
-    mode = usable_mode(engine, wanted, parsed, semantic_text, warnings)
+    mode = usable_mode(engine, wanted, parsed, semantic_text, warnings, request.mode is not None)
     sort: Sort = request.sort
     if parsed.empty and sort == "relevance":
         sort = "newest"
@@ -99,15 +102,18 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
 
 def usable_mode(
     engine: SearchEngine, mode: Mode, parsed: ParsedQuery, semantic_text: str,
-    warnings: list[str],
+    warnings: list[str], asked: bool = True,
 ) -> Mode:  # fmt: skip
-    """The mode this query can run in now, with a warning for each fallback."""
+    """The mode this query can run in now, with a warning for each fallback (a query of
+    fielded clauses alone, ``au:x cat:y``, is keyword search without one unless the request
+    ``asked`` for another mode)."""
     if mode == "keyword":
         return mode
     if parsed.empty:
         return "keyword"  # browsing: nothing to embed
     if not semantic_text:
-        warnings.append(f"{mode} search needs free text; searched by keywords")
+        if asked:
+            warnings.append(f"{mode} search needs free text; searched by keywords")
         return "keyword"
     if engine.data.vectors.size == 0:
         warnings.append("the semantic index is still being built; searched by keywords")

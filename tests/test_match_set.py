@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -41,14 +42,22 @@ def every_hit(engine: SearchEngine, request: SearchRequest) -> tuple[SearchResul
 
 
 def word_pair(engine: SearchEngine) -> tuple[str, str]:
-    """Two title words that co-occur in a few papers but also appear apart."""
+    """Two words that co-occur in more papers than one page of 10 holds but also appear
+    apart: the pair of a few candidates with the most papers holding both."""
     lex = engine.data.lexical
-    for word_a, word_b in (("neural", "networks"), ("language", "models"), ("quantum", "field")):
+    pairs = [("language", "model"), ("citation", "analysis"), ("machine", "translation"),
+             ("speech", "recognition"), ("neural", "networks"), ("information", "retrieval")]
+    counted = []
+    for word_a, word_b in pairs:
         both, _ = lex.parse(f'+"{word_a}" +"{word_b}"')
         either, _ = lex.parse(f'"{word_a}" "{word_b}"')
-        if 0 < lex.count(both) < lex.count(either):
-            return word_a, word_b
-    pytest.skip("no suitable word pair in the sample")
+        n_both, n_either = lex.count(both), lex.count(either)
+        if 0 < n_both < n_either:
+            counted.append((n_both, word_a, word_b))
+    if not counted or max(counted)[0] <= 10:
+        pytest.skip("no suitable word pair in the sample")
+    _, word_a, word_b = max(counted)
+    return word_a, word_b
 
 
 # -- nothing matches --------------------------------------------------------------------
@@ -71,10 +80,11 @@ def test_absent_arxiv_id_says_so(engine: SearchEngine, mode: Mode) -> None:
     )
 
 
-def test_floor_admits_only_close_papers(engine: SearchEngine, built_config: Config) -> None:
-    """Every semantic hit reaches the configured floor by the exact cosine of its vector."""
-    floor = built_config.search.semantic_floor
-    assert floor > 0
+def test_semantic_matches_are_close_papers(engine: SearchEngine, built_config: Config) -> None:
+    """Every semantic hit reaches the floor and the band below the best, by the exact cosine
+    of its stored vector; the set is exactly the papers that do."""
+    cfg = built_config.search
+    assert cfg.semantic_floor > 0 and cfg.semantic_band > 0
     query = "graph neural networks for molecules"
     result = engine.search(SearchRequest(query, mode="semantic", page_size=100))
     qvec = engine.data.embedder.embed_query(query)
@@ -83,8 +93,24 @@ def test_floor_admits_only_close_papers(engine: SearchEngine, built_config: Conf
         vec = engine.data.vectors.vector(docid)
         if vec is not None:
             exact.append(float(vec @ qvec))
-    assert result.total == sum(c >= floor - 1e-5 for c in exact)
-    assert result.total < len(exact)  # the floor cut something
+    best = max(exact)
+    assert best >= cfg.semantic_gate
+    cut = max(cfg.semantic_floor, best - cfg.semantic_band)
+    assert result.total == sum(c >= cut - 1e-5 for c in exact)
+    assert 0 < result.total < len(exact)  # the rules cut something
+
+
+def test_gate_under_the_best_match_admits_nothing(built_config: Config) -> None:
+    """A gate above the query's closest paper: semantic mode matches nothing."""
+    search = dataclasses.replace(built_config.search, semantic_gate=0.99, cache_size=0)
+    eng = open_engine(dataclasses.replace(built_config, search=search))
+    try:
+        assert eng.search(SearchRequest("word sense disambiguation", mode="semantic")).total == 0
+        hybrid = eng.search(SearchRequest("word sense disambiguation", mode="hybrid"))
+        keyword = eng.search(SearchRequest("word sense disambiguation", mode="keyword"))
+        assert hybrid.total == keyword.total  # only the keyword matches are left
+    finally:
+        eng.close()
 
 
 # -- keyword rules ----------------------------------------------------------------------
@@ -106,10 +132,12 @@ def test_most_words_beyond_three(engine: SearchEngine) -> None:
     assert engine.search(SearchRequest(f"{a} {b} xkqzvwp", mode="keyword")).total == 0
     # Five words (the stop word counts for none), so three are needed: papers with any
     # three of the four real words, as a union of Tantivy conjunctions written by hand.
-    words = [a, b, "model", "data"]
+    c, d = [w for w in ("results", "data", "paper") if w not in (a, b)][:2]
+    words = [a, b, c, d]
     triples = [[w for w in words if w != skip] for skip in words]
     expected, _ = lex.parse(" ".join("(" + " ".join(f'+"{w}"' for w in t) + ")" for t in triples))
-    five = engine.search(SearchRequest(f"{a} {b} the model data xkqzvwp", mode="keyword"))
+    # A repeated word counts once: still five words.
+    five = engine.search(SearchRequest(f"{a} {b} the {c} {d} {a} xkqzvwp", mode="keyword"))
     assert five.total == lex.count(expected) > 0
 
 
@@ -150,9 +178,26 @@ def test_fielded_clauses_intersect(engine: SearchEngine) -> None:
 # -- totals, facets, pages and sorts agree ---------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def few_candidates(built_config: Config) -> Iterator[SearchEngine]:
+    """An engine whose retrievers contribute 10 candidates each: keyword matches beyond the
+    candidates make hybrid count and sort its match set in Tantivy."""
+    search = dataclasses.replace(built_config.search, candidates=10, cache_size=0)
+    eng = open_engine(dataclasses.replace(built_config, search=search))
+    yield eng
+    eng.close()
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_totals_facets_and_pages_agree(engine: SearchEngine, mode: Mode) -> None:
+@pytest.mark.parametrize("which", ["default", "few_candidates"])
+def test_totals_facets_and_pages_agree(
+    request: pytest.FixtureRequest, which: str, mode: Mode
+) -> None:
+    engine: SearchEngine = request.getfixturevalue("engine" if which == "default" else which)
     a, b = word_pair(engine)
+    if which == "few_candidates" and mode == "hybrid":
+        wide = engine.search(SearchRequest(f"{a} {b}", mode="keyword"))
+        assert wide.total > 10  # the Tantivy path is the one under test
     for query in (f"{a} {b}", f"{a} networks learning"):
         result, ids = every_hit(engine, SearchRequest(query, mode=mode, page_size=10))
         assert len(ids) == len(set(ids)) == result.total
@@ -324,3 +369,16 @@ def test_api_pages_agree_with_totals(http: httpx.Client, engine: SearchEngine) -
             url = body["next"]
         assert len(seen) == len(set(seen)) == total
         assert pages == -(-total // 5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stop_words_are_not_highlighted(engine: SearchEngine, mode: Mode) -> None:
+    a, b = word_pair(engine)
+    result = engine.search(SearchRequest(f"the {a} of {b} in a", mode=mode, page_size=50))
+    assert result.hits
+    marked = {
+        m.lower()
+        for h in result.hits
+        for m in re.findall(r"<b>(.*?)</b>", h.title_html + h.abstract_html)
+    }
+    assert marked and not marked & {"the", "of", "in", "a"}
