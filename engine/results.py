@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
+from engine.embed_progress import EmbeddingProgress
 from papersift.paper import Paper
 
 Mode = Literal["keyword", "semantic", "hybrid"]
@@ -104,6 +105,9 @@ class Stats:
     newest: date | None
     oldest: date | None
     people_pending: int = 0  # papers whose researcher identities the backlog has not done
+    # Reach, rate and ETA of the embedding backlog (DataDir.embedding_progress); the
+    # configured model's while queries still use the vectors of the one before it.
+    embedding: EmbeddingProgress | None = None
 
     @property
     def coverage(self) -> float:

@@ -71,6 +71,7 @@ def stats_json(s: Stats) -> dict[str, Any]:
         "embedded": s.embedded,
         "coverage": round(s.coverage, 6),
         "researchers_pending": s.people_pending,
+        "embedding": s.embedding.json() if s.embedding is not None else None,
         "model_id": s.model_id,
         "dimension": s.dimension,
         "oldest": s.oldest.isoformat() if s.oldest else None,

@@ -154,6 +154,23 @@ class VectorIndex:
         return docids.astype(np.int64), [str(h) for h in hashes], vectors.astype(np.float32)
 
     @staticmethod
+    def stored_dim(folder: Path) -> int | None:
+        """The vector width of the first segment in ``folder`` from its array header alone
+        (no vectors read), or None without a readable one."""
+        fmt = np.lib.format
+        found = folder.is_dir() and sorted(p for p in folder.iterdir() if _SEGMENT.match(p.name))
+        for path in (found or [])[:1]:
+            try:
+                with zipfile.ZipFile(path) as z, z.open("vectors.npy") as fh:
+                    major, _ = fmt.read_magic(fh)
+                    read = fmt.read_array_header_1_0 if major == 1 else fmt.read_array_header_2_0
+                    shape = read(fh)[0]
+                return int(shape[1]) if len(shape) == 2 else None
+            except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+                return None
+        return None
+
+    @staticmethod
     def read_segment_keys(
         path: Path, *, hashes: bool = True
     ) -> tuple[IntArray, npt.NDArray[np.str_]]:

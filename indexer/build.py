@@ -20,6 +20,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from engine.datadir import DataDir
+from indexer.embed_queue import EmbedQueue, EmbedRun, mark_imported
 from indexer.parse_worker import ParallelReader
 from indexer.snapshot import SkippedLine
 
@@ -28,7 +29,6 @@ log = logging.getLogger(__name__)
 IMPORT_BATCH = 2000
 LEXICAL_COMMIT = 100_000
 EMBED_CHUNK = 256
-LOG_EVERY = 2048  # papers between log lines when no progress bar is drawn
 
 
 @dataclass
@@ -81,6 +81,7 @@ def import_files(
             for batch in reader:
                 report.read += len(batch)
                 counts, changed = data.store.upsert(batch)
+                mark_imported(data.store)  # imported papers wait their turn by date
                 report.added += counts.added
                 report.updated += counts.updated
                 report.unchanged += counts.unchanged
@@ -112,30 +113,44 @@ def embed_backlog(
     progress: bool = False,
     stop: threading.Event | None = None,
     chunk: int = EMBED_CHUNK,
+    cluster: str | None = None,
 ) -> int:
-    """Embed papers whose current text has no vector of the configured model yet."""
-    embedder = data.embedder
+    """Embed papers whose current text has no vector of the configured model yet: changed
+    papers first, then newest first (``indexer.embed_queue``). With ``cluster`` (or
+    ``[embedding] cluster``) the batches run on a Dask scheduler at that address."""
+    address = data.config.embedding.cluster if cluster is None else cluster
+    if address:
+        from indexer.embed_cluster import embed_on_cluster
+
+        return embed_on_cluster(data, address, limit=limit, progress=progress, stop=stop)
+    embedder = data.indexing_embedder
     model = embedder.model_id
     pending = data.store.count() - data.store.embedded_count(model)
     if limit is not None:
         pending = min(pending, limit)
-    done = 0
+    queue = EmbedQueue(data.store, model)
     with tqdm(total=pending, unit="paper", desc="embed", disable=not progress) as bar:
-        while done < pending and not (stop is not None and stop.is_set()):
-            rows = data.store.backlog(model, min(chunk, pending - done))
+        run = EmbedRun(data.store, model, pending, bar if progress else None)
+        while run.done < pending and not (stop is not None and stop.is_set()):
+            rows = queue.take(min(chunk, pending - run.done))
             if not rows:
                 break
-            vecs = embedder.embed([text for _, text, _ in rows])
-            data.add_vectors([d for d, _, _ in rows], [h for _, _, h in rows], vecs)
-            done += len(rows)
-            bar.update(len(rows))
-            if not progress and done // LOG_EVERY != (done - len(rows)) // LOG_EVERY:
-                log.info("embedding: %d of %d papers done", done, pending)
+            vecs = embedder.embed([text for _, text, _, _ in rows])
+            data.add_vectors([r[0] for r in rows], [r[2] for r in rows], vecs)
+            queue.finish([r[0] for r in rows])
+            run.checkpoint(len(rows), queue)
+    finish_backlog(data, run.done, stopped=stop is not None and stop.is_set())
+    return run.done
+
+
+def finish_backlog(data: DataDir, done: int, *, stopped: bool) -> None:
+    """After a backlog run: switch queries to the new model once it covers what the old one
+    did, fold the checkpoints (unless stopped), write the manifest."""
+    if done and not stopped:
+        data.indexing_vectors.compact(data.store.text_hashes)
+    data.update_serving_model()
     if done:
-        if not (stop is not None and stop.is_set()):
-            data.vectors.compact(data.store.text_hashes)
         data.write_manifest()
-    return done
 
 
 def index_backlog(
@@ -144,13 +159,16 @@ def index_backlog(
     limit: int | None = None,
     progress: bool = False,
     stop: threading.Event | None = None,
+    cluster: str | None = None,
 ) -> tuple[int, int]:
     """What an import leaves for later: researcher identities, then embeddings (``limit``
-    caps the papers embedded). Returns (papers clustered, papers embedded)."""
+    caps the papers embedded; ``cluster`` as for ``embed_backlog``). Returns (papers
+    clustered, papers embedded)."""
     clustered = data.refresh_people(progress=progress).papers
     if stop is not None and stop.is_set():
         return clustered, 0
-    return clustered, embed_backlog(data, limit=limit, progress=progress, stop=stop)
+    done = embed_backlog(data, limit=limit, progress=progress, stop=stop, cluster=cluster)
+    return clustered, done
 
 
 def bootstrap_if_empty(

@@ -281,7 +281,7 @@ def reindex(data: DataDir, *, progress: bool = False, stop: threading.Event | No
     data.sync_lexical()
     _, done = index_backlog(data, progress=progress, stop=stop)
     if not (stop is not None and stop.is_set()):
-        data.vectors.compact(data.store.text_hashes)
+        data.indexing_vectors.compact(data.store.text_hashes)
     data.lexical.close_writer()
     data.write_manifest()
     return done

@@ -116,8 +116,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     try:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
-        clustered, done = index_backlog(data, limit=args.limit, progress=tty)
-        model = data.embedder.model_id
+        clustered, done = index_backlog(
+            data, limit=args.limit, progress=tty, cluster=args.cluster
+        )
+        model = data.indexing_embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
     finally:
         data.close()
@@ -178,10 +180,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from engine.search import open_engine
     from engine.serialize import stats_json
+    from engine.stats import stats_with_progress
 
     engine = open_engine(_config(args))
     try:
-        stats = engine.stats()
+        stats = stats_with_progress(engine)
     finally:
         engine.close()
     data = stats_json(stats)
@@ -192,6 +195,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"data directory  {data['data_dir']}")
     print(f"papers          {stats.papers}")
     print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
+    progress = stats.embedding
+    if progress is not None:
+        which = "" if progress.model_id == stats.model_id else f" (next model {progress.model_id})"
+        print(f"embedding       {progress.line()}{which}")
     if stats.people_pending:
         print(f"researchers     {stats.people_pending} papers not yet clustered (papersift index)")
     print(f"published       {stats.oldest} .. {stats.newest}")
@@ -414,6 +421,12 @@ def build_parser() -> argparse.ArgumentParser:
         "new papers, then embeddings for semantic search (both resumable).",
     )
     p.add_argument("--limit", type=_positive, help="embed at most N papers")
+    p.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="embed on the Dask scheduler at ADDRESS (e.g. tcp://10.0.0.5:8786) instead of "
+        "in this process; overrides [embedding] cluster",
+    )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=cmd_index)
 

@@ -84,7 +84,7 @@ def repair(config: Config, say: Callable[[str], None] = print) -> None:
     if checks.get("vectors", Check("", "OK", "")).status == "FAIL":
         data = DataDir(config, create=False)
         try:
-            model, dim = data.embedder.model_id, data.embedder.dim
+            model, dim = data.indexing_embedder.model_id, data.indexing_embedder.dim
             with data.store.reading() as db:
                 current = dict(db.execute("SELECT docid, text_hash FROM papers").fetchall())
             live, _ = segment_docids(root, model, dim, current)

@@ -218,14 +218,17 @@ def check_model(
     except ConfigError as exc:
         return Check("model", "FAIL", str(exc), fix), None
     cache = root / "models"
+    cache_dir = cache if e.float32_cache and cache.is_dir() else None
     try:
         emb = Embedder(
             model,
             tok,
             max_length=e.max_length,
             batch_size=1,
-            cache_dir=cache if e.float32_cache and cache.is_dir() else None,
+            cache_dir=cache_dir,
             model_id=e.model_id or None,
+            providers=e.providers.split(","),
+            quantize=e.quantize and cache_dir is not None,
         )
         emb.embed(["papersift doctor"])
     except Exception as exc:
@@ -252,6 +255,7 @@ def check_model(
 
 
 def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
+    from engine.embed_progress import format_duration, parse_progress, progress_key
     from engine.vectors import model_dir_name
 
     db = connect(root)
@@ -266,20 +270,25 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
                 (model_id,),
             )
         }
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (progress_key(model_id),))
+        recorded = row.fetchone()
     finally:
         db.close()
+    progress = parse_progress(recorded[0] if recorded else None, model_id, len(marked), papers)
     live, bad_dim = segment_docids(root, model_id, dim, current)
     folder = root / "vectors" / model_dir_name(model_id)
     out = []
     pending = papers - len(marked)
-    coverage = f"{len(marked)} of {papers} papers embedded"
+    coverage = progress.line()
     if pending:
-        hours = pending / EMBED_RATE / 3600
+        if progress.rate is None:  # no run measured yet: the benchmark's figure
+            coverage += f"; about {format_duration(pending / EMBED_RATE)} at {EMBED_RATE:.0f}"
+            coverage += " papers/s (bench/RESULTS.md)"
         out.append(
             Check(
                 "embeddings",
                 "WARN",
-                f"{coverage}; {pending} wait (about {hours:.1f} h at {EMBED_RATE:.0f} papers/s)",
+                coverage,
                 "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
             )
         )

@@ -226,9 +226,8 @@ class JobRunner:
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the admin page and API show."""
-        store = self.data.store
-        papers = store.count()
-        embedded = store.embedded_count(self.data.embedder.model_id)
+        progress = self.data.embedding_progress(self.data.indexing_embedder.model_id)
+        papers, embedded = progress.total, progress.embedded
         jobs = []
         with self._status_lock:
             for name in JOBS:
@@ -252,6 +251,8 @@ class JobRunner:
             "papers": papers,
             "embedded": embedded,
             "embedding_backlog": papers - embedded,
+            "embedding": progress.json(),
+            "embedding_line": progress.line(),
             "scheduler_running": bool(self._scheduler.running),
             "jobs": jobs,
         }

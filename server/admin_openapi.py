@@ -44,6 +44,8 @@ def admin_schemas(obj: Build, array: Build, ref: Build) -> dict[str, Any]:
                 "papers": count,
                 "embedded": count,
                 "embedding_backlog": count,
+                "embedding": {"type": "object", "description": "see EmbeddingProgress"},
+                "embedding_line": {"type": "string"},
                 "scheduler_running": {"type": "boolean"},
                 "jobs": array(ref("AdminJob")),
             }

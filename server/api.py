@@ -98,6 +98,7 @@ def stats_json(s: Stats) -> dict[str, Any]:
         "embedded": s.embedded,
         "coverage": _number(s.coverage),
         "researchers_pending": s.people_pending,
+        "embedding": s.embedding.json() if s.embedding is not None else None,
         "model_id": s.model_id,
         "dimension": s.dimension,
         "newest": s.newest.isoformat() if s.newest else None,

@@ -13,6 +13,7 @@ from anyio import CapacityLimiter
 from starlette.requests import Request
 
 from engine.results import Hit, SearchRequest, SearchResult, Stats
+from engine.stats import stats_with_progress
 from papersift.config import Config
 from papersift.paper import Paper
 
@@ -69,7 +70,7 @@ class AppContext:
         now = time.monotonic()
         cached = self._stats
         if cached.stats is None or now - cached.at > STATS_TTL:
-            cached.stats = await self.call(self.engine.stats)
+            cached.stats = await self.call(stats_with_progress, self.engine)
             cached.at = now
             cached.known = None
         return cached.stats

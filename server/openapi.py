@@ -172,6 +172,20 @@ SCHEMAS: dict[str, Any] = {
             "newest": _NDATE,
             "oldest": _NDATE,
             "categories": _array(_ref("FacetCount")),
+            "embedding": {"oneOf": [{"type": "null"}, _ref("EmbeddingProgress")]},
+        }
+    ),
+    "EmbeddingProgress": _obj(
+        {
+            "model_id": _STR,
+            "embedded": _INT,
+            "total": _INT,
+            "coverage": {"type": "number", "minimum": 0, "maximum": 1},
+            "rate": {"type": ["number", "null"], "description": "papers/s last measured"},
+            "reached": {**_NDATE, "description": "embedded newest first down to this date"},
+            "reached_month": _NSTR,
+            "eta_seconds": {"type": ["integer", "null"], "minimum": 0},
+            "measured_at": {"type": ["string", "null"], "format": "date-time"},
         }
     ),
     "Health": _obj({"status": {"const": "ok"}, "papers": _INT}),

@@ -36,7 +36,9 @@ TOPICS = {
 
 
 def embedder_for(**kwargs: object) -> Embedder:
-    return Embedder(default_model_path(), default_tokenizer_path(), **kwargs)  # type: ignore[arg-type]
+    emb = Embedder(default_model_path(), default_tokenizer_path(), **kwargs)  # type: ignore[arg-type]
+    emb.load()  # the session loads on first use: these tests look at what loading does
+    return emb
 
 
 @pytest.fixture(scope="module")
@@ -299,7 +301,7 @@ def test_bad_paths_give_one_clear_error(tmp_path: Path) -> None:
     junk.write_bytes(os.urandom(256))
     for cache in (None, tmp_path / "cache"):
         with pytest.raises(ModelError, match="cannot load ONNX model") as err:
-            Embedder(junk, default_tokenizer_path(), cache_dir=cache)
+            Embedder(junk, default_tokenizer_path(), cache_dir=cache).load()
         assert str(junk) in str(err.value)
 
     with pytest.raises(ModelError, match="tokenizer not found"):

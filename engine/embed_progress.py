@@ -1,0 +1,141 @@
+"""How far the embedding backlog has got: coverage, how far back in time, the measured rate.
+
+The backlog (``indexer.embed_queue``) goes newest first and records, at every checkpoint,
+the first-version date of the oldest paper it has reached and its measured rate under one
+store ``meta`` key per model. Reading that back is one small query: ``stats``, ``doctor``,
+the API and the admin page show it without loading the model.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from engine.store import PaperStore
+
+_KEY = "embed_progress:"
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingProgress:
+    """Vectors of one model against the papers in the store.
+
+    ``rate`` is the papers/s the last backlog run measured (wall time, writes included;
+    None before any run), ``reached`` the first-version date down to which that run has
+    embedded every paper (newest first), ``measured_at`` when it last checkpointed.
+    """
+
+    model_id: str
+    embedded: int
+    total: int
+    rate: float | None = None
+    reached: date | None = None
+    measured_at: datetime | None = None
+
+    @property
+    def coverage(self) -> float:
+        return self.embedded / self.total if self.total else 1.0
+
+    @property
+    def pending(self) -> int:
+        return max(0, self.total - self.embedded)
+
+    @property
+    def eta_seconds(self) -> float | None:
+        """Seconds the rest of the backlog takes at the measured rate (0 when done)."""
+        if not self.pending:
+            return 0.0
+        return self.pending / self.rate if self.rate else None
+
+    def as_tuple(self) -> tuple[int, int, float | None, float | None]:
+        """(embedded, total, rate papers/s, ETA seconds): what a search degrades on."""
+        return self.embedded, self.total, self.rate, self.eta_seconds
+
+    def line(self) -> str:
+        """One human line: "5,000 of 6,267 papers (79.8%); embedded down to 2024-03; ..."."""
+        parts = [f"{self.embedded:,} of {self.total:,} papers ({self.coverage:.1%})"]
+        if not self.pending:
+            parts.append("all embedded")
+        elif self.reached is not None:
+            parts.append(f"embedded down to {self.reached:%Y-%m}")
+        if self.rate:
+            parts.append(f"{self.rate:.1f} papers/s measured")
+        eta = self.eta_seconds
+        if self.pending and eta is not None:
+            parts.append(f"about {format_duration(eta)} to go")
+        return "; ".join(parts)
+
+    def json(self) -> dict[str, object]:
+        return {
+            "model_id": self.model_id,
+            "embedded": self.embedded,
+            "total": self.total,
+            "coverage": round(self.coverage, 6),
+            "rate": None if self.rate is None else round(self.rate, 2),
+            "reached": None if self.reached is None else self.reached.isoformat(),
+            "reached_month": None if self.reached is None else f"{self.reached:%Y-%m}",
+            "eta_seconds": None if (eta := self.eta_seconds) is None else round(eta),
+            "measured_at": None
+            if self.measured_at is None
+            else self.measured_at.isoformat(timespec="seconds"),
+        }
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def progress_key(model: str) -> str:
+    """The store ``meta`` key of a model's progress record (changes at every checkpoint)."""
+    return _KEY + model
+
+
+def record_progress(store: PaperStore, model: str, rate: float, reached: str | None) -> None:
+    """Remember a backlog run's measured rate and how far back it has embedded."""
+    old = _read(store, model)
+    value = {
+        "rate": round(rate, 3),
+        "reached": reached if reached is not None else old.get("reached"),
+        "at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    store.set_meta(_KEY + model, json.dumps(value, sort_keys=True))
+
+
+def read_progress(store: PaperStore, model: str, embedded: int, total: int) -> EmbeddingProgress:
+    """The recorded rate and reach of ``model`` with the given counts."""
+    return parse_progress(store.get_meta(_KEY + model), model, embedded, total)
+
+
+def parse_progress(
+    raw_json: str | None, model: str, embedded: int, total: int
+) -> EmbeddingProgress:
+    """:func:`read_progress` from the stored value itself (``doctor`` reads SQLite directly)."""
+    raw = _parse(raw_json)
+    rate, reached, at = raw.get("rate"), raw.get("reached"), raw.get("at")
+    try:
+        day = date.fromisoformat(reached) if isinstance(reached, str) else None
+        when = datetime.fromisoformat(at) if isinstance(at, str) else None
+    except ValueError:
+        day = when = None
+    return EmbeddingProgress(
+        model, embedded, total, float(rate) if isinstance(rate, int | float) else None, day, when
+    )
+
+
+def _read(store: PaperStore, model: str) -> dict[str, object]:
+    return _parse(store.get_meta(_KEY + model))
+
+
+def _parse(raw: str | None) -> dict[str, object]:
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,55 @@
+"""An int8 variant of the fused float32 graph, built once with onnxruntime's quantisation tools.
+
+Dynamic quantisation (weights int8 per output channel, activations quantised per batch at
+run time; MatMul and the fused Attention) with the feed-forward down-projections (the MatMul
+fed by GELU) left in float32: quantised one node at a time on demo abstracts, those moved
+the vectors most (bench/quant_bench.py; GELU's output is heavy-tailed, so one scale per
+tensor loses its small values). Per-tensor weights, as an earlier naive attempt used,
+drifted to cosine 0.92. The result changes the vectors (cosine ~0.995 to float32), so an
+``Embedder`` on it has a model id of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+QUANT_VERSION = 1  # bumped whenever what quantized_graph writes changes
+_OPS = ["MatMul", "Attention"]
+_GELU = ("Gelu", "BiasGelu", "FastGelu")
+
+
+def ffn_down_projections(graph: Path) -> list[str]:
+    """Names of the MatMul nodes whose input is a GELU's output."""
+    import onnx
+
+    model = onnx.load(str(graph), load_external_data=False)
+    gelu_out = {o for n in model.graph.node if n.op_type in _GELU for o in n.output}
+    return [n.name for n in model.graph.node if n.op_type == "MatMul" and n.input[0] in gelu_out]
+
+
+def quantized_graph(fused: Path, cache_dir: Path) -> Path:
+    """The cached int8 graph of ``fused`` (a float32 graph), built atomically if missing."""
+    target = cache_dir / f"{fused.stem}-int8pc{QUANT_VERSION}.onnx"
+    if target.is_file():
+        return target
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    keep = ffn_down_projections(fused)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".quant-") as tmp:
+        built = Path(tmp) / "int8.onnx"
+        quantize_dynamic(
+            str(fused), str(built), weight_type=QuantType.QInt8, per_channel=True,
+            op_types_to_quantize=_OPS, nodes_to_exclude=keep,
+        )  # fmt: skip
+        with open(built, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(built, target)
+    log.info("saved the int8 graph of %s as %s (%d MatMuls kept in float32)",
+             fused, target, len(keep))  # fmt: skip
+    return target

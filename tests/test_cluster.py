@@ -1,0 +1,171 @@
+"""Embedding on a real Dask cluster: a scheduler and two worker processes on 127.0.0.1 over TCP.
+
+The vectors must equal the in-process ones (the session fixture ``built_config`` embedded
+the same demo papers), a worker killed mid-run must cost nothing (every paper embedded
+exactly once), and a second run must find nothing to do.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from engine.datadir import DataDir
+from engine.vectors import VectorIndex, model_dir_name
+from indexer.build import import_files
+from indexer.embed_cluster import ClusterError, embed_on_cluster
+from papersift.cli import main
+from papersift.config import Config
+from tests.cluster_kit import Cluster, start_cluster
+from tests.corpus import make_config, sample_records, write_jsonl
+
+pytest.importorskip("distributed")
+pytestmark = pytest.mark.slow
+
+@pytest.fixture
+def cluster(tmp_path: Path, built_config: Config) -> Iterator[Cluster]:
+    # The workers find the optimised graph the in-process fixture built (read only).
+    c = start_cluster(tmp_path / "cluster", built_config.data_dir / "models")
+    yield c
+    c.stop()
+
+
+def fresh_import(root: Path) -> Config:
+    root.mkdir(parents=True)
+    config = make_config(root)
+    data = DataDir(config)
+    import_files(data, [write_jsonl(root / "sample.jsonl", sample_records())])
+    data.refresh_people()
+    data.close()
+    return config
+
+
+def segment_rows(config: Config, model: str) -> list[int]:
+    folder = config.data_dir / "vectors" / model_dir_name(model)
+    rows: list[int] = []
+    for path in sorted(folder.glob("seg-*.npz")):
+        rows.extend(VectorIndex.read_segment_keys(path, hashes=False)[0].tolist())
+    return rows
+
+
+def vectors_by_id(config: Config) -> dict[str, np.ndarray]:
+    data = DataDir(config, create=False)
+    try:
+        vi = data.vectors
+        out = {}
+        for docid, paper in data.store.get(list(range(1, data.store.count() + 1))).items():
+            vec = vi.vector(docid)
+            if vec is not None:
+                out[paper.arxiv_id] = vec
+        return out
+    finally:
+        data.close()
+
+
+def test_cluster_vectors_equal_in_process_and_second_run_is_empty(
+    cluster: Cluster, built_config: Config, tmp_path: Path
+) -> None:
+    config = fresh_import(tmp_path / "c")
+    data = DataDir(config, create=False)
+    try:
+        papers = data.store.count()
+        assert papers >= 300
+        done = embed_on_cluster(data, cluster.address, chunk=32, compact=False)
+        model = data.indexing_embedder.model_id
+        assert done == papers
+        assert not data.indexing_embedder.loaded  # the coordinator never loads the model
+        assert data.store.embedded_count(model) == papers
+    finally:
+        data.close()
+    rows = segment_rows(config, model)
+    assert sorted(rows) == list(range(1, papers + 1))  # each paper once
+
+    ours, reference = vectors_by_id(config), vectors_by_id(built_config)
+    assert ours.keys() == reference.keys()
+    cos = np.array([float(ours[k] @ reference[k]) for k in ours])
+    assert cos.min() >= 0.9999, cos.min()
+
+    data = DataDir(config, create=False)
+    try:
+        assert embed_on_cluster(data, cluster.address) == 0
+    finally:
+        data.close()
+    assert len(segment_rows(config, model)) == papers
+
+
+def test_a_killed_worker_loses_nothing(cluster: Cluster, tmp_path: Path) -> None:
+    config = fresh_import(tmp_path / "k")
+    data = DataDir(config, create=False)
+    folder = config.data_dir / "vectors" / model_dir_name(data.indexing_embedder.model_id)
+    victim = cluster.workers[0]
+
+    def kill_after_first_checkpoint() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not list(folder.glob("seg-*.npz")):
+            time.sleep(0.05)
+        victim.send_signal(signal.SIGKILL)  # mid-run: it holds a batch (4 in flight, 2 workers)
+
+    killer = threading.Thread(target=kill_after_first_checkpoint)
+    killer.start()
+    try:
+        papers = data.store.count()
+        done = embed_on_cluster(data, cluster.address, chunk=16, in_flight=4, compact=False)
+        model = data.indexing_embedder.model_id
+        embedded = data.store.embedded_count(model)
+    finally:
+        killer.join()
+        data.close()
+    assert victim.wait(10) == -signal.SIGKILL
+    assert done == embedded == papers
+    rows = segment_rows(config, model)
+    assert sorted(rows) == list(range(1, papers + 1))  # every paper exactly once
+
+
+def test_unreachable_scheduler_is_one_clear_error(tmp_path: Path) -> None:
+    config = fresh_import(tmp_path / "u")
+    data = DataDir(config, create=False)
+    try:
+        with pytest.raises(ClusterError, match="cannot reach the Dask scheduler") as err:
+            embed_on_cluster(data, "tcp://127.0.0.1:9", timeout=2)
+        assert "\n" not in str(err.value)
+        assert data.store.embedded_count(data.indexing_embedder.model_id) == 0
+    finally:
+        data.close()
+
+
+def test_a_killed_coordinator_resumes(cluster: Cluster, tmp_path: Path) -> None:
+    config = fresh_import(tmp_path / "r")
+    cfg_file = str(config.base_dir / "config.toml")
+    folder = config.data_dir / "vectors"
+    coordinator = subprocess.Popen(
+        [sys.executable, "-m", "papersift", "index", "--cluster", cluster.address,
+         "--config", cfg_file],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not list(folder.glob("*/seg-*.npz")):
+        time.sleep(0.05)
+    coordinator.send_signal(signal.SIGKILL)
+    assert coordinator.wait(10) == -signal.SIGKILL
+    data = DataDir(config, create=False)
+    try:
+        model = data.indexing_embedder.model_id
+        papers, before = data.store.count(), data.store.embedded_count(model)
+    finally:
+        data.close()
+    assert 0 < before < papers  # killed mid-run
+    assert main(["index", "--cluster", cluster.address, "--config", cfg_file, "--json"]) == 0
+    data = DataDir(config, create=False)
+    try:
+        assert data.store.embedded_count(model) == papers
+        assert data.vectors.size == papers
+    finally:
+        data.close()

@@ -1,0 +1,144 @@
+"""A model change never leaves semantic search without vectors: queries keep the old model's
+vectors until the new model's cover as much, then switch, and the two never mix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import numpy_helper
+
+from engine.datadir import DataDir
+from engine.embed import Embedder, _float32_graph, _sha256, default_model_path
+from engine.embed import default_tokenizer_path as vendored_tokenizer
+from engine.results import SearchRequest
+from engine.search import open_engine
+from engine.stats import stats_with_progress
+from engine.vectors import model_dir_name
+from indexer.build import embed_backlog, import_files
+from papersift.config import Config
+from tests.corpus import make_config, sample_records, write_jsonl
+
+QUERY = "neural networks for language"
+
+
+@pytest.fixture(scope="module")
+def other_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A second real model of the same width but another vector space: MiniLM's float32
+    graph with its token embeddings perturbed."""
+    root = tmp_path_factory.mktemp("other")
+    src = default_model_path()
+    model = onnx.load(str(_float32_graph(src, _sha256(src), root / "f32")))
+    table = max(model.graph.initializer, key=lambda t: np.prod(t.dims))  # the vocabulary
+    rng = np.random.default_rng(7)
+    values = numpy_helper.to_array(table)
+    noisy = values + rng.normal(0, 0.05, values.shape).astype(values.dtype)
+    table.CopyFrom(numpy_helper.from_array(noisy, table.name))
+    path = root / "other" / "model.onnx"
+    path.parent.mkdir()
+    onnx.save(model, str(path))
+    return path
+
+
+def config_for(root: Path, model: Path | None) -> Config:
+    if model is None:
+        return make_config(root)
+    tokenizer = str(vendored_tokenizer())
+    return make_config(
+        root, embedding={"model": str(model), "tokenizer": tokenizer, "float32_cache": False}
+    )
+
+
+def top_hit_score(config: Config) -> tuple[str, float, str]:
+    engine = open_engine(config)
+    try:
+        r = engine.search(SearchRequest(QUERY, mode="semantic", page_size=1))
+        return r.hits[0].paper.arxiv_id, r.hits[0].score, engine.data.embedder.model_id
+    finally:
+        engine.close()
+
+
+def score_with(emb: Embedder, config: Config, arxiv_id: str) -> float:
+    data = DataDir(config, create=False)
+    try:
+        paper = data.store.get([data.store.docid_of(arxiv_id) or 0])
+        (p,) = paper.values()
+        return float(emb.embed([p.embed_text])[0] @ emb.embed_query(QUERY))
+    finally:
+        data.close()
+
+
+def test_queries_keep_the_old_model_until_the_new_one_covers_it(
+    tmp_path: Path, other_model: Path
+) -> None:
+    old_cfg = config_for(tmp_path, None)
+    data = DataDir(old_cfg)
+    import_files(data, [write_jsonl(tmp_path / "s.jsonl", sample_records(60))])
+    papers = data.store.count()
+    embed_backlog(data)
+    old_id = data.indexing_embedder.model_id
+    data.close()
+    old_emb = Embedder(default_model_path(), vendored_tokenizer())
+    new_emb = Embedder(other_model, vendored_tokenizer())
+    assert new_emb.model_id != old_id
+
+    new_cfg = config_for(tmp_path, other_model)  # the lab configures another model
+    server = open_engine(new_cfg)  # a running server sees the change on its next refresh
+    try:
+        assert server.data.embedder.model_id == old_id
+        assert server.data.indexing_embedder.model_id == new_emb.model_id
+
+        data = DataDir(new_cfg, create=False)
+        assert embed_backlog(data, limit=papers // 2) == papers // 2
+        data.close()
+        hit, score, used = top_hit_score(new_cfg)
+        assert used == old_id  # half covered: still the old vectors, all of them
+        assert score == pytest.approx(score_with(old_emb, new_cfg, hit), abs=1e-4)
+        assert score != pytest.approx(score_with(new_emb, new_cfg, hit), abs=1e-3)
+        assert not server.refresh()  # nothing to switch to yet
+        assert server.data.vectors.size == papers
+        assert server.data.vectors.folder.name == model_dir_name(old_id)
+        stats = stats_with_progress(server)
+        assert stats.model_id == old_id and stats.embedded == papers
+        assert stats.embedding is not None and stats.embedding.model_id == new_emb.model_id
+        assert stats.embedding.embedded == papers // 2
+
+        data = DataDir(new_cfg, create=False)
+        assert embed_backlog(data) == papers - papers // 2
+        data.close()
+        hit, score, used = top_hit_score(new_cfg)
+        assert used == new_emb.model_id  # covered: the new vectors, only those
+        assert score == pytest.approx(score_with(new_emb, new_cfg, hit), abs=1e-4)
+
+        generation = server.data.vectors_generation
+        assert server.refresh()  # the server switches too
+        assert server.data.embedder.model_id == new_emb.model_id
+        assert server.data.vectors.size == papers
+        assert server.data.vectors.folder.name == model_dir_name(new_emb.model_id)
+        assert server.data.vectors_generation > generation  # no cached old-model results
+    finally:
+        server.close()
+
+
+def test_a_missing_old_model_falls_back_to_the_new_one(
+    tmp_path: Path, other_model: Path
+) -> None:
+    # The old model's files are gone: searching the new model's (partial) vectors beats
+    # searching nothing, and it says so in the log.
+    copy = tmp_path / "copy" / "model.onnx"
+    copy.parent.mkdir()
+    copy.write_bytes(other_model.read_bytes())
+    cfg = config_for(tmp_path, copy)
+    data = DataDir(cfg)
+    import_files(data, [write_jsonl(tmp_path / "s.jsonl", sample_records(200))])
+    embed_backlog(data)
+    data.close()
+    copy.unlink()
+    new_cfg = config_for(tmp_path, None)
+    data = DataDir(new_cfg, create=False)
+    try:
+        assert data.embedder.model_id == data.indexing_embedder.model_id
+    finally:
+        data.close()
