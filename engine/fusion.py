@@ -37,10 +37,14 @@ def _combine(
     return list(zip(union[order].tolist(), total[order].tolist(), strict=True))
 
 
-def rrf(keyword: Ranked, semantic: Ranked, k: int = 60) -> list[tuple[int, float]]:
-    """Reciprocal-rank fusion (Cormack et al. 2009): score = sum of 1 / (k + rank)."""
+def rrf(
+    keyword: Ranked, semantic: Ranked, k: int = 60, semantic_weight: float = 1.0
+) -> list[tuple[int, float]]:
+    """Reciprocal-rank fusion (Cormack et al. 2009): score = sum of 1 / (k + rank), the
+    semantic side's terms times ``semantic_weight``."""
     parts = tuple(
-        1.0 / (k + np.arange(1, len(r) + 1, dtype=np.float64)) for r in (keyword, semantic)
+        w / (k + np.arange(1, len(r) + 1, dtype=np.float64))
+        for r, w in ((keyword, 1.0), (semantic, semantic_weight))
     )
     return _combine((_ids(keyword), _ids(semantic)), parts)
 

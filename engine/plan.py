@@ -42,6 +42,7 @@ class Plan:
     filt: tantivy.Query | None  # the filters
     restrict: tantivy.Query | None  # the filters and the required and excluded clauses
     titles: tuple[int, ...]  # papers the exact-title rule puts first (relevance order)
+    semantic_share: float  # the semantic side's weight in fusion: the embedded share
     researchers: tuple[ResearcherRef, ...]
     warnings: tuple[str, ...]
 
@@ -94,9 +95,12 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     if sort == "relevance" and mode != "semantic":
         titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
     named = named_researchers(engine, parsed) if request.page == 1 else ()
+    # While the backlog embeds, fusion weighs the semantic side by the share embedded:
+    # on SciFact with 5-50% of the vectors this beat keywords alone (bench/RESULTS.md).
+    share = engine.data.embedding_progress().coverage if mode == "hybrid" else 1.0
     return Plan(
         request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict,
-        tuple(titles), named, tuple(warnings),
+        tuple(titles), share, named, tuple(warnings),
     )  # fmt: skip
 
 
@@ -118,17 +122,17 @@ def usable_mode(
     if engine.data.vectors.size == 0:
         warnings.append("the semantic index is still being built; searched by keywords")
         return "keyword"
-    papers, embedded = engine.coverage()
-    if embedded >= papers:
+    progress = engine.data.embedding_progress()  # cheap: counts kept per change
+    if not progress.pending:
         return mode
-    share = f"{embedded / papers:.0%} of {papers:,} papers ({embedded:,})"
-    if mode == "hybrid" and embedded < engine.config.search.semantic_min_coverage * papers:
+    if mode == "hybrid" and progress.coverage < engine.config.search.semantic_min_coverage:
         warnings.append(
-            f"embedding is under way: {share} have vectors so far; searched by keywords "
-            "until more are embedded"
+            f"embedding is under way ({progress.line()}); searched by keywords until "
+            f"{engine.config.search.semantic_min_coverage:.0%} of the papers have vectors"
         )
         return "keyword"
-    warnings.append(f"embedding is under way: semantic search covers {share} so far")
+    side = "semantic search" if mode == "semantic" else "the semantic side (weighed by it)"
+    warnings.append(f"embedding is under way: {side} covers {progress.line()}")
     return mode
 
 

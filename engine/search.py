@@ -64,7 +64,6 @@ class SearchEngine:
         self._cats_seq = -1
         self._cats: dict[str, int] = {}
         self._embedded: tuple[tuple[int, int] | None, int] = (None, 0)
-        self._papers: tuple[int, int] = (-1, 0)  # (store sequence, papers)
         self._cats_lock = threading.Lock()
         self._refresh_lock = threading.Lock()
         self._refreshed_at = 0.0
@@ -205,17 +204,6 @@ class SearchEngine:
             researchers=plan.researchers,
         )
 
-    def coverage(self) -> tuple[int, int]:
-        """(papers, papers with a vector) for a search's mode choice, cheaply: the store's
-        count is kept per change sequence (a COUNT at 663k papers is milliseconds), the
-        vectors' from the index itself; ``stats`` counts exactly."""
-        seq = self.data.store.seq
-        with self._cats_lock:
-            if self._papers[0] != seq:
-                self._papers = (seq, self.data.store.count())
-            papers = self._papers[1]
-        return papers, min(papers, self.data.vectors.size)
-
     def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
         lex = self.data.lexical
         q = plan.keyword.query
@@ -273,9 +261,9 @@ class SearchEngine:
         rd, rs, _ = ranked.result()
         keyword = list(zip(rd, rs, strict=True))
         if cfg.fusion == "rrf":
-            fused = fusion.rrf(keyword, candidates, cfg.rrf_k)
+            fused = fusion.rrf(keyword, candidates, cfg.rrf_k, plan.semantic_share)
         else:
-            fused = fusion.convex(keyword, candidates, cfg.convex_weight)
+            fused = fusion.convex(keyword, candidates, cfg.convex_weight * plan.semantic_share)
         members = set(kd).union(d for d, _ in semantic)
         fused = [p for p in fused if p[0] in members]
         in_fused = {d for d, _ in fused}  # matches below every ranked candidate: score 0

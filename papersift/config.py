@@ -185,9 +185,10 @@ class SearchConfig:
         maximum=2.0,
     )
     semantic_min_coverage: float = setting(
-        0.5,
-        "Hybrid search ranks by keywords alone, with a warning, until this fraction of the "
-        "papers has vectors (while the backlog embeds).",
+        0.0,
+        "While the backlog embeds, hybrid search weighs the semantic side by the share of "
+        "papers with vectors (measured better than keywords alone at 5-50% on SciFact), and "
+        "below this share ranks by keywords alone; both with a warning.",
         minimum=0.0,
         maximum=1.0,
     )

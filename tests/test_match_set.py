@@ -273,8 +273,9 @@ def test_partial_embedding_searches_by_keywords_and_warns(
 ) -> None:
     eng = open_engine(partial_config)
     try:
-        papers, embedded = eng.coverage()
-        assert 0 < embedded < papers
+        progress = eng.data.embedding_progress()
+        embedded = progress.embedded
+        assert 0 < embedded < progress.total
         # A paper that has no vector yet, found by its title in the default mode.
         browse = engine.search(SearchRequest("", page_size=100)).hits
         target = next(
@@ -283,12 +284,20 @@ def test_partial_embedding_searches_by_keywords_and_warns(
             and len(h.paper.title.split()) >= 4
         )  # fmt: skip
         result = eng.search(SearchRequest(target.title))
-        assert result.mode == "keyword"
+        assert result.mode == "hybrid"  # the semantic side weighed by the share embedded
         assert result.hits[0].paper.arxiv_id == target.arxiv_id
         assert any("embedding is under way" in w and f"{embedded:,}" in w for w in result.warnings)
         semantic = eng.search(SearchRequest(target.title, mode="semantic"))
         assert semantic.mode == "semantic"
         assert any("semantic search covers" in w for w in semantic.warnings)
+    finally:
+        eng.close()
+    search = dataclasses.replace(partial_config.search, semantic_min_coverage=0.5)
+    eng = open_engine(dataclasses.replace(partial_config, search=search))
+    try:
+        result = eng.search(SearchRequest(target.title))
+        assert result.mode == "keyword" and result.hits[0].paper.arxiv_id == target.arxiv_id
+        assert any("searched by keywords until 50%" in w for w in result.warnings)
     finally:
         eng.close()
 
