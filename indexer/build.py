@@ -17,18 +17,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tqdm import tqdm
-
 from engine.datadir import DataDir
 from indexer.parse_worker import ParallelReader
 from indexer.snapshot import SkippedLine
+from papersift.progress import Progress
 
 log = logging.getLogger(__name__)
 
 IMPORT_BATCH = 2000
 LEXICAL_COMMIT = 100_000
 EMBED_CHUNK = 256
-LOG_EVERY = 2048  # papers between log lines when no progress bar is drawn
+EMBED_RATE_KEY = "embed_rate"  # store meta: papers/s of the last embedding run
 
 
 @dataclass
@@ -67,12 +66,13 @@ def import_files(
     for path in paths:
         # Parsing runs in a child process for big files, beside the writes here.
         reader = ParallelReader(path, on_skip=skipped, limit=limit, batch=IMPORT_BATCH)
-        bar = tqdm(
-            total=reader.total_bytes,
+        bar = Progress(
+            reader.total_bytes,
+            f"import {path.name}",
             unit="B",
+            bar=progress,
+            log=log,
             unit_scale=True,
-            desc=f"import {path.name}",
-            disable=not progress,
             leave=True,
         )
         with bar, reader:
@@ -87,8 +87,7 @@ def import_files(
                 if uncommitted >= LEXICAL_COMMIT:
                     _commit_lexical(data)
                     uncommitted = 0
-                bar.update(reader.bytes_read - bar.n)
-                bar.set_postfix(papers=report.read, refresh=False)
+                bar.update(reader.bytes_read - bar.done, papers=report.read)
     _commit_lexical(data)
     data.lexical.close_writer()
     data.write_manifest()
@@ -118,7 +117,9 @@ def embed_backlog(
     if limit is not None:
         pending = min(pending, limit)
     done = 0
-    with tqdm(total=pending, unit="paper", desc="embed", disable=not progress) as bar:
+    if pending and not progress:
+        log.info("embedding %d papers with %s", pending, model)
+    with Progress(pending, "embed", unit="paper", bar=progress, log=log) as bar:
         while done < pending and not (stop is not None and stop.is_set()):
             rows = data.store.backlog(model, min(chunk, pending - done))
             if not rows:
@@ -127,8 +128,11 @@ def embed_backlog(
             data.add_vectors([d for d, _, _ in rows], [h for _, _, h in rows], vecs)
             done += len(rows)
             bar.update(len(rows))
-            if not progress and done // LOG_EVERY != (done - len(rows)) // LOG_EVERY:
-                log.info("embedding: %d of %d papers done", done, pending)
+        if done >= chunk:  # a shorter run measures start-up more than throughput
+            # What `doctor` (and anyone planning a big import) estimates the backlog from.
+            data.store.set_meta(EMBED_RATE_KEY, f"{bar.rate:.2f}")
+        if done and not progress:
+            log.info("embedded %d papers (%.1f papers/s)", done, bar.rate)
     if done:
         if not (stop is not None and stop.is_set()):
             data.vectors.compact(data.store.text_hashes)

@@ -17,10 +17,13 @@ import numpy as np
 from engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
 from papersift.config import Config
 from papersift.errors import ConfigError, PapersiftError
+from papersift.progress import duration
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
-EMBED_RATE = 29.0  # papers/s on 2 cores (bench/RESULTS.md core section), for the backlog estimate
+# papers/s on 2 cores (bench/RESULTS.md core section): the backlog estimate until this data
+# directory has measured its own (indexer.build records each embedding run's rate).
+EMBED_RATE = 29.0
 REBUILD = "stop the server, then run `papersift doctor --fix` (rebuilds it from the store)"
 
 
@@ -251,6 +254,14 @@ def check_model(
     return Check("model", "OK", detail), (emb.model_id, emb.dim)
 
 
+def _rate(value: object) -> float | None:
+    try:
+        rate = float(str(value))
+    except ValueError:
+        return None
+    return rate if rate > 0 else None
+
+
 def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
     from engine.vectors import model_dir_name
 
@@ -266,20 +277,24 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
                 (model_id,),
             )
         }
+        rate_row = db.execute("SELECT value FROM meta WHERE key = 'embed_rate'").fetchone()
     finally:
         db.close()
+    measured = _rate(rate_row[0]) if rate_row else None
     live, bad_dim = segment_docids(root, model_id, dim, current)
     folder = root / "vectors" / model_dir_name(model_id)
     out = []
     pending = papers - len(marked)
     coverage = f"{len(marked)} of {papers} papers embedded"
     if pending:
-        hours = pending / EMBED_RATE / 3600
+        rate = measured or EMBED_RATE
+        source = "measured by the last embedding run" if measured else "the benchmark's rate"
         out.append(
             Check(
                 "embeddings",
                 "WARN",
-                f"{coverage}; {pending} wait (about {hours:.1f} h at {EMBED_RATE:.0f} papers/s)",
+                f"{coverage}; {pending} wait (about {duration(pending / rate)} at "
+                f"{rate:.1f} papers/s, {source})",
                 "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
             )
         )

@@ -15,7 +15,7 @@ import pytest
 from engine.datadir import MANIFEST, SCHEMA_VERSION, DataDir
 from engine.results import SearchRequest
 from engine.search import SearchEngine, open_engine
-from indexer.build import embed_backlog, import_files
+from indexer.build import EMBED_RATE_KEY, embed_backlog, import_files
 from papersift.config import Config
 from papersift.errors import IndexVersionError
 from tests.corpus import demo_records, write_jsonl
@@ -120,6 +120,8 @@ def test_interrupted_embedding_resumes_without_loss(
     data.vectors.write_segment(np.asarray([row[0]], np.int64), [row[2]], vec)
     assert data.store.embedded_count(data.embedder.model_id) == 16
     assert embed_backlog(data, chunk=16) == len(records) - 16
+    # The run's measured rate is kept for `doctor`'s estimate of a backlog.
+    assert float(data.store.get_meta(EMBED_RATE_KEY) or 0) > 0
     data.close()
 
     engine = open_engine(fresh_config)

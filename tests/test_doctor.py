@@ -14,11 +14,12 @@ from engine.embed import default_model_path, default_tokenizer_path
 from engine.model_files import resolve_model_files
 from engine.results import SearchRequest
 from engine.search import open_engine
-from indexer.build import embed_backlog, import_files
+from indexer.build import EMBED_RATE_KEY, embed_backlog, import_files
 from papersift import doctor
 from papersift.cli import main
 from papersift.config import Config
 from papersift.errors import ConfigError
+from papersift.progress import duration
 from tests.corpus import make_config, sample_records, write_jsonl
 
 
@@ -64,6 +65,22 @@ def test_table_output_and_backlog_warning(
     assert any(line.startswith("WARN") and "not yet clustered" in line for line in lines)
     assert any("papersift index" in line for line in lines)
     assert all(line[:4] in ("OK  ", "WARN", "FAIL", "    ") for line in lines)
+
+
+def test_backlog_estimate_uses_the_measured_rate(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report = run_doctor(small, capsys)
+    detail = by_name(report)["embeddings"]["detail"]
+    assert "29.0 papers/s, the benchmark's rate" in detail  # nothing measured here yet
+    data = DataDir(small)
+    pending = data.store.count()
+    data.store.set_meta(EMBED_RATE_KEY, "2.5")  # as an embedding run records it
+    data.close()
+    _, report = run_doctor(small, capsys)
+    detail = by_name(report)["embeddings"]["detail"]
+    assert "2.5 papers/s, measured by the last embedding run" in detail
+    assert f"about {duration(pending / 2.5)} at" in detail
 
 
 def test_missing_lexical_index_fails_then_fix_rebuilds_it(

@@ -207,7 +207,7 @@ def test_paper_page(client: TestClient) -> None:
     ("url", "target"),
     [
         ("/papers/2401.10241", ZERO_BUBBLE),
-        ("/papers/2401.10241v2", ZERO_BUBBLE),
+        ("/papers/2401.10241v1", ZERO_BUBBLE),
         ("/papers/2401.10241v1-zero-bubble-pipeline-parallelism", ZERO_BUBBLE),
         ("/papers/2401.10241-wrong-slug", ZERO_BUBBLE),
         ("/papers/2401.10241-zero-bubble-pipeline-parallelism/", ZERO_BUBBLE),
@@ -215,7 +215,8 @@ def test_paper_page(client: TestClient) -> None:
         ("/papers/cmp-lg/9405001", OLD_STYLE),
         ("/papers/cmp-lg/9405001v1", OLD_STYLE),
         ("/abs/2401.10241", ZERO_BUBBLE),
-        ("/abs/cmp-lg/9405001v2", OLD_STYLE),
+        ("/abs/cmp-lg/9405001v1", OLD_STYLE),
+        ("/abs/cmp-lg/9405001v2", "/papers/cmp-lg/9405001v2"),
         ("/categories/CS.ir", "/categories/cs.IR"),
     ],
 )
@@ -223,6 +224,29 @@ def test_redirects_are_permanent(client: TestClient, url: str, target: str) -> N
     r = client.get(url)
     assert r.status_code == 301
     assert r.headers["location"] == target
+
+
+@pytest.mark.parametrize("url", ["/papers/2401.10241v9", "/papers/2401.10241v2-zero-bubble"])
+def test_a_version_the_index_lacks_is_a_visible_notice(client: TestClient, url: str) -> None:
+    """Not a silent redirect: the latest version's page, saying the asked one is not here,
+    linking arXiv's, and pointing search engines at the canonical page."""
+    r = client.get(url)
+    assert r.status_code == 200
+    doc = parse_html(r.text)
+    version = url.split("v")[-1].split("-")[0]
+    (notice,) = doc.cssselect(".version-notice")
+    assert f"no version {version} of arXiv:2401.10241" in notice.text_content()
+    assert notice.cssselect("a")[0].get("href") == f"https://arxiv.org/abs/2401.10241v{version}"
+    assert doc.xpath('//link[@rel="canonical"]/@href') == ["http://testserver" + ZERO_BUBBLE]
+    assert doc.xpath('//meta[@name="robots"]/@content') == ["noindex,follow"]
+    assert not page(client, ZERO_BUBBLE).cssselect(".version-notice")
+
+
+def test_tex_outside_math_is_decoded(client: TestClient) -> None:
+    """Accents written in TeX outside math read as Unicode on the paper page."""
+    doc = parse_html(client.get("/papers/1103.5162", follow_redirects=True).text)
+    abstract = doc.cssselect(".abstract")[0].text_content()
+    assert "Conseil Général de la Moselle" in abstract and "\\'" not in abstract
 
 
 def test_canonical_paper_urls_answer_directly(client: TestClient) -> None:
