@@ -55,7 +55,7 @@ def base_parser(commit: str) -> Parser:
         check=True, capture_output=True, text=True,
     ).stdout  # fmt: skip
     module = types.ModuleType("authors_base")
-    exec(compile(source, f"{commit}:indexer/authors.py", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source, f"{commit}:indexer/authors.py", "exec"), module.__dict__)
     parse: Parser = module.parse_authors
     return parse
 
@@ -93,7 +93,9 @@ def main() -> None:
     if BENCH_SNAPSHOT.exists():
         corpora.append((f"bench snapshot, first {args.bench_records:,}", BENCH_SNAPSHOT,
                         args.bench_records))  # fmt: skip
-    print(f"| corpus | records | distinct names before | after | affiliation-like before | after | names gone | names new |")  # noqa: E501
+    print(
+        "| corpus | records | distinct names before | after | affiliation-like before | after | names gone | names new |"
+    )  # noqa: E501
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     details = []
     for label, path, limit in corpora:
@@ -109,8 +111,11 @@ def main() -> None:
         print(f"{label}: names that appear (an affiliation mark cut off): "
               + "; ".join(repr(x) for x in m["added"]))  # fmt: skip
         kept = sorted(m["after"]["flagged"])
-        print(f"{label}: still affiliation-like (read them: mostly real names): "
-              + "; ".join(repr(x) for x in kept[:80]) + (" …" if len(kept) > 80 else ""))
+        print(
+            f"{label}: still affiliation-like (read them: mostly real names): "
+            + "; ".join(repr(x) for x in kept[:80])
+            + (" …" if len(kept) > 80 else "")
+        )
 
 
 if __name__ == "__main__":
