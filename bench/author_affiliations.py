@@ -93,9 +93,8 @@ def main() -> None:
     if BENCH_SNAPSHOT.exists():
         corpora.append((f"bench snapshot, first {args.bench_records:,}", BENCH_SNAPSHOT,
                         args.bench_records))  # fmt: skip
-    print(
-        "| corpus | records | distinct names before | after | affiliation-like before | after | names gone | names new |"
-    )  # noqa: E501
+    print("| corpus | records | distinct names before | after | affiliation-like before | after "
+          "| names gone | names new |")  # fmt: skip
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
     details = []
     for label, path, limit in corpora:

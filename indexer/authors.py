@@ -61,47 +61,13 @@ _ORGANISATION = re.compile(
     r"|College|School|Faculty|Cent(?:er|re)|Hospital|Academy|Research|Observatory"
     r"|Polytechnic|Politecnico)(?![\w-])"
 )
-_COUNTRIES = frozenset(
-    [
-        "Japan",
-        "China",
-        "India",
-        "Korea",
-        "Taiwan",
-        "Singapore",
-        "Germany",
-        "France",
-        "Italy",
-        "Spain",
-        "Portugal",
-        "Netherlands",
-        "Belgium",
-        "Switzerland",
-        "Austria",
-        "Sweden",
-        "Norway",
-        "Denmark",
-        "Finland",
-        "Poland",
-        "Russia",
-        "Ukraine",
-        "Greece",
-        "Turkey",
-        "Israel",
-        "Iran",
-        "Egypt",
-        "Brazil",
-        "Argentina",
-        "Chile",
-        "Mexico",
-        "Canada",
-        "USA",
-        "U.S.A.",
-        "UK",
-        "U.K.",
-        "Australia",
-    ]
-)
+_COUNTRIES = frozenset((
+    "Japan", "China", "India", "Korea", "Taiwan", "Singapore", "Germany", "France", "Italy",
+    "Spain", "Portugal", "Netherlands", "Belgium", "Switzerland", "Austria", "Sweden", "Norway",
+    "Denmark", "Finland", "Poland", "Russia", "Ukraine", "Greece", "Turkey", "Israel", "Iran",
+    "Egypt", "Brazil", "Argentina", "Chile", "Mexico", "Canada", "USA", "U.S.A.", "UK", "U.K.",
+    "Australia",
+))  # fmt: skip
 _NUMBER_WORD = re.compile(r"(?<![\w])\d")  # a word that starts with a digit: "11794-3651", "T-13"
 _EDGE_NUMBER = re.compile(r"^\d+(?:[,\s]+\d+)*\s*|(?:\s+\d+(?:,\d+)*)+$")
 _COLLECTIVE = re.compile(
