@@ -45,7 +45,8 @@ def _open(cls: str, width: float, height: float, title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="{cls}" '
         f'viewBox="0 0 {width:.0f} {height:.0f}" preserveAspectRatio="xMidYMid meet" '
-        f'role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>'
+        # A group, not role="img": an image may not hold the links to the bars and people.
+        f'role="group" aria-label="{escape(title)}"><title>{escape(title)}</title>'
     )
 
 

@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -41,12 +42,12 @@ def _free_socket() -> socket.socket:
     return sock
 
 
-@pytest.fixture(scope="session")
-def live_url(web_app: Starlette) -> Iterator[str]:
-    """Base URL of a real uvicorn server (real sockets, real HTTP parsing) on 127.0.0.1."""
+@contextmanager
+def serving(app: Starlette) -> Iterator[str]:
+    """A real uvicorn server for ``app`` on a free loopback port; yields its base URL."""
     sock = _free_socket()
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(web_app, log_level="warning", lifespan="off"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -54,10 +55,19 @@ def live_url(web_app: Starlette) -> Iterator[str]:
         if time.monotonic() > deadline or not thread.is_alive():
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+
+
+@pytest.fixture(scope="session")
+def live_url(web_app: Starlette) -> Iterator[str]:
+    """Base URL of a real uvicorn server (real sockets, real HTTP parsing) on 127.0.0.1."""
+    with serving(web_app) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
