@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
 
+from engine.datadir import DataDir
 from engine.results import SearchRequest
 from engine.search import SearchEngine
+from indexer.snapshot import record_to_paper
 from papersift.config import Config
 from server.app import create_app
+from server.people_views import researcher_url
+from tests.corpus import demo_records
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -333,3 +338,40 @@ def test_plain_500_reveals_nothing(engine: SearchEngine, built_config: Config) -
         assert r.json() == {
             "error": {"status": 500, "code": "error", "message": "Internal server error."}
         }
+
+
+def test_empty_states_say_what_fills_them(client: TestClient) -> None:
+    """The session index has no institutions and no citation counts."""
+    doc = page(client, "/institutions")
+    note = doc.cssselect(".empty-state")[0].text_content()
+    assert "papersift import-ror" in note and "papersift enrich" in note
+    doc = page(client, "/search?q=retrieval")
+    sorts = [a.text_content() for a in doc.cssselect("nav[aria-label='Sort order'] a")]
+    assert "Newest" in sorts and "Most cited" not in sorts
+    doc = page(client, "/search?q=retrieval&sort=cited")  # an old link still answers
+    assert any("no paper in this index has a citation count" in h.text_content()
+               for h in doc.cssselect(".hint"))  # fmt: skip
+
+
+def test_citation_counts_bring_most_cited(fresh_config: Config) -> None:
+    """With a citation count in the index: the sort is offered, the card shows the count,
+    and the researcher's header names their most cited paper."""
+    papers = [record_to_paper(r) for r in demo_records()[:40]]
+    cited = replace(papers[3], citation_count=1234)
+    data = DataDir(fresh_config)
+    data.store.upsert([*papers[:3], cited, *papers[4:]])
+    data.sync_lexical()
+    data.refresh_people()
+    engine = SearchEngine(data)
+    with TestClient(create_app(engine, fresh_config)) as c:
+        doc = page(c, "/search?q=the")
+        sorts = [a.text_content() for a in doc.cssselect("nav[aria-label='Sort order'] a")]
+        assert "Most cited" in sorts
+        doc = page(c, "/search?sort=cited")
+        assert doc.cssselect(".hit .cites")[0].text_content() == "1,234 citations"
+        rid = engine.people.author_rids(cited.arxiv_id)[0]
+        assert rid is not None
+        doc = page(c, researcher_url(rid, cited.authors[0].name))
+        most = doc.xpath("//header//dt[.='Most cited']/following-sibling::dd[1]")[0]
+        assert most.cssselect("a")[0].get("href").startswith(f"/papers/{cited.arxiv_id}-")
+    engine.close()
