@@ -59,6 +59,19 @@ def direct_result(
     return SearchResult(request, mode, page, 1, request.page, size, facets, (), paper, took_ms)
 
 
+def missing_result(
+    request: SearchRequest, mode: Mode, arxiv_id: str, size: int, start: float
+) -> SearchResult:
+    """The answer to a query that is an arXiv id this index does not hold: nothing, said so."""
+    took_ms = (time.perf_counter() - start) * 1000
+    warning = f"arXiv:{arxiv_id} is not in this index (https://arxiv.org/abs/{arxiv_id})"
+    facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
+    return SearchResult(
+        request, mode, (), 0, request.page, size, facets, (warning,), None, took_ms,
+        missing_id=arxiv_id,
+    )  # fmt: skip
+
+
 def snippets(
     paper: Paper, gens: tuple[tantivy.SnippetGenerator, tantivy.SnippetGenerator] | None
 ) -> tuple[str, str]:

@@ -118,6 +118,7 @@ class LexicalIndex:
         self._allowed: OrderedDict[tuple[int, str], npt.NDArray[np.int64]] = OrderedDict()
         self._allowed_lock = threading.Lock()
         self._empty: tuple[int, frozenset[str]] = (-1, frozenset())  # (generation, fields)
+        self._cited: tuple[int, bool] = (-1, False)  # (generation, any citation count)
         # researcher ids -> docids of their joint papers (set by DataDir from engine.people).
         self.researcher_docids: Callable[[Sequence[int]], list[int]] | None = None
 
@@ -351,6 +352,17 @@ class LexicalIndex:
                 counts.sort(key=lambda f: f.value, reverse=True)
             out[kind] = tuple(counts)
         return out
+
+    def has_citations(self) -> bool:
+        """Whether any paper has a citation count (the ``cited`` sort means something),
+        per searcher generation."""
+        generation = self._generation
+        if self._cited[0] != generation:
+            cited = tantivy.Query.range_query(
+                self.schema, "cited", tantivy.FieldType.Integer, 1, 2**62
+            )
+            self._cited = (generation, self.count(cited) > 0)
+        return self._cited[1]
 
     def _empty_fields(self) -> frozenset[str]:
         """Text facet fields without a single term (institutions before any enrichment),

@@ -1,15 +1,17 @@
 """The user's query syntax, parsed leniently into a safe Tantivy query string.
 
 Supported: plain words, "phrases", ``+must``, ``-exclude`` (and ``NOT word``), fielded
-``ti:``, ``au:``, ``abs:``, ``cat:`` (with long aliases). Every value is re-quoted before it
-reaches Tantivy, so no input can trip its grammar; what we drop is reported as a warning.
-An arXiv id or arXiv URL as the whole query is recognised for a direct lookup.
+``ti:``, ``au:``, ``abs:``, ``cat:`` (with long aliases), ``x OR y`` (either clause) and
+``x AND y`` (both required). Every value is re-quoted before it reaches Tantivy, so no input
+can trip its grammar; what we drop is reported as a warning. An arXiv id or arXiv URL as the
+whole query is recognised for a direct lookup. Which papers a parsed query *matches* is
+decided by ``engine.match``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from papersift.paper import parse_arxiv_id
 
@@ -41,6 +43,28 @@ class Clause:
     field: str | None  # canonical field name or None for the default fields
     text: str
     phrase: bool
+    group: int = 0  # clauses joined by OR share a group; every other clause has its own
+
+    @property
+    def free(self) -> bool:
+        """A free-text clause: unsigned and unfielded (subject to minimum-should-match)."""
+        return not self.sign and self.field is None
+
+    def tantivy_string(self, categories: dict[str, str] | None = None) -> str:
+        """This clause re-quoted for Tantivy, without its sign. ``categories`` maps
+        lowercased category names to their case."""
+        value = self.text.replace("\\", " ").replace('"', " ")
+        if self.field == "cat":
+            name = (categories or {}).get(value.lower(), value)
+            target = "cat" if "." in name else "arch"
+            return f'{target}:"{name}"'
+        prefix = f"{self.field}:" if self.field else ""
+        # An unsigned, unquoted hyphenated word is its parts, each optional, as in Lucene's
+        # query parser (no automatic phrase): "IL-10" finds papers that write "IL 10" or
+        # only "interleukin ... 10", those with both parts first. As one phrase it cost
+        # SciFact keyword nDCG@10 0.013 (0.6472 -> 0.6605).
+        words = value.split("-") if not (self.sign or self.phrase) else [value]
+        return " ".join(f'{prefix}"{w}"' for w in words if w.strip())
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,24 +87,12 @@ class ParsedQuery:
             c.text for c in self.clauses if c.sign != "-" and c.field in (None, "ti", "abs")
         ).strip()
 
-    def tantivy_string(self, categories: dict[str, str] | None = None) -> str:
-        """Re-quoted query for Tantivy. ``categories`` maps lowercased names to their case."""
-        parts = []
+    def groups(self) -> list[tuple[Clause, ...]]:
+        """The clauses by OR group, in query order."""
+        out: dict[int, list[Clause]] = {}
         for c in self.clauses:
-            value = c.text.replace("\\", " ").replace('"', " ")
-            if c.field == "cat":
-                name = (categories or {}).get(value.lower(), value)
-                target = "cat" if "." in name else "arch"
-                parts.append(f'{c.sign}{target}:"{name}"')
-            else:
-                prefix = f"{c.field}:" if c.field else ""
-                # An unsigned, unquoted hyphenated word is its parts, each optional, as in
-                # Lucene's query parser (no automatic phrase): "IL-10" finds papers that
-                # write "IL 10" or only "interleukin ... 10", those with both parts first.
-                # As one phrase it cost SciFact keyword nDCG@10 0.013 (0.6472 -> 0.6605).
-                words = value.split("-") if not (c.sign or c.phrase) else [value]
-                parts.extend(f'{c.sign}{prefix}"{w}"' for w in words if w.strip())
-        return " ".join(parts)
+            out.setdefault(c.group, []).append(c)
+        return [tuple(g) for g in out.values()]
 
 
 def arxiv_id_in(query: str) -> str | None:
@@ -100,6 +112,7 @@ def parse_user_query(query: str) -> ParsedQuery:
     if query.count('"') % 2:
         warnings.append("an unclosed quote was closed at the end of the query")
     negate_next = False
+    joiner = ""  # "AND" or "OR" between the previous clause and the next
     for m in _TOKEN.finditer(query):
         sign = m.group("sign") or ""
         fname = m.group("field")
@@ -116,8 +129,8 @@ def parse_user_query(query: str) -> ParsedQuery:
         if phrase is None and canonical is None and sign == "" and text in ("AND", "OR", "NOT"):
             if text == "NOT":
                 negate_next = True
-            else:
-                warnings.append(f"'{text}' is implied; use +word to require a word")
+            elif clauses:
+                joiner = text
             continue
         if negate_next:
             sign, negate_next = "-", False
@@ -132,7 +145,23 @@ def parse_user_query(query: str) -> ParsedQuery:
             text = text.strip()
         if not text:
             continue
-        clauses.append(Clause(sign, canonical, text, phrase is not None))
+        group = len(clauses)
+        if joiner == "OR" and not sign and not clauses[-1].sign:
+            group = clauses[-1].group
+        elif joiner == "OR":
+            warnings.append("'OR' next to a +/- clause was ignored")
+        elif joiner == "AND":  # both sides required, whatever minimum-should-match says
+            if not clauses[-1].sign and _alone(clauses, clauses[-1].group):
+                clauses[-1] = replace(clauses[-1], sign="+")
+            sign = sign or "+"
+        joiner = ""
+        clauses.append(Clause(sign, canonical, text, phrase is not None, group))
     if negate_next:
         warnings.append("'NOT' at the end of the query was ignored")
+    if joiner:
+        warnings.append(f"'{joiner}' at the end of the query was ignored")
     return ParsedQuery(tuple(clauses), tuple(dict.fromkeys(warnings)))
+
+
+def _alone(clauses: list[Clause], group: int) -> bool:
+    return sum(c.group == group for c in clauses) == 1

@@ -63,21 +63,35 @@ class FacetCount:
 
 
 @dataclass(frozen=True, slots=True)
+class ResearcherRef:
+    """A researcher named by the query (the card above the results)."""
+
+    rid: int
+    name: str
+    papers: int
+
+
+@dataclass(frozen=True, slots=True)
 class SearchResult:
     request: SearchRequest
     mode: Mode  # the mode actually used
     hits: tuple[Hit, ...]
-    total: int  # size of the list that can be paged through (before the window cap)
+    total: int  # papers that match the query (the match set, ``engine.match``)
     page: int
     page_size: int
-    facets: dict[str, tuple[FacetCount, ...]]  # "categories", "years", "researchers" (ids)
+    facets: dict[str, tuple[FacetCount, ...]]  # over the match set; "researchers" are ids
     warnings: tuple[str, ...] = ()  # what the lenient parser ignored, fallbacks taken
     direct: Paper | None = None  # the query was an arXiv id or URL of this paper
     took_ms: float = 0.0
+    reachable: int | None = None  # results paging can reach (the window); None: total
+    missing_id: str | None = None  # the query was an arXiv id this index does not hold
+    researchers: tuple[ResearcherRef, ...] = ()  # researchers whose name the query is
 
     @property
     def pages(self) -> int:
-        return max(1, -(-self.total // self.page_size))
+        """Pages a request can ask for: the last one holds the last reachable result."""
+        reach = self.total if self.reachable is None else min(self.total, self.reachable)
+        return max(1, -(-reach // self.page_size))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,21 +21,31 @@ import numpy as np
 import tantivy
 
 from engine import fusion
-from engine.author_query import author_clause, rewrite_author_clauses
 from engine.datadir import DataDir
 from engine.facet_table import FacetTable
-from engine.hits import direct_result, make_hits
+from engine.hits import direct_result, make_hits, missing_result
 from engine.institutions import Institutions
-from engine.query import ParsedQuery, arxiv_id_in, parse_user_query
+from engine.match import above_floor
+from engine.plan import Plan, make_plan
+from engine.query import arxiv_id_in
 from engine.result_cache import ResultCache
-from engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult, Stats
-from engine.title_match import put_first, title_matches
+from engine.results import (
+    FacetCount,
+    Hit,
+    Mode,
+    SearchRequest,
+    SearchResult,
+    Stats,
+)
+from engine.title_match import put_first
 from papersift.config import Config
 from papersift.errors import QueryError
 from papersift.paper import Paper, parse_arxiv_id
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
+Facets = dict[str, tuple[FacetCount, ...]]
+_NONE: Facets = {"categories": (), "years": ()}
 
 
 class SearchEngine:
@@ -166,172 +176,144 @@ class SearchEngine:
                 f"page {request.page} is past the result window of {cfg.max_window} results; "
                 "narrow the query or add filters"
             )
-        if len(request.query) > cfg.max_query_length:
-            raise QueryError(f"query is longer than {cfg.max_query_length} characters")
-        mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
-        filters, warnings = self._canonical_filters(request.filters)
-
+        if len(request.query) > cfg.max_text_length:
+            raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
         direct_id = arxiv_id_in(request.query)
         if direct_id is not None:
+            mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
             paper = self.paper(direct_id)
             if paper is not None:
                 return direct_result(request, mode, paper, size, start)
-
-        parsed = parse_user_query(rewrite_author_clauses(request.query))  # TeX, "Kégl, B."
-        warnings.extend(parsed.warnings)
-        keyword_q = self._keyword_query(parsed, warnings)
-        filt = self.data.lexical.filter_query(filters)
-        if mode != "keyword" and parsed.empty:
-            mode = "keyword"  # browsing: nothing to embed
-        elif mode != "keyword" and not parsed.semantic_text:
-            warnings.append(f"{mode} search needs free text; searched by keywords")
-            mode = "keyword"
-        elif mode != "keyword" and self.data.vectors.size == 0:
-            warnings.append("the semantic index is still being built; searched by keywords")
-            mode = "keyword"
-        sort = request.sort
-        if parsed.empty and sort == "relevance":
-            sort = "newest"
-        if mode == "keyword":
-            result = self._keyword(request, parsed, keyword_q, filt, sort, size)
+            return missing_result(request, mode, direct_id, size, start)
+        plan = make_plan(self, request, size)
+        if plan.mode == "keyword":
+            hits, total, facets, reach = self._keyword(plan)
         else:
-            result = self._fused(request, mode, parsed, keyword_q, filt, sort, size)
-        hits, total, facets = result
+            hits, total, facets, reach = self._fused(plan)
         return SearchResult(
             request=request,
-            mode=mode,
+            mode=plan.mode,
             hits=tuple(hits),
             total=total,
             page=request.page,
             page_size=size,
             facets=facets,
-            warnings=tuple(dict.fromkeys(warnings)),
+            warnings=tuple(dict.fromkeys(plan.warnings)),
             took_ms=(time.perf_counter() - start) * 1000,
+            reachable=min(reach, cfg.max_window // size * size),
+            researchers=plan.researchers,
         )
 
-    def _canonical_filters(self, f: Filters) -> tuple[Filters, list[str]]:
-        """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
-        if not f.categories:
-            return f, []
-        known = self.category_counts()
-        lookup = {c.lower(): c for c in known}
-        lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
-        cats, warnings = [], []
-        for c in f.categories:
-            canon = lookup.get(c.strip().lower())
-            if canon is None:
-                warnings.append(f"no papers in category '{c}'")
-                canon = c.strip()
-            cats.append(canon)
-        return replace(f, categories=tuple(cats)), warnings
+    def coverage(self) -> tuple[int, int]:
+        """(papers, papers with a vector of the configured model), recounted after changes."""
+        return self.data.store.count(), self._embedded_count()
 
-    def _keyword_query(self, parsed: ParsedQuery, warnings: list[str]) -> tantivy.Query | None:
-        if parsed.empty:
-            return None
-        lookup = {c.lower(): c for c in self.category_counts()}
-        rest = ParsedQuery(tuple(c for c in parsed.clauses if c.field != "au"))
-        authors = [author_clause(self.data.store, c.text, c.sign) for c in parsed.clauses
-                   if c.field == "au"]  # fmt: skip
-        text = " ".join(t for t in (rest.tantivy_string(lookup), *authors) if t)
-        query, errors = self.data.lexical.parse(text)
-        warnings.extend(f"ignored part of the query: {e}" for e in errors)
-        if parsed.only_negative:
-            query = tantivy.Query.boolean_query(
-                [(tantivy.Occur.Must, tantivy.Query.all_query()), (tantivy.Occur.Must, query)]
-            )
-        return query
-
-    def _keyword(
-        self,
-        request: SearchRequest,
-        parsed: ParsedQuery,
-        q: tantivy.Query | None,
-        filt: tantivy.Query | None,
-        sort: str,
-        size: int,
-    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]]]:
+    def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
         lex = self.data.lexical
-        combined = lex.combine(q, filt)
-        offset = (request.page - 1) * size
+        q = plan.keyword.query
+        combined = lex.combine(q, plan.filt)
+        offset = (plan.request.page - 1) * plan.size
         # Categories and years count every match, on a pool thread meanwhile (Tantivy
         # releases the GIL: 1.9x quicker on 2 cores). Researchers and institutions count
         # the first PEOPLE_WINDOW results when there are more: over 100k matches those
         # high-cardinality counts took 75% of a keyword query at 663k papers.
         counts = self._pool.submit(lex.facets, combined, 30, ("categories", "years"))
-        limit = max(PEOPLE_WINDOW, offset + size)
-        top, top_scores, total = lex.search(combined, limit, 0, sort)  # type: ignore[arg-type]
-        ranked = list(zip(top, top_scores, strict=True))
-        first = self._title_matches(parsed, self._restrict(parsed, filt), sort)
-        ranked = put_first(ranked, first)
+        limit = max(PEOPLE_WINDOW, offset + plan.size)
+        top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
+        first = list(plan.titles)
+        ranked = put_first(list(zip(top, top_scores, strict=True)), first)
+        total += len(set(first) - set(top)) if total <= len(top) else 0
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
         ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
-        hits = make_hits(self.data, ranked[offset : offset + size], q, {}, ranks)
-        return hits, total, {**counts.result(), "researchers": researchers, **insts.result()}
+        hits = make_hits(self.data, ranked[offset : offset + plan.size], q, {}, ranks)
+        facets = {**counts.result(), "researchers": researchers, **insts.result()}
+        return hits, total, facets, total
 
-    def _title_matches(
-        self, parsed: ParsedQuery, restrict: tantivy.Query | None, sort: str
-    ) -> list[int]:
-        """The papers that come first in relevance order (``engine.title_match``);
-        ``restrict`` as ``_restrict`` makes it."""
-        if sort != "relevance":
-            return []
-        limit = self.config.search.title_phrase_max
-        return title_matches(self.data.lexical, parsed, restrict, limit)
-
-    def _restrict(self, parsed: ParsedQuery, filt: tantivy.Query | None) -> tantivy.Query | None:
-        """The filters and the query's signed (+must, -exclude), author and category
-        clauses: what semantic search and the title rule may return."""
-        kept = tuple(c for c in parsed.clauses if c.sign or c.field in ("au", "cat"))
-        constraint = self._keyword_query(ParsedQuery(kept), []) if kept else None
-        return self.data.lexical.combine(constraint, filt) if constraint is not None else filt
-
-    def _fused(
-        self,
-        request: SearchRequest,
-        mode: Mode,
-        parsed: ParsedQuery,
-        q: tantivy.Query | None,
-        filt: tantivy.Query | None,
-        sort: str,
-        size: int,
-    ) -> tuple[list[Hit], int, dict[str, tuple[FacetCount, ...]]]:
+    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
+        """Semantic and hybrid: the semantic list above the floor, in hybrid fused with the
+        keyword candidates (both lists as retrieved, so the normalisation sees the same
+        scores as without a floor) and cut to the match set."""
         cfg = self.config.search
         lex = self.data.lexical
         n = cfg.candidates
-        # Signed clauses (+must, -exclude) constrain the semantic side too.
-        sem_filter = self._restrict(parsed, filt)
+        q = plan.keyword.query
         # The keyword side runs on the pool thread while the query is embedded and the
         # vectors searched (both release the GIL).
-        keyword_side = lex.combine(q, filt) if mode == "hybrid" and q is not None else None
+        hybrid = plan.mode == "hybrid" and q is not None
+        keyword_side = lex.combine(q, plan.filt) if hybrid else None
         lexical = self._pool.submit(lex.search, keyword_side, n) if keyword_side else None
-        qvec = self.data.embedder.embed_query(parsed.semantic_text)
-        semantic = self._semantic(qvec, sem_filter, n)
-        kw_ranks: dict[int, int] = {}
-        if lexical is not None:
-            kd, ks, _ = lexical.result()
-            keyword = list(zip(kd, ks, strict=True))
-            kw_ranks = {d: i + 1 for i, d in enumerate(kd)}
-            if cfg.fusion == "rrf":
-                fused = fusion.rrf(keyword, semantic, cfg.rrf_k)
-            else:
-                fused = fusion.convex(keyword, semantic, cfg.convex_weight)
+        qvec = self.data.embedder.embed_query(plan.semantic_text)
+        candidates = self._semantic(qvec, plan.restrict, n)
+        semantic = above_floor(candidates, plan.rule.floor)
+        sem_ranks = _ranks([d for d, _ in candidates])
+        offset = (plan.request.page - 1) * plan.size
+        if keyword_side is None or lexical is None:  # semantic: the match set is the list
+            facets, ordered = self._over_list(semantic, plan.sort) if semantic else (_NONE, [])
+            page = ordered[offset : offset + plan.size]
+            hits = make_hits(self.data, page, q, {}, {"semantic": sem_ranks})
+            return hits, len(semantic), facets, len(semantic)
+        kd, ks, k_total = lexical.result()
+        keyword = list(zip(kd, ks, strict=True))
+        if cfg.fusion == "rrf":
+            fused = fusion.rrf(keyword, candidates, cfg.rrf_k)
         else:
-            fused = list(semantic)
-        titles = self._title_matches(parsed, sem_filter, sort) if keyword_side else []
-        fused = put_first(fused, titles)
-        sem_ranks = {d: i + 1 for i, (d, _) in enumerate(semantic)}
-        total = len(fused)
-        facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
-        if fused:
-            facets, fused = self._over_list(fused, sort)
-        offset = (request.page - 1) * size
-        page = fused[offset : offset + size]
-        title_ranks = _ranks([d for d, _ in fused[: len(titles)]])  # relevance: still first
-        ranks = {"keyword": kw_ranks, "semantic": sem_ranks, "title": title_ranks}
-        hits = make_hits(self.data, page, q, {}, ranks)
-        return hits, total, facets
+            fused = fusion.convex(keyword, candidates, cfg.convex_weight)
+        members = set(kd).union(d for d, _ in semantic)
+        fused = put_first([p for p in fused if p[0] in members], list(plan.titles))
+        title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
+        ranks = {"keyword": _ranks(kd), "semantic": sem_ranks, "title": title_ranks}
+        if k_total <= len(kd):  # every keyword match is a candidate: the list is the set
+            facets, ordered = self._over_list(fused, plan.sort) if fused else (_NONE, [])
+            page = ordered[offset : offset + plan.size]
+            return make_hits(self.data, page, q, {}, ranks), len(fused), facets, len(fused)
+        match_q = self._match_query(keyword_side, kd, fused)
+        counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
+        total = lex.count(match_q) if match_q is not keyword_side else k_total
+        if plan.sort == "relevance":
+            page = fused[offset : offset + plan.size]
+            if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
+                page += self._keyword_tail(keyword_side, len(kd), fused, offset, plan.size)
+            reach = total
+        else:  # the whole match set by date or citations, as keyword mode sorts it
+            ids, scores, _ = lex.search(match_q, plan.size, offset, plan.sort)
+            page, reach = list(zip(ids, scores, strict=True)), total
+        window = [d for d, _ in fused[:PEOPLE_WINDOW]]
+        facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
+        facets["researchers"] = self.people.facet(window)
+        facets.update(counts.result())
+        return make_hits(self.data, page, q, {}, ranks), total, facets, reach
+
+    def _keyword_tail(
+        self, keyword_side: tantivy.Query, start: int, fused: list[tuple[int, float]],
+        offset: int, size: int,
+    ) -> list[tuple[int, float]]:  # fmt: skip
+        """The page's part beyond the fused list: keyword matches after the first ``start``
+        (the candidates), in BM25 order, without those the fused list holds. Their fused
+        score would be 0: below the candidates' minimum on the keyword side."""
+        listed = {d for d, _ in fused}
+        skip = max(0, offset - len(fused))  # tail results on earlier pages
+        want = skip + size - max(0, len(fused) - offset)
+        ids, _, _ = self.data.lexical.search(keyword_side, want + len(listed), start)
+        tail = [d for d in ids if d not in listed][skip:want]
+        return [(d, 0.0) for d in tail]
+
+    def _match_query(
+        self, keyword_side: tantivy.Query, keyword_ids: list[int], fused: list[tuple[int, float]]
+    ) -> tantivy.Query:
+        """Hybrid's match set as one Tantivy query, when there are more keyword matches than
+        candidates: the keyword matches, plus the semantic (and title-rule) matches that are
+        not among the keyword candidates."""
+        known = set(keyword_ids)
+        extra = [d for d, _ in fused if d not in known]
+        if not extra:
+            return keyword_side
+        either = [
+            (tantivy.Occur.Should, keyword_side),
+            (tantivy.Occur.Should, self.data.lexical.docids_for(extra)),
+        ]
+        return tantivy.Query.boolean_query(either)
 
     def _over_list(
         self, fused: list[tuple[int, float]], sort: str

@@ -59,6 +59,8 @@ def result_json(r: SearchResult) -> dict[str, Any]:
         "facets": _facets(r.facets),
         "warnings": list(r.warnings),
         "direct": r.direct.arxiv_id if r.direct else None,
+        "missing_id": r.missing_id,
+        "researchers": [{"id": x.rid, "name": x.name, "papers": x.papers} for x in r.researchers],
         "took_ms": round(r.took_ms, 3),
     }
 

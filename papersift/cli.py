@@ -155,6 +155,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     for w in result.warnings:
         print(f"note: {w}", file=sys.stderr)
     first = (result.page - 1) * result.page_size
+    for r in result.researchers:
+        print(f"researcher: {r.name} ({r.papers} papers), /researchers/{r.rid}")
     print(f"{result.total} results ({result.mode}, {result.took_ms:.1f} ms)")
     for i, hit in enumerate(result.hits, start=first + 1):
         p = hit.paper

@@ -31,11 +31,14 @@ def setting(
     *,
     choices: tuple[str, ...] = (),
     minimum: float | None = None,
+    maximum: float | None = None,
     parse: Callable[[str, Any, bool], Any] | None = None,
 ) -> Any:
     """A dataclass field that carries its help text and validation bounds. ``parse(name,
     raw, from_env)`` replaces the scalar checks for a structured value (``[lab] members``)."""
-    meta = {"help": help, "choices": choices, "minimum": minimum, "parse": parse}
+    meta = {
+        "help": help, "choices": choices, "minimum": minimum, "maximum": maximum, "parse": parse
+    }  # fmt: skip
     return field(default=default, metadata=meta)
 
 
@@ -96,7 +99,7 @@ class SearchConfig:
         choices=("convex", "rrf"),
     )
     convex_weight: float = setting(
-        0.5, "Weight of the semantic side in convex fusion (0..1).", minimum=0.0
+        0.5, "Weight of the semantic side in convex fusion (0..1).", minimum=0.0, maximum=1.0
     )
     rrf_k: int = setting(60, "The k constant of reciprocal-rank fusion.", minimum=1)
     candidates: int = setting(
@@ -118,7 +121,41 @@ class SearchConfig:
         1000, "Deepest result a request may reach (offset + page size).", minimum=1
     )
     max_query_length: int = setting(
-        1000, "Longest query string accepted, in characters.", minimum=1
+        1000,
+        "Longest query the keyword side reads, in characters; a longer text (a pasted "
+        "abstract) is searched as \"papers like this text\", its keywords cut at this length.",
+        minimum=1,
+    )
+    max_text_length: int = setting(
+        20000, "Longest text a search accepts at all, in characters.", minimum=1
+    )
+    match_all_up_to: int = setting(
+        3,
+        "A keyword match needs every free word of a query of up to this many words "
+        "(words joined by OR count as one, stop words as none).",
+        minimum=1,
+    )
+    match_fraction: float = setting(
+        0.75,
+        "Beyond `match_all_up_to` free words, a keyword match needs this fraction of them "
+        "(rounded down, never fewer than `match_all_up_to`); fielded, + and - clauses "
+        "always apply.",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    semantic_floor: float = setting(
+        0.3,
+        "Cosine similarity a paper needs to the query to match it in semantic and hybrid "
+        "mode (measured for the bundled MiniLM: bench/RESULTS.md); 0 admits every candidate.",
+        minimum=-1.0,
+        maximum=1.0,
+    )
+    semantic_min_coverage: float = setting(
+        0.5,
+        "Hybrid search ranks by keywords alone, with a warning, until this fraction of the "
+        "papers has vectors (while the backlog embeds).",
+        minimum=0.0,
+        maximum=1.0,
     )
     exact_below: int = setting(
         50000,
@@ -419,6 +456,9 @@ def _coerce(name: str, raw: Any, kind: type, meta: Mapping[str, Any], from_env: 
     minimum = meta.get("minimum")
     if minimum is not None and value < minimum:
         raise ConfigError(f"config: {name} must be >= {minimum}, got {raw!r}")
+    maximum = meta.get("maximum")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"config: {name} must be <= {maximum}, got {raw!r}")
     return value
 
 
@@ -474,10 +514,6 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
         name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
     }
     cfg = Config(**built, base_dir=base_dir)
-    if not 0.0 <= cfg.search.convex_weight <= 1.0:
-        raise ConfigError(
-            f"config: [search] convex_weight must be within 0..1, got {cfg.search.convex_weight}"
-        )
     if cfg.lab.ror and parse_lab_ror(cfg.lab.ror) is None:
         raise ConfigError(
             f"config: [lab] ror must be a ROR id such as 03acrzv41 (with valid check digits), "

@@ -11,11 +11,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from engine import serialize
-from engine.results import FacetCount, Hit, SearchResult, Stats
+from engine.results import FacetCount, Hit, ResearcherRef, SearchResult, Stats
 from papersift.paper import Paper
 from server.context import ctx
 from server.openapi import openapi_document
 from server.params import ParamError, parse_search, search_url
+from server.people_views import researcher_url
 from server.ratelimit import document_limits
 from server.taxonomy import category_name
 from server.templating import json_response
@@ -50,6 +51,11 @@ def hit_json(h: Hit, root: str) -> dict[str, Any]:
     }
 
 
+def researcher_ref_json(r: ResearcherRef, root: str) -> dict[str, Any]:
+    url = root + researcher_url(r.rid, r.name)
+    return {"id": r.rid, "name": r.name, "papers": r.papers, "url": url}
+
+
 def _facets(values: tuple[FacetCount, ...]) -> list[dict[str, Any]]:
     return [{"value": f.value, "count": f.count} for f in values]
 
@@ -57,10 +63,7 @@ def _facets(values: tuple[FacetCount, ...]) -> list[dict[str, Any]]:
 def search_json(result: SearchResult, root: str, max_window: int) -> dict[str, Any]:
     req = result.request
     f = req.filters
-    has_next = (
-        result.page * result.page_size < result.total
-        and (result.page + 1) * result.page_size <= max_window
-    )
+    has_next = result.page < result.pages and (result.page + 1) * result.page_size <= max_window
     return {
         "request": {
             "q": req.query,
@@ -81,6 +84,8 @@ def search_json(result: SearchResult, root: str, max_window: int) -> dict[str, A
         "took_ms": _number(result.took_ms),
         "warnings": list(result.warnings),
         "direct": paper_json(result.direct, root) if result.direct else None,
+        "missing_id": result.missing_id,
+        "researchers": [researcher_ref_json(r, root) for r in result.researchers],
         "facets": {name: _facets(values) for name, values in result.facets.items()},
         "hits": [hit_json(h, root) for h in result.hits],
         "next": root + search_url(req, "/api/v1/search", page=req.page + 1) if has_next else None,

@@ -115,7 +115,12 @@ SCHEMAS: dict[str, Any] = {
                 }
             ),
             "mode": {"enum": list(MODES), "description": "The mode actually used."},
-            "total": {**_INT, "description": "Papers that can be paged through."},
+            "total": {
+                **_INT,
+                "description": "Papers that match the query (keyword matches by "
+                "minimum-should-match, semantic ones above the similarity floor; in hybrid "
+                "mode both).",
+            },
             "page": {"type": "integer"},
             "page_size": {"type": "integer"},
             "pages": {"type": "integer"},
@@ -124,6 +129,16 @@ SCHEMAS: dict[str, Any] = {
             "direct": {
                 "oneOf": [_ref("Paper"), {"type": "null"}],
                 "description": "The paper, when the query was its arXiv id or URL.",
+            },
+            "missing_id": {
+                "type": ["string", "null"],
+                "description": "The arXiv id the query named, when this index does not hold it.",
+            },
+            "researchers": {
+                **_array(
+                    _obj({"id": _INT, "name": _STR, "papers": _INT, "url": _STR})
+                ),
+                "description": "Researchers whose name the query is (shown above the results).",
             },
             "facets": {"type": "object", "additionalProperties": _array(_ref("FacetCount"))},
             "hits": _array(_ref("Hit")),

@@ -210,10 +210,10 @@ def parse_search(
                     name, f"Unknown parameter {_show(name)}; known: {', '.join(SEARCH_PARAMS)}."
                 )
     query = clean_text(_single(params, "q", strict))
-    if len(query) > config.max_query_length:
+    if len(query) > config.max_text_length:
         raise ParamError(
             "q",
-            f"The query has {len(query)} characters; the limit is {config.max_query_length}.",
+            f"The query has {len(query):,} characters; the limit is {config.max_text_length:,}.",
         )
     mode = _choice(params, "mode", MODES, strict)
     sort = _choice(params, "sort", SORTS, strict)

@@ -204,6 +204,7 @@ def install(app: Starlette) -> None:
     store_people = people if isinstance(people, People) else None
     app.state.templates.globals["author_links"] = author_links(store_people)
     app.state.templates.globals["researcher_filters"] = researcher_filters(store_people)
+    app.state.templates.globals["researcher_url"] = researcher_url
     app.router.routes[0:0] = [*routes, *people_api.routes, *institution_pages.routes]
 
 

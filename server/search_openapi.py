@@ -50,7 +50,7 @@ def search_parameters(
             "q",
             'Words, "quoted phrases", -excluded words, or an arXiv id or URL. Empty: '
             "browse newest first.",
-            {"type": "string", "maxLength": cfg.max_query_length},
+            {"type": "string", "maxLength": cfg.max_text_length},
         ),
         param(
             "mode",

@@ -55,7 +55,7 @@ def test_parse_user_query_never_raises(query: str) -> None:
         assert clause.sign in ("", "+", "-")
         assert clause.field in (None, "ti", "au", "abs", "cat")
         assert clause.text and clause.text == clause.text.strip()
-    tantivy = parsed.tantivy_string({"cs.ir": "cs.IR"})
+    tantivy = " ".join(c.tantivy_string({"cs.ir": "cs.IR"}) for c in parsed.clauses)
     # Every value is re-quoted: quotes come in pairs and no backslash survives.
     assert tantivy.count('"') % 2 == 0 and "\\" not in tantivy
     assert isinstance(parsed.semantic_text, str)

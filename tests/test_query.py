@@ -68,4 +68,5 @@ def test_other_engines_syntax_is_reported(query: str, char: str) -> None:
     ],
 )
 def test_hyphenated_words(query: str, expected: str) -> None:
-    assert parse_user_query(query).tantivy_string() == expected
+    clauses = parse_user_query(query).clauses
+    assert " ".join(c.sign + c.tantivy_string() for c in clauses) == expected

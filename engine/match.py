@@ -1,0 +1,152 @@
+"""Which papers a query *matches*: the keyword side's minimum-should-match rule, the semantic
+side's similarity floor, and the Tantivy query that ranks keyword matches by BM25.
+
+Every mode has a match set, and totals, facets, pages, date sorts and feeds are built on
+it (``engine.search``):
+
+* keyword: fielded clauses (``au:``, ``cat:``, ``ti:``, ``abs:``) and ``+`` clauses are all
+  required, ``-`` clauses excluded, and the free words must match by
+  ``minimum_should_match``: all of them up to ``all_up_to`` words, beyond that
+  ``fraction`` of them (rounded down), as Elasticsearch's ``"3<75%"``. Words joined by
+  ``OR`` count as one; stop words count for none (they may still add to the score).
+  Ranking still scores every matched word by BM25.
+* semantic: the nearest papers whose cosine similarity to the query reaches a floor;
+* hybrid: the union of the two.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import tantivy
+
+from engine.lexical import STOP_WORDS, LexicalIndex
+from engine.query import Clause, ParsedQuery
+
+FIELDED = ("au", "cat", "ti", "abs")
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRule:
+    """How many of a query's free words a paper must contain, and how close in meaning a
+    paper must be to count as a semantic match."""
+
+    all_up_to: int = 3
+    fraction: float = 0.75
+    floor: float = 0.0  # cosine similarity; 0 admits every candidate
+
+    def required(self, n: int) -> int:
+        """Free words (or OR groups) a paper must match out of ``n``."""
+        if n <= self.all_up_to:
+            return n
+        return max(self.all_up_to, min(n, math.floor(n * self.fraction + 1e-9)))
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordQuery:
+    """The Tantivy query of a parsed query, and what it counted."""
+
+    query: tantivy.Query | None  # None: the query has no clause Tantivy can use
+    free_terms: int  # free words / OR groups that count for minimum-should-match
+    required: int  # of which a match needs this many
+    warnings: tuple[str, ...] = ()
+
+
+def _stop_only(c: Clause) -> bool:
+    words = re.findall(r"\w+", c.text.lower())
+    return c.field in (None, "ti", "abs") and bool(words) and all(w in STOP_WORDS for w in words)
+
+
+def keyword_query(
+    lex: LexicalIndex,
+    parsed: ParsedQuery,
+    rule: MatchRule,
+    *,
+    categories: dict[str, str],
+    author: Callable[[str], str],
+) -> KeywordQuery:
+    """Build the boolean query of ``parsed``: required, excluded and free clauses, the
+    free ones under ``rule``. ``author(value)`` is the Tantivy string of one ``au:`` value
+    (``engine.author_query``); ``categories`` maps lowercased category names to their case."""
+    warnings: list[str] = []
+
+    def parse(c: Clause) -> tantivy.Query:
+        text = author(c.text) if c.field == "au" else c.tantivy_string(categories)
+        query, errors = lex.parse(text)
+        warnings.extend(f"ignored part of the query: {e}" for e in errors)
+        return query
+
+    must: list[tantivy.Query] = []
+    must_not: list[tantivy.Query] = []
+    free: list[tantivy.Query] = []
+    optional: list[tantivy.Query] = []  # stop words: scored where they match, never required
+    seen: set[tuple[str, str | None, str, bool]] = set()
+    for group in parsed.groups():
+        if len(group) == 1:  # a word said twice counts once
+            c = group[0]
+            key = (c.sign, c.field, c.text.lower(), c.phrase)
+            if key in seen:
+                continue
+            seen.add(key)
+        if len(group) > 1:  # x OR y: one clause of alternatives
+            either = tantivy.Query.boolean_query([(tantivy.Occur.Should, parse(c)) for c in group])
+            fielded = any(c.field in FIELDED for c in group)
+            (must if fielded else free).append(either)
+            continue
+        c = group[0]
+        if c.sign == "-":
+            must_not.append(parse(c))
+        elif c.sign == "+" or c.field in FIELDED:
+            must.append(parse(c))
+        elif _stop_only(c):
+            optional.append(parse(c))
+        else:
+            free.append(parse(c))
+    need = rule.required(len(free))
+    clauses: list[tuple[tantivy.Occur, tantivy.Query]] = [(tantivy.Occur.Must, q) for q in must]
+    if len(free) == 1:
+        clauses.append((tantivy.Occur.Must, free[0]))
+    elif free:
+        words = [(tantivy.Occur.Should, q) for q in free]
+        clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(words, need)))
+    if not clauses and not must_not:
+        if not optional:
+            return KeywordQuery(None, 0, 0, tuple(warnings))
+        warnings.append("the query has only common words (such as 'the'); nothing matches them")
+        return KeywordQuery(tantivy.Query.empty_query(), 0, 0, tuple(warnings))
+    if not clauses:  # only exclusions: everything else
+        clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+    clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
+    clauses += [(tantivy.Occur.Should, q) for q in optional]
+    query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+    return KeywordQuery(query, len(free), need, tuple(warnings))
+
+
+def constraint_query(
+    lex: LexicalIndex,
+    parsed: ParsedQuery,
+    *,
+    categories: dict[str, str],
+    author: Callable[[str], str],
+) -> tantivy.Query | None:
+    """The query's required and excluded clauses alone (no free words): what the semantic
+    side and the title rule may return."""
+    kept = tuple(
+        c for g in parsed.groups() for c in g if c.sign or any(x.field in FIELDED for x in g)
+    )
+    if not kept:
+        return None
+    built = keyword_query(
+        lex, ParsedQuery(kept), MatchRule(), categories=categories, author=author
+    )
+    return built.query
+
+
+def above_floor(ranked: list[tuple[int, float]], floor: float) -> list[tuple[int, float]]:
+    """The semantic candidates close enough to count as matches (scores best first)."""
+    if floor <= 0:
+        return ranked
+    return [p for p in ranked if p[1] >= floor]

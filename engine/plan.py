@@ -1,0 +1,176 @@
+"""A search request worked out once, before anything is retrieved: the parsed query and its
+Tantivy queries (``engine.match``), the filters, the mode the index can answer in now, the
+sort, the researchers the query names, and the warnings to show for each choice made."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import tantivy
+
+from engine.author_query import (
+    author_clause,
+    compatible_researchers,
+    name_key,
+    rewrite_author_clauses,
+)
+from engine.match import KeywordQuery, MatchRule, constraint_query, keyword_query
+from engine.query import ParsedQuery, parse_user_query
+from engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
+from engine.title_match import title_matches
+
+if TYPE_CHECKING:
+    from engine.search import SearchEngine
+
+NAMED_RESEARCHERS = 3  # researcher cards above the results of a query that is a name
+# A pasted text's keyword side: a paper matches with this share of its words (as Lucene's
+# more-like-this asks for some of a text's terms, not most).
+LIKE_TEXT_FRACTION = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    request: SearchRequest
+    mode: Mode  # the mode the index can answer in now
+    size: int  # page size
+    sort: Sort
+    parsed: ParsedQuery
+    semantic_text: str  # what the model reads
+    rule: MatchRule
+    keyword: KeywordQuery
+    filt: tantivy.Query | None  # the filters
+    restrict: tantivy.Query | None  # the filters and the required and excluded clauses
+    titles: tuple[int, ...]  # papers the exact-title rule puts first (relevance order)
+    researchers: tuple[ResearcherRef, ...]
+    warnings: tuple[str, ...]
+
+
+def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
+    """Work out ``request`` (already checked against the bounds) for ``engine``."""
+    cfg = engine.config.search
+    filters, warnings = canonical_filters(engine, request.filters)
+    lookup = {c.lower(): c for c in engine.category_counts()}
+
+    def author(text: str) -> str:
+        return author_clause(engine.data.store, text)
+
+    cfg_rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor)
+    text, rule = request.query, cfg_rule
+    if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
+        text = _cut(text, cfg.max_query_length)
+        rule = replace(rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2))
+        warnings.append(
+            f"a long text: searched for papers like it; the keyword side read its first "
+            f"{len(text):,} of {len(request.query):,} characters, the model its first "
+            f"{engine.config.embedding.max_length} tokens"
+        )
+    parsed = parse_user_query(rewrite_author_clauses(text))  # TeX, "Kégl, B."
+    warnings.extend(parsed.warnings)
+    semantic_text = (
+        parse_user_query(request.query).semantic_text if text is not request.query
+        else parsed.semantic_text
+    )  # fmt: skip
+    lex = engine.data.lexical
+    kq = keyword_query(lex, parsed, rule, categories=lookup, author=author)
+    warnings.extend(kq.warnings)
+    filt = _filter_query(engine, filters)
+    constraint = constraint_query(lex, parsed, categories=lookup, author=author)
+    restrict = lex.combine(constraint, filt) if constraint is not None else filt
+    wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
+    mode = usable_mode(engine, wanted, parsed, semantic_text, warnings, request.mode is not None)
+    sort: Sort = request.sort
+    if parsed.empty and sort == "relevance":
+        sort = "newest"
+    if sort == "cited" and not lex.has_citations():
+        sort = "relevance" if not parsed.empty else "newest"
+        warnings.append(
+            f"no paper has a citation count yet (`papersift enrich` adds them); sorted by {sort}"
+        )
+    titles: list[int] = []
+    if sort == "relevance" and mode != "semantic":
+        titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
+    named = named_researchers(engine, parsed) if request.page == 1 else ()
+    return Plan(
+        request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict,
+        tuple(titles), named, tuple(warnings),
+    )  # fmt: skip
+
+
+def usable_mode(
+    engine: SearchEngine, mode: Mode, parsed: ParsedQuery, semantic_text: str,
+    warnings: list[str], asked: bool = True,
+) -> Mode:  # fmt: skip
+    """The mode this query can run in now, with a warning for each fallback (a query of
+    fielded clauses alone, ``au:x cat:y``, is keyword search without one unless the request
+    ``asked`` for another mode)."""
+    if mode == "keyword":
+        return mode
+    if parsed.empty:
+        return "keyword"  # browsing: nothing to embed
+    if not semantic_text:
+        if asked:
+            warnings.append(f"{mode} search needs free text; searched by keywords")
+        return "keyword"
+    if engine.data.vectors.size == 0:
+        warnings.append("the semantic index is still being built; searched by keywords")
+        return "keyword"
+    papers, embedded = engine.coverage()
+    if embedded >= papers:
+        return mode
+    share = f"{embedded / papers:.0%} of {papers:,} papers ({embedded:,})"
+    if mode == "hybrid" and embedded < engine.config.search.semantic_min_coverage * papers:
+        warnings.append(
+            f"embedding is under way: {share} have vectors so far; searched by keywords "
+            "until more are embedded"
+        )
+        return "keyword"
+    warnings.append(f"embedding is under way: semantic search covers {share} so far")
+    return mode
+
+
+def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
+    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
+    if not f.categories:
+        return f, []
+    known = engine.category_counts()
+    lookup = {c.lower(): c for c in known}
+    lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
+    cats, warnings = [], []
+    for c in f.categories:
+        canon = lookup.get(c.strip().lower())
+        if canon is None:
+            warnings.append(f"no papers in category '{c}'")
+            canon = c.strip()
+        cats.append(canon)
+    return replace(f, categories=tuple(cats)), warnings
+
+
+def _filter_query(engine: SearchEngine, f: Filters) -> tantivy.Query | None:
+    """The filters as one query; researcher names read as ``au:`` reads them."""
+    lex = engine.data.lexical
+    filt = lex.filter_query(replace(f, researchers=()))
+    if not f.researchers:
+        return filt
+    store = engine.data.store
+    must = [(tantivy.Occur.Must, lex.parse(author_clause(store, name_key(n)))[0])
+            for n in f.researchers]  # fmt: skip
+    if filt is not None:
+        must.append((tantivy.Occur.Must, filt))
+    return tantivy.Query.boolean_query(must)
+
+
+def named_researchers(engine: SearchEngine, parsed: ParsedQuery) -> tuple[ResearcherRef, ...]:
+    """The researchers the query names, when all of it reads as one person's name."""
+    if not 2 <= len(parsed.clauses) <= 4 or not all(c.free for c in parsed.clauses):
+        return ()
+    name = " ".join(c.text for c in parsed.clauses)
+    found = engine.people.many(compatible_researchers(engine.data.store, name))
+    best = sorted(found.values(), key=lambda r: (-r.papers, r.rid))[:NAMED_RESEARCHERS]
+    return tuple(ResearcherRef(r.rid, r.name, r.papers) for r in best if r.papers > 0)
+
+
+def _cut(text: str, limit: int) -> str:
+    """The first ``limit`` characters of ``text``, ending at a word boundary."""
+    cut = text[:limit]
+    return cut.rsplit(None, 1)[0] if len(text) > limit and " " in cut else cut

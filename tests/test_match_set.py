@@ -1,0 +1,367 @@
+"""The match set (issue 17): what a query matches, in every mode, and everything built on it.
+
+Real index, real model (the session's ~320 demo papers); the web checks go over HTTP to a
+real uvicorn server. Expected sets are computed independently of the engine's own query
+building: from the papers' text in the store, from Tantivy queries written by hand, and
+from exact cosines of the stored vectors.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from lxml import etree
+
+from engine.datadir import DataDir
+from engine.match import MatchRule
+from engine.results import Filters, Mode, SearchRequest, SearchResult
+from engine.search import SearchEngine, open_engine
+from indexer.build import embed_backlog, import_files
+from papersift.config import Config
+from tests.corpus import make_config, sample_records, write_jsonl
+
+pytest_plugins = ["tests.web_fixtures"]
+
+MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
+
+
+def every_hit(engine: SearchEngine, request: SearchRequest) -> tuple[SearchResult, list[str]]:
+    """The first page and the ids of every hit over all pages."""
+    first = engine.search(request)
+    ids = [h.paper.arxiv_id for h in first.hits]
+    for page in range(2, first.pages + 1):
+        ids += [
+            h.paper.arxiv_id for h in engine.search(dataclasses.replace(request, page=page)).hits
+        ]
+    return first, ids
+
+
+def word_pair(engine: SearchEngine) -> tuple[str, str]:
+    """Two words that co-occur in more papers than one page of 10 holds but also appear
+    apart: the pair of a few candidates with the most papers holding both."""
+    lex = engine.data.lexical
+    pairs = [("language", "model"), ("citation", "analysis"), ("machine", "translation"),
+             ("speech", "recognition"), ("neural", "networks"), ("information", "retrieval")]
+    counted = []
+    for word_a, word_b in pairs:
+        both, _ = lex.parse(f'+"{word_a}" +"{word_b}"')
+        either, _ = lex.parse(f'"{word_a}" "{word_b}"')
+        n_both, n_either = lex.count(both), lex.count(either)
+        if 0 < n_both < n_either:
+            counted.append((n_both, word_a, word_b))
+    if not counted or max(counted)[0] <= 10:
+        pytest.skip("no suitable word pair in the sample")
+    _, word_a, word_b = max(counted)
+    return word_a, word_b
+
+
+# -- nothing matches --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_nonsense_matches_nothing_in_every_mode(engine: SearchEngine, mode: Mode) -> None:
+    result = engine.search(SearchRequest("xkqzvwp flurbish", mode=mode))
+    assert result.total == 0 and result.hits == () and result.pages == 1
+    assert all(sum(f.count for f in v) == 0 for v in result.facets.values())
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_absent_arxiv_id_says_so(engine: SearchEngine, mode: Mode) -> None:
+    result = engine.search(SearchRequest("9999.99999", mode=mode))
+    assert result.total == 0 and result.hits == ()
+    assert result.missing_id == "9999.99999"
+    assert any(
+        "not in this index" in w and "arxiv.org/abs/9999.99999" in w for w in result.warnings
+    )
+
+
+def test_floor_admits_only_close_papers(engine: SearchEngine, built_config: Config) -> None:
+    """Every semantic hit reaches the configured floor by the exact cosine of its vector."""
+    floor = built_config.search.semantic_floor
+    assert floor > 0
+    query = "graph neural networks for molecules"
+    result = engine.search(SearchRequest(query, mode="semantic", page_size=100))
+    qvec = engine.data.embedder.embed_query(query)
+    exact = []
+    for docid in range(engine.data.store.count() + 50):
+        vec = engine.data.vectors.vector(docid)
+        if vec is not None:
+            exact.append(float(vec @ qvec))
+    assert result.total == sum(c >= floor - 1e-5 for c in exact)
+    assert result.total < len(exact)  # the floor cut something
+
+
+# -- keyword rules ----------------------------------------------------------------------
+
+
+def test_free_words_all_required_up_to_three(engine: SearchEngine) -> None:
+    a, b = word_pair(engine)
+    lex = engine.data.lexical
+    both, _ = lex.parse(f'+"{a}" +"{b}"')
+    result, ids = every_hit(engine, SearchRequest(f"{a} {b}", mode="keyword"))
+    assert result.total == lex.count(both) == len(set(ids))
+
+
+def test_most_words_beyond_three(engine: SearchEngine) -> None:
+    rule = MatchRule(3, 0.75)
+    assert [rule.required(n) for n in (1, 2, 3, 4, 5, 8, 12)] == [1, 2, 3, 3, 3, 6, 9]
+    a, b = word_pair(engine)
+    lex = engine.data.lexical
+    assert engine.search(SearchRequest(f"{a} {b} xkqzvwp", mode="keyword")).total == 0
+    # Five words (the stop word counts for none), so three are needed: papers with any
+    # three of the four real words, as a union of Tantivy conjunctions written by hand.
+    c, d = [w for w in ("results", "data", "paper") if w not in (a, b)][:2]
+    words = [a, b, c, d]
+    triples = [[w for w in words if w != skip] for skip in words]
+    expected, _ = lex.parse(" ".join("(" + " ".join(f'+"{w}"' for w in t) + ")" for t in triples))
+    # A repeated word counts once: still five words.
+    five = engine.search(SearchRequest(f"{a} {b} the {c} {d} {a} xkqzvwp", mode="keyword"))
+    assert five.total == lex.count(expected) > 0
+
+
+def test_or_joins_alternatives(engine: SearchEngine) -> None:
+    a, b = word_pair(engine)
+    lex = engine.data.lexical
+    either, _ = lex.parse(f'"{a}" "{b}"')
+    assert engine.search(SearchRequest(f"{a} OR {b}", mode="keyword")).total == lex.count(either)
+
+
+def test_fielded_clauses_intersect(engine: SearchEngine) -> None:
+    """``au:X cat:Y`` is X's papers in Y, counted from the store."""
+    store = engine.data.store
+    papers = list(store.get(list(range(store.count() + 50))).values())
+    by_surname: Counter[tuple[str, str]] = Counter()
+    for p in papers:
+        for a in p.authors:
+            surname = a.name.split()[-1]
+            if re.fullmatch(r"[A-Za-z]{5,}", surname):
+                for c in p.categories:
+                    by_surname[(surname, c)] += 1
+    surname, cat = next(
+        k
+        for k, _ in by_surname.most_common(200)
+        if 0 < by_surname[k] < sum(1 for p in papers if k[1] in p.categories)
+    )
+    expected = {
+        p.arxiv_id for p in papers
+        if cat in p.categories and any(surname.lower() in a.name.lower().split() for a in p.authors)
+    }  # fmt: skip
+    for mode in MODES:
+        result, ids = every_hit(engine, SearchRequest(f"au:{surname} cat:{cat}", mode=mode))
+        assert set(ids) == expected and result.total == len(expected)
+    all_in_cat = engine.search(SearchRequest(f"cat:{cat}", mode="keyword")).total
+    assert all_in_cat > len(expected)
+
+
+# -- totals, facets, pages and sorts agree ---------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def few_candidates(built_config: Config) -> Iterator[SearchEngine]:
+    """An engine whose retrievers contribute 10 candidates each: keyword matches beyond the
+    candidates make hybrid count and sort its match set in Tantivy."""
+    search = dataclasses.replace(built_config.search, candidates=10, cache_size=0)
+    eng = open_engine(dataclasses.replace(built_config, search=search))
+    yield eng
+    eng.close()
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("which", ["default", "few_candidates"])
+def test_totals_facets_and_pages_agree(
+    request: pytest.FixtureRequest, which: str, mode: Mode
+) -> None:
+    engine: SearchEngine = request.getfixturevalue("engine" if which == "default" else which)
+    a, b = word_pair(engine)
+    if which == "few_candidates" and mode == "hybrid":
+        wide = engine.search(SearchRequest(f"{a} {b}", mode="keyword"))
+        assert wide.total > 10  # the Tantivy path is the one under test
+    for query in (f"{a} {b}", f"{a} networks learning"):
+        result, ids = every_hit(engine, SearchRequest(query, mode=mode, page_size=10))
+        assert len(ids) == len(set(ids)) == result.total
+        assert sum(f.count for f in result.facets["years"]) == result.total
+        by_date, dated = every_hit(
+            engine, SearchRequest(query, mode=mode, sort="newest", page_size=10)
+        )
+        assert set(dated) == set(ids) and by_date.total == result.total
+        published = [engine.paper(i).published for i in dated]  # type: ignore[union-attr]
+        assert published == sorted(published, reverse=True)
+
+
+def test_last_page_is_the_last_the_window_allows(built_config: Config) -> None:
+    config = dataclasses.replace(
+        built_config, search=dataclasses.replace(built_config.search, max_window=30, cache_size=0)
+    )
+    eng = open_engine(config)
+    try:
+        result = eng.search(SearchRequest("", page_size=10))  # browse: every paper
+        assert result.total > 30 and result.pages == 3
+        assert len(eng.search(SearchRequest("", page=3, page_size=10)).hits) == 10
+        with pytest.raises(Exception, match="result window"):
+            eng.search(SearchRequest("", page=4, page_size=10))
+    finally:
+        eng.close()
+
+
+def test_date_sorted_topic_search_and_its_feed_stay_on_topic(
+    engine: SearchEngine, http: httpx.Client
+) -> None:
+    a, b = word_pair(engine)
+    query = f"{a} {b}"
+    _, members = every_hit(engine, SearchRequest(query, mode="hybrid"))
+    qvec = engine.data.embedder.embed_query(query)
+    floor = engine.config.search.semantic_floor
+    newest = engine.search(SearchRequest(query, mode="hybrid", sort="newest"))
+    for hit in newest.hits[:5]:
+        text = f"{hit.paper.title} {hit.paper.abstract}".lower()
+        docid = engine.data.store.docid_of(hit.paper.arxiv_id)
+        vec = engine.data.vectors.vector(docid)  # type: ignore[arg-type]
+        close = vec is not None and float(vec @ qvec) >= floor - 1e-5
+        assert (a in text and b[:5] in text) or close, hit.paper.title
+    feed = http.get("/rss/search.xml", params={"q": query})
+    assert feed.status_code == 200
+    items = etree.fromstring(feed.content).findall("./channel/item")
+    assert items
+    links = [i.findtext("link") or "" for i in items]
+    arxiv_id = re.compile(r"/papers/([a-z-]+(?:\.[A-Z]{2})?/\d{7}|\d{4}\.\d{4,5})")
+    ids = [m.group(1) for m in map(arxiv_id.search, links) if m]
+    assert len(ids) == len(links)
+    assert set(ids) <= set(members)
+    assert ids[0] == newest.hits[0].paper.arxiv_id
+
+
+# -- partial embedding ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def partial_config(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    """The sample imported, a tenth of it embedded."""
+    root = tmp_path_factory.mktemp("partial")
+    config = make_config(root)
+    data = DataDir(config)
+    import_files(data, [write_jsonl(root / "s.jsonl", sample_records())])
+    embed_backlog(data, limit=30)
+    data.close()
+    return config
+
+
+def test_partial_embedding_searches_by_keywords_and_warns(
+    partial_config: Config, engine: SearchEngine
+) -> None:
+    eng = open_engine(partial_config)
+    try:
+        papers, embedded = eng.coverage()
+        assert 0 < embedded < papers
+        # A paper that has no vector yet, found by its title in the default mode.
+        browse = engine.search(SearchRequest("", page_size=100)).hits
+        target = next(
+            h.paper for h in browse
+            if eng.data.vectors.vector(eng.data.store.docid_of(h.paper.arxiv_id) or -1) is None
+            and len(h.paper.title.split()) >= 4
+        )  # fmt: skip
+        result = eng.search(SearchRequest(target.title))
+        assert result.mode == "keyword"
+        assert result.hits[0].paper.arxiv_id == target.arxiv_id
+        assert any("embedding is under way" in w and f"{embedded:,}" in w for w in result.warnings)
+        semantic = eng.search(SearchRequest(target.title, mode="semantic"))
+        assert semantic.mode == "semantic"
+        assert any("semantic search covers" in w for w in semantic.warnings)
+    finally:
+        eng.close()
+
+
+# -- ids, names and long text -----------------------------------------------------------
+
+
+def test_a_researchers_name_shows_their_card(engine: SearchEngine) -> None:
+    people = engine.people
+    found, _ = people.search("", limit=200)
+    person = next(
+        r for r in found if r.papers >= 2 and len(r.name.split()) == 2 and not r.collective
+    )
+    result = engine.search(SearchRequest(person.name))
+    assert person.rid in [r.rid for r in result.researchers]
+    assert engine.search(SearchRequest(f"{person.name} xkqzvwp")).researchers == ()
+
+
+def test_researcher_filter_reads_names_as_au_does(engine: SearchEngine) -> None:
+    found, _ = engine.people.search("", limit=200)
+    person = next(
+        r for r in found if r.papers >= 2 and len(r.name.split()) == 2 and not r.collective
+    )
+    given, surname = person.name.split()
+    plain = engine.search(SearchRequest("", filters=Filters(researchers=(person.name,))))
+    inverted = engine.search(
+        SearchRequest("", filters=Filters(researchers=(f"{surname}, {given}",)))
+    )
+    au = engine.search(SearchRequest(f'au:"{person.name}"'))
+    assert plain.total == inverted.total == au.total >= 2
+
+
+def test_pasted_abstract_finds_its_paper(engine: SearchEngine) -> None:
+    paper = next(h.paper for h in engine.search(SearchRequest("", page_size=100)).hits
+                 if len(h.paper.abstract) > 1100)  # fmt: skip
+    result = engine.search(SearchRequest(paper.abstract))
+    assert result.hits[0].paper.arxiv_id == paper.arxiv_id
+    assert any("long text" in w and "first" in w for w in result.warnings)
+
+
+def test_cited_sort_without_citations_is_explained(engine: SearchEngine) -> None:
+    result = engine.search(SearchRequest("learning", sort="cited", mode="keyword"))
+    assert result.total > 0
+    assert any("citation count" in w for w in result.warnings)
+
+
+# -- over HTTP --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_api_nonsense_and_absent_id(http: httpx.Client, mode: str) -> None:
+    for q in ("xkqzvwp flurbish", "9999.99999"):
+        body = http.get("/api/v1/search", params={"q": q, "mode": mode}).json()
+        assert body["total"] == 0 and body["hits"] == [] and body["next"] is None
+    body = http.get("/api/v1/search", params={"q": "9999.99999", "mode": mode}).json()
+    assert body["missing_id"] == "9999.99999"
+
+
+def test_api_long_text_is_a_query(http: httpx.Client, engine: SearchEngine) -> None:
+    paper = next(h.paper for h in engine.search(SearchRequest("", page_size=100)).hits
+                 if len(h.paper.abstract) > 1100)  # fmt: skip
+    body = http.get("/api/v1/search", params={"q": paper.abstract}).json()
+    assert body["hits"][0]["paper"]["id"] == paper.arxiv_id
+    too_long = http.get("/api/v1/search", params={"q": "word " * 5000})
+    assert too_long.status_code == 400
+
+
+def test_api_pages_agree_with_totals(http: httpx.Client, engine: SearchEngine) -> None:
+    a, b = word_pair(engine)
+    for mode in MODES:
+        params = httpx.QueryParams({"q": f"{a} {b}", "mode": mode, "page_size": 5})
+        url: str | None = f"/api/v1/search?{params}"
+        seen: list[str] = []
+        pages = total = 0
+        while url:
+            body = http.get(url).json()
+            pages, total = body["pages"], body["total"]
+            seen += [h["paper"]["id"] for h in body["hits"]]
+            url = body["next"]
+        assert len(seen) == len(set(seen)) == total
+        assert pages == -(-total // 5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_stop_words_are_not_highlighted(engine: SearchEngine, mode: Mode) -> None:
+    a, b = word_pair(engine)
+    result = engine.search(SearchRequest(f"the {a} of {b} in a", mode=mode, page_size=50))
+    assert result.hits
+    marked = {
+        m.lower()
+        for h in result.hits
+        for m in re.findall(r"<b>(.*?)</b>", h.title_html + h.abstract_html)
+    }
+    assert marked and not marked & {"the", "of", "in", "a"}
