@@ -375,3 +375,19 @@ def test_citation_counts_bring_most_cited(fresh_config: Config) -> None:
         most = doc.xpath("//header//dt[.='Most cited']/following-sibling::dd[1]")[0]
         assert most.cssselect("a")[0].get("href").startswith(f"/papers/{cited.arxiv_id}-")
     engine.close()
+
+
+def test_researchers_and_institutions_are_announced(client: TestClient) -> None:
+    """Nav, home, 404, /developers and /llms.txt point at the researcher and institution
+    pages and their API, and no longer call them "coming"."""
+    home = page(client, "/")
+    nav = [a.get("href") for a in home.cssselect("header.site nav a")]
+    assert "/researchers" in nav and "/institutions" in nav
+    assert home.cssselect(".index-card a[href='/researchers']")
+    missing = page(client, "/papers/9912.99999", 404).text_content()
+    assert "coming" not in missing and "/researchers" in missing
+    llms = client.get("/llms.txt").text
+    assert "coming" not in llms
+    for text in (llms, page(client, "/developers").text_content()):
+        assert "/api/v1/researchers" in text and "/api/v1/institutions" in text
+        assert "researcher_id" in text
