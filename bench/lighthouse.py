@@ -154,7 +154,8 @@ def main() -> None:
                     row += [cell(scores.get(c)) for c in CATEGORIES]
                 rows.append(row)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    head = ["page", "path"] + [f"{f} {c[:4]}" for f in ("mobile", "desktop") for c in CATEGORIES]
+    short = {"performance": "perf", "accessibility": "a11y", "best-practices": "bp", "seo": "SEO"}
+    head = ["page", "path"] + [f"{f} {short[c]}" for f in ("mobile", "desktop") for c in CATEGORIES]
     lines = [
         "# Lighthouse scores",
         "",
