@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: import the repo's packages
     sys.path.insert(0, str(ROOT))
 
+from engine.atomic import write_atomically  # noqa: E402
 from papersift.config import Config, load_config  # noqa: E402
 
 BENCH = ROOT / "bench"
@@ -187,6 +188,4 @@ def write_section(name: str, body: str, path: Path = RESULTS) -> None:
         text = head + block + tail
     else:
         text = text.rstrip() + "\n\n" + block + "\n"
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomically(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))

@@ -14,6 +14,8 @@
 3. Property tests (``tests/test_properties.py``) under the ``thorough`` Hypothesis profile.
 4. API fuzzing (``tests/test_fuzz_api.py``): schemathesis against a ``papersift serve``
    process over the recovered data directory, every operation, valid and invalid requests.
+5. Hostile records in every input format and concurrent writers (issue 24,
+   ``bench/reliability_hostile.py``); ``--only-issue24`` runs just these.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.reliability_crash import commit_loop, crash_loop, log  # noqa: E402
+from bench.reliability_hostile import hostile_campaign, writers_campaign  # noqa: E402
 from bench.reliability_load import load_campaign  # noqa: E402
 from tests.load_kit import serve  # noqa: E402
 
@@ -140,6 +143,25 @@ def _load_rows(load: dict[str, Any]) -> list[str]:
     ]
 
 
+def _issue24_rows(hostile: dict[str, Any], writers: dict[str, Any]) -> list[str]:
+    return [
+        _row(
+            f"Hostile records: {hostile['rounds']} poisoned snapshots (lone surrogates, huge "
+            "versions, markdown/HTML injection), each imported twice, and an arXivRaw page "
+            "with a huge version harvested; then the server's integer routes with 5,000 digits",
+            f"{hostile['imported']} papers landed, {hostile['skipped']} records reported and "
+            f"skipped, {hostile['harvested']} harvested around the bad one, "
+            f"{hostile['requests']} requests; **{len(hostile['failures'])} failures**",
+        ),
+        _row(
+            f"Concurrent writers: {writers['rounds']} rounds of two writing commands at once",
+            f"{writers['finished']} finished, {writers['refused']} refused in one line (lock "
+            f"held); **{len(writers['failures'])} failures** (tracebacks, other errors, or an "
+            "inconsistent data directory)",
+        ),
+    ]
+
+
 def write_doc(args: argparse.Namespace, r: dict[str, Any], seconds: float) -> None:
     crash, commit, load, props, fz = r["crash"], r["commit"], r["load"], r["props"], r["fuzz"]
     c = fz["counts"]
@@ -163,6 +185,7 @@ def write_doc(args: argparse.Namespace, r: dict[str, Any], seconds: float) -> No
             ),
             *_crash_rows(crash, commit),
             *_load_rows(load),
+            *_issue24_rows(r["hostile"], r["writers"]),
         ]
     )
     failures = [*crash["failures"], *commit["failures"]]
@@ -171,6 +194,8 @@ def write_doc(args: argparse.Namespace, r: dict[str, Any], seconds: float) -> No
         failures.append(f"fuzzing: {fz['failure']}")
     if not props["ok"]:
         failures.append(f"properties: {props['summary']}")
+    failures += [f"hostile: {f}" for f in r["hostile"]["failures"]]
+    failures += [f"writers: {f}" for f in r["writers"]["failures"]]
     listed = "\n".join(f"- {f}" for f in failures) or "- none"
     template = (Path(__file__).parent / "reliability_doc.md").read_text(encoding="utf-8")
     DOC.write_text(
@@ -193,12 +218,27 @@ def main() -> int:
     parser.add_argument("--examples", type=int, default=80, help="fuzz examples per operation")
     parser.add_argument("--profile", default="thorough", help="Hypothesis profile")
     parser.add_argument("--seed", type=int, default=9)
+    parser.add_argument("--hostile-rounds", type=int, default=3, help="poisoned imports")
+    parser.add_argument("--writer-rounds", type=int, default=6, help="pairs of writers at once")
+    parser.add_argument(
+        "--only-issue24",
+        action="store_true",
+        help="run only the hostile-record and concurrent-writer campaigns",
+    )
     args = parser.parse_args()
     start = time.monotonic()
     rng = random.Random(args.seed)
     r: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="papersift-reliability-") as tmp:
         work = Path(tmp)
+        (work / "hostile").mkdir()
+        (work / "writers").mkdir()
+        r["hostile"] = hostile_campaign(work / "hostile", args.hostile_rounds, rng)
+        log(f"hostile records: {r['hostile']}")
+        r["writers"] = writers_campaign(work / "writers", args.writer_rounds)
+        log(f"concurrent writers: {r['writers']}")
+        if args.only_issue24:
+            return 0 if r["hostile"]["ok"] and r["writers"]["ok"] else 1
         (work / "crash").mkdir()
         (work / "commit").mkdir()
         (work / "load").mkdir()
@@ -222,6 +262,8 @@ def main() -> int:
         and r["load"]["ok"]
         and r["props"]["ok"]
         and r["fuzz"]["ok"]
+        and r["hostile"]["ok"]
+        and r["writers"]["ok"]
     )
     return 0 if ok else 1
 

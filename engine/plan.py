@@ -55,7 +55,10 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     def author(text: str) -> str:
         return author_clause(engine.data.store, text)
 
-    cfg_rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor)
+    cfg_rule = MatchRule(
+        cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor, cfg.semantic_gate,
+        cfg.semantic_band,
+    )  # fmt: skip
     text, rule = request.query, cfg_rule
     if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
         text = _cut(text, cfg.max_query_length)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
@@ -18,6 +19,9 @@ from pathlib import Path
 
 from engine.enrichment import carry_enrichment
 from papersift.paper import Author, Paper
+from papersift.records import RecordError, checked
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS papers (
@@ -74,11 +78,13 @@ class UpsertCounts:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
+    rejected: int = 0  # records out of bounds (see papersift.records), logged and not stored
 
     def __add__(self, other: UpsertCounts) -> UpsertCounts:
         return UpsertCounts(
-            self.added + other.added, self.updated + other.updated, self.unchanged + other.unchanged
-        )
+            self.added + other.added, self.updated + other.updated,
+            self.unchanged + other.unchanged, self.rejected + other.rejected,
+        )  # fmt: skip
 
 
 class PaperStore:
@@ -110,15 +116,21 @@ class PaperStore:
         re-importing a snapshot after an enrichment run changes nothing either.
         """
         batch: dict[str, Paper] = {}
-        superseded = 0
+        superseded = rejected = 0
         for p in papers:  # within a batch, the newest version of an id wins
+            try:  # the parsers check where a record enters; this guards every other caller
+                p = checked(p)
+            except RecordError as exc:
+                log.warning("not stored: %s", exc)
+                rejected += 1
+                continue
             old = batch.get(p.arxiv_id)
             if old is not None:
                 superseded += 1
             if old is None or p.version >= old.version:
                 batch[p.arxiv_id] = p
         if not batch:
-            return UpsertCounts(), []
+            return UpsertCounts(rejected=rejected), []
         added = updated = 0
         unchanged = superseded
         changed: list[tuple[int, Paper]] = []
@@ -181,7 +193,7 @@ class PaperStore:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return UpsertCounts(added, updated, unchanged), changed
+        return UpsertCounts(added, updated, unchanged, rejected), changed
 
     def delete(self, arxiv_ids: Iterable[str]) -> list[int]:
         """Remove papers; their docids get a tombstone so the indexes drop them too."""

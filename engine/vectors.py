@@ -11,7 +11,6 @@ segments into one.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 import zipfile
@@ -23,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from engine import ann
+from engine.atomic import write_atomically
 from papersift.errors import IndexVersionError
 
 FloatArray = npt.NDArray[np.float32]
@@ -105,17 +105,17 @@ class VectorIndex:
         existing = self.segments()
         n = int(_SEGMENT.match(existing[-1].name).group(1)) + 1 if existing else 1  # type: ignore[union-attr]
         path = self.folder / f"seg-{n:08d}.npz"
-        tmp = path.with_suffix(".tmp")
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                docids=docids.astype(np.int64),
-                hashes=np.asarray(list(hashes), dtype=np.str_),
-                vectors=vectors.astype(np.float32),
-            )
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+
+        def write(tmp: Path) -> None:
+            with open(tmp, "wb") as fh:
+                np.savez(
+                    fh,
+                    docids=docids.astype(np.int64),
+                    hashes=np.asarray(list(hashes), dtype=np.str_),
+                    vectors=vectors.astype(np.float32),
+                )
+
+        write_atomically(path, write)
         return path
 
     @staticmethod

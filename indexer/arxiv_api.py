@@ -12,7 +12,8 @@ from indexer.authors import parse_authors
 from indexer.fetch import Fetcher, HarvestError, RetryableResponse
 from indexer.oai import all_text, safe_parser
 from indexer.snapshot import _categories, _clean, _doi
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_out_of_range
+from papersift.records import RecordError, checked
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"
@@ -50,7 +51,8 @@ def parse_feed(status: int, body: bytes) -> Feed:
     if status != 200:
         raise HarvestError(f"arXiv API request failed with HTTP {status}")
     total_text = (root.findtext(f"{OPENSEARCH}totalResults") or "").strip()
-    feed = Feed(total=int(total_text) if total_text.isdecimal() else None)
+    ok = total_text.isdecimal() and total_text.isascii() and len(total_text) <= 15
+    feed = Feed(total=int(total_text) if ok else None)
     for entry in entries:
         try:
             feed.papers.append(entry_to_paper(entry))
@@ -77,7 +79,10 @@ def entry_to_paper(entry: etree._Element) -> Paper:
     raw_id = (_find_text(entry, f"{ATOM}id") or "").strip()
     parsed = parse_arxiv_id(raw_id.split("/abs/", 1)[-1])
     if parsed is None:
-        raise ValueError(f"invalid id {raw_id!r}")
+        shown = raw_id if len(raw_id) <= 60 else raw_id[:60] + "…"
+        if version_out_of_range(raw_id.split("/abs/", 1)[-1]):
+            raise RecordError(shown, "id", f"version outside 1..{MAX_VERSION}")
+        raise ValueError(f"invalid id {shown!r}")
     arxiv_id, version = parsed
     title = _clean(_find_text(entry, f"{ATOM}title"))
     if not title:
@@ -90,18 +95,20 @@ def entry_to_paper(entry: etree._Element) -> Paper:
     primary = primary_el.get("term", "") if primary_el is not None else ""
     terms = [c.get("term", "") for c in entry.findall(f"{ATOM}category")]
     names = [_clean(_find_text(a, f"{ATOM}name")) or "" for a in entry.findall(f"{ATOM}author")]
-    return Paper(
-        arxiv_id=arxiv_id,
-        version=version or 1,
-        title=title,
-        abstract=_clean(_find_text(entry, f"{ATOM}summary")) or "",
-        authors=parse_authors(", ".join(n for n in names if n)),
-        categories=_categories(" ".join([primary, *terms])),
-        published=published,
-        updated=max(updated, published),
-        doi=_doi(_find_text(entry, f"{ARXIV}doi")),
-        journal_ref=_clean(_find_text(entry, f"{ARXIV}journal_ref")),
-        comments=_clean(_find_text(entry, f"{ARXIV}comment")),
+    return checked(
+        Paper(
+            arxiv_id=arxiv_id,
+            version=version or 1,
+            title=title,
+            abstract=_clean(_find_text(entry, f"{ATOM}summary")) or "",
+            authors=parse_authors(", ".join(n for n in names if n)),
+            categories=_categories(" ".join([primary, *terms])),
+            published=published,
+            updated=max(updated, published),
+            doi=_doi(_find_text(entry, f"{ARXIV}doi")),
+            journal_ref=_clean(_find_text(entry, f"{ARXIV}journal_ref")),
+            comments=_clean(_find_text(entry, f"{ARXIV}comment")),
+        )
     )
 
 

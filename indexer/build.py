@@ -61,6 +61,8 @@ def import_files(
         report.skipped.append(s)
         if on_skip is not None:
             on_skip(s)
+        else:  # e.g. the bootstrap import of `serve`: the log says what was skipped
+            log.warning("import: skipped line %d: %s", s.line, s.reason)
 
     uncommitted = 0  # papers written to Tantivy since its last commit
     for path in paths:

@@ -21,6 +21,7 @@ from engine.names import compatible, split_name
 from engine.store import PaperStore
 from indexer.authors import normalise_name
 from papersift.paper import Author, Paper
+from papersift.records import RecordError, checked
 
 ID_SOURCES = ("orcid", "openalex", "s2")
 
@@ -56,6 +57,7 @@ class EnrichReport:
     ids_added: int = 0
     id_conflicts: int = 0  # a source gave an id different from one we had: kept ours
     affiliations: int = 0  # (author, ROR id) pairs on enriched papers
+    skipped: list[str] = field(default_factory=list)  # "<id>: <field>: <reason>", not stored
 
     def line(self) -> str:
         return (
@@ -69,7 +71,7 @@ class EnrichReport:
             "records": self.records, "matched": self.matched, "unmatched": self.unmatched,
             "updated": self.updated, "authors_matched": self.authors_matched,
             "ids_added": self.ids_added, "id_conflicts": self.id_conflicts,
-            "affiliations": self.affiliations,
+            "affiliations": self.affiliations, "skipped": self.skipped,
         }  # fmt: skip
 
 
@@ -178,7 +180,13 @@ def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichRep
     report.matched = len(matched)
     report.unmatched = [r.work_id for r in recs if id(r) not in matched]
     papers = store.get(sorted(found))
-    new = [enrich_paper(papers[d], found[d], report) for d in sorted(found) if d in papers]
+    new: list[Paper] = []
+    for d in sorted(found):
+        if d in papers:
+            try:  # a source's text or counts out of bounds skip that paper's enrichment
+                new.append(checked(enrich_paper(papers[d], found[d], report)))
+            except RecordError as exc:
+                report.skipped.append(str(exc))
     counts, _ = store.upsert(new)
     report.updated = counts.updated
     return report

@@ -14,7 +14,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.datadir import DataDir, write_json_atomic
+from engine.atomic import write_json_atomic
+from engine.datadir import DataDir
 from indexer import openalex, semanticscholar
 from indexer.enrich import EnrichReport, WorkRecord, apply_records
 from indexer.fetch import Fetcher, FetchSettings

@@ -127,6 +127,8 @@ def _apply_page(data: DataDir, page: OaiPage, report: HarvestReport) -> None:
     report.unchanged += unchanged
     report.deleted += deleted
     report.skipped.extend(page.skipped)
+    for reason in page.skipped:  # the admin page counts them; the log says which and why
+        log.warning("harvest: skipped record %s", reason)
 
 
 def harvest(

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from engine.names import NameParts, compatible, specificity, split_name
+from engine.names import NameParts, compatible, loose_given, specificity, split_name
 
 MAX_ROUNDS = 6
 
@@ -84,6 +84,10 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     units: list[Unit] = []
     by_id: dict[tuple[str, str], Unit] = {}
     by_key: dict[str, list[Unit]] = defaultdict(list)
+    # (key, docid) -> how many units of by_key[key] hold that paper: when all do (one name
+    # many times on one paper), none can take the row, found without scanning them all.
+    holding: Counter[tuple[str, int]] = Counter()
+    created: dict[int, str] = {}  # id(unit) -> the key it is listed under in by_key
     for r in rows:
         parts = split_name(r.key)
         unit = Unit([r], {r.key: parts}, {}, {r.docid}, set(coauthors.get(r.docid, ())))
@@ -91,27 +95,64 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
             unit.ids.setdefault(s, set()).add(v)
         home = next((by_id[i] for i in r.ids if i in by_id), None)
         if home is None and (parts.full or parts.collective):
-            same = [u for u in by_key[r.key] if not u.conflicts(unit)]
-            # Two units of one name exist when it is on one paper twice; join the larger.
-            # If two of them carry ids (two ORCIDs, one name), the row is ambiguous.
-            if sum(bool(u.ids) for u in same) <= 1 and same:
-                home = max(same, key=lambda u: len(u.docids))
+            listed = by_key[r.key]
+            if holding[(r.key, r.docid)] < len(listed):
+                same = [u for u in listed if not u.conflicts(unit)]
+                # Two units of one name exist when it is on one paper twice; join the
+                # larger. If two of them carry ids (two ORCIDs, one name), it is ambiguous.
+                if sum(bool(u.ids) for u in same) <= 1 and same:
+                    home = max(same, key=lambda u: len(u.docids))
         if home is not None and not home.conflicts(unit):
+            key = created.get(id(home))
+            if key is not None and r.docid not in home.docids:
+                holding[(key, r.docid)] += 1
             home.absorb(unit)
             unit = home
         else:
             units.append(unit)
             by_key[r.key].append(unit)
+            created[id(unit)] = r.key
+            holding[(r.key, r.docid)] += 1
         for i in r.ids:
             by_id.setdefault(i, unit)
     if len(units) < 2:
         return units
-    keys = {k for v in units for k in v.parts}  # the spellings of the block never change
-    spellings = {k: [k2 for k2 in keys if _keys_compatible(k, k2)] for k in keys}
+    spellings = _spellings({k for v in units for k in v.parts})
     for _ in range(MAX_ROUNDS):
         if not _attach_round(units, spellings):
             break
     return units
+
+
+def _spellings(keys: set[str]) -> dict[str, list[str]]:
+    """Each key of a block -> the keys compatible with it (itself included).
+
+    Indexed by the first given name, so a block of thousands of distinct full first names
+    ("Author0 Many", "Author1 Many", ...) costs a pass, not every pair: two keys can only be
+    compatible if their first given names match loosely, or one of them is an initial (or
+    missing; ``engine.names.given_compatible``). Collective names match only themselves.
+    """
+    by_first: dict[str, list[str]] = defaultdict(list)
+    open_keys: list[str] = []  # first given name an initial or missing: may match any
+    for k in keys:
+        p = split_name(k)
+        if p.collective:
+            continue
+        if not p.given or len(p.given[0]) == 1:
+            open_keys.append(k)
+        else:
+            by_first[loose_given(p.given[0])].append(k)
+    out: dict[str, list[str]] = {}
+    for k in keys:
+        p = split_name(k)
+        if p.collective:
+            near = [k]
+        elif not p.given or len(p.given[0]) == 1:
+            near = list(keys)
+        else:
+            near = [*by_first[loose_given(p.given[0])], *open_keys]
+        out[k] = [k2 for k2 in near if _keys_compatible(k, k2)]
+    return out
 
 
 def _attach_round(units: list[Unit], spellings: dict[str, list[str]]) -> bool:

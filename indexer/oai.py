@@ -18,7 +18,8 @@ from lxml import etree
 from indexer.authors import parse_authors
 from indexer.fetch import HarvestError, RetryableResponse
 from indexer.snapshot import _categories, _clean, _doi, _parse_date, _version_number
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_out_of_range
+from papersift.records import RecordError, checked
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 PREFIXES = ("arXiv", "arXivRaw")
@@ -157,14 +158,20 @@ def parse_response(status: int, body: bytes) -> OaiPage:
 
 
 def _int(value: str | None) -> int | None:
-    return int(value) if value is not None and value.strip().isdecimal() else None
+    """A count of the resumption token; None if absent or not a sane number (checked before
+    ``int()``, which refuses thousands of digits)."""
+    text = (value or "").strip()
+    return int(text) if text.isdecimal() and text.isascii() and len(text) <= 15 else None
 
 
 def _arxiv_id(meta: etree._Element) -> str:
     raw = _text(meta, "id") or ""
     parsed = parse_arxiv_id(raw)
     if parsed is None:
-        raise ValueError(f"invalid id {raw!r}")
+        shown = raw if len(raw) <= 40 else raw[:40] + "…"
+        if version_out_of_range(raw):
+            raise RecordError(shown, "id", f"version outside 1..{MAX_VERSION}")
+        raise ValueError(f"invalid id {shown!r}")
     return parsed[0]
 
 
@@ -189,19 +196,21 @@ def _raw_paper(meta: etree._Element) -> Paper:
     arxiv_id = _arxiv_id(meta)
     versions: list[tuple[int, date]] = []
     for v in _children(meta, "version"):
-        n = _version_number(v.get("version"))
+        n = _version_number(v.get("version"), arxiv_id)
         d = _parse_date(_text(v, "date"))
         if n is not None and d is not None:
             versions.append((n, d))
     if not versions:
         raise ValueError(f"{arxiv_id}: no dated version")
     versions.sort()
-    return Paper(
-        version=versions[-1][0],
-        authors=parse_authors(_text(meta, "authors") or ""),
-        published=versions[0][1],
-        updated=max(versions[-1][1], versions[0][1]),
-        **_common(meta, arxiv_id),  # type: ignore[arg-type]
+    return checked(
+        Paper(
+            version=versions[-1][0],
+            authors=parse_authors(_text(meta, "authors") or ""),
+            published=versions[0][1],
+            updated=max(versions[-1][1], versions[0][1]),
+            **_common(meta, arxiv_id),  # type: ignore[arg-type]
+        )
     )
 
 
@@ -221,10 +230,12 @@ def _arxiv_paper(meta: etree._Element) -> Paper:
         suffix = _text(a, "suffix") or ""
         parsed.append([key, fore, suffix])
         names.append(" ".join(x for x in (fore, key, suffix) if x))
-    return Paper(
-        version=1,
-        authors=parse_authors(", ".join(names), parsed),
-        published=created,
-        updated=max(updated, created),
-        **_common(meta, arxiv_id),  # type: ignore[arg-type]
+    return checked(
+        Paper(
+            version=1,
+            authors=parse_authors(", ".join(names), parsed),
+            published=created,
+            updated=max(updated, created),
+            **_common(meta, arxiv_id),  # type: ignore[arg-type]
+        )
     )

@@ -138,8 +138,8 @@ class ParallelReader:
                 if msg[0] == "batch":
                     _, rows, skips, self.bytes_read = msg
                     if self.on_skip is not None:
-                        for line, reason in skips:
-                            self.on_skip(SkippedLine(line, reason))
+                        for skip in skips:
+                            self.on_skip(SkippedLine(*skip))
                     if rows:
                         yield [_decode(row) for row in rows]
                     continue
@@ -220,8 +220,8 @@ def _child(path: str, limit: int | None, size: int, conn: Connection) -> None:
 
 
 def _produce(path: Path, limit: int | None, size: int, put: Callable[[Message], None]) -> None:
-    skips: list[tuple[int, str]] = []
-    reader = SnapshotReader(path, lambda s: skips.append((s.line, s.reason)))
+    skips: list[tuple[int, str, str, str]] = []
+    reader = SnapshotReader(path, lambda s: skips.append((s.line, s.reason, s.arxiv_id, s.field)))
     try:
         for papers in _chunks(reader, limit, size):
             put(("batch", [_encode(p) for p in papers], skips, reader.bytes_read))

@@ -13,12 +13,17 @@ from __future__ import annotations
 import gzip
 import html
 import json
+import logging
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from papersift.records import repair_text
+
+log = logging.getLogger(__name__)
 
 ROR_PREFIX = "https://ror.org/"
 _ROR_ID = re.compile(r"^(?:https?://ror\.org/)?(0[a-hj-km-np-tv-z0-9]{6}[0-9]{2})/?$", re.I)
@@ -127,18 +132,31 @@ class Organisation:
 
 
 def read_ror(path: Path) -> Iterator[Organisation]:
-    """Organisations from a ROR v2 dump (JSON lines or a JSON array, plain or .gz)."""
+    """Organisations from a ROR v2 dump (JSON lines or a JSON array, plain or .gz); a line
+    that is no JSON, or a record that is no organisation, is logged and skipped."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
         first = fh.read(1)
         fh.seek(0)
-        records: Iterable[dict[str, Any]] = (
-            json.load(fh) if first == "[" else (json.loads(line) for line in fh if line.strip())
-        )
-        for rec in records:
-            org = _organisation(rec)
+        records: Iterable[Any] = json.load(fh) if first == "[" else _json_lines(fh)
+        for n, rec in enumerate(records, start=1):
+            try:
+                org = _organisation(rec) if isinstance(rec, dict) else None
+            except (AttributeError, TypeError, ValueError) as exc:
+                log.warning("ror: skipped record %d: %s", n, exc)
+                continue
             if org is not None:
                 yield org
+
+
+def _json_lines(lines: Iterable[str]) -> Iterator[Any]:
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as exc:
+            log.warning("ror: skipped line %d: invalid JSON (%s)", n, exc.msg)
 
 
 def _organisation(rec: dict[str, Any]) -> Organisation | None:
@@ -166,15 +184,16 @@ def _organisation(rec: dict[str, Any]) -> Organisation | None:
         p for r in rels if isinstance(r, dict) and r.get("type") == "parent"
         if (p := parse_ror_id(str(r.get("id", "")))) is not None
     )  # fmt: skip
+    r = repair_text  # a lone surrogate from a JSON escape cannot be stored
     return Organisation(
         ror_id,
-        display or (aliases[0] if aliases else ror_id),
-        tuple(a for a in aliases if a != display),
-        tuple(acronyms),
-        str(geo.get("country_name", "")),
-        str(geo.get("name", "")),
-        tuple(str(t) for t in (rec.get("types") or [])),
-        str(rec.get("status", "active")),
+        r(display or (aliases[0] if aliases else ror_id)),
+        tuple(r(a) for a in aliases if a != display),
+        tuple(r(a) for a in acronyms),
+        r(str(geo.get("country_name", ""))),
+        r(str(geo.get("name", ""))),
+        tuple(r(str(t)) for t in (rec.get("types") or [])),
+        r(str(rec.get("status", "active"))),
         parents,
     )
 

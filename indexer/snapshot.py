@@ -17,7 +17,8 @@ from typing import Any, TextIO
 
 from indexer.authors import parse_authors
 from papersift.errors import ImportFormatError
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_number, version_out_of_range
+from papersift.records import RecordError, checked
 
 __all__ = ["SkippedLine", "SnapshotReader", "open_text", "read_snapshot", "record_to_paper"]
 
@@ -34,6 +35,8 @@ class SkippedLine:
 
     line: int  # 1-based
     reason: str
+    arxiv_id: str = ""  # for a record out of bounds (papersift.records.RecordError)
+    field: str = ""
 
 
 def open_text(path: Path) -> TextIO:
@@ -95,7 +98,7 @@ class SnapshotReader:
                 if isinstance(paper, Paper):
                     yield paper
                 elif self.on_skip is not None:
-                    self.on_skip(SkippedLine(line_no, paper))
+                    self.on_skip(SkippedLine(line_no, *paper))
             self.bytes_read = raw.tell()
 
 
@@ -118,7 +121,7 @@ def record_to_paper(obj: dict[str, Any]) -> Paper:
     if isinstance(versions, list):
         for entry in versions:
             if isinstance(entry, dict):
-                n = _version_number(entry.get("version"))
+                n = _version_number(entry.get("version"), arxiv_id)
                 if n is not None:
                     numbered.append((n, _parse_date(entry.get("created"))))
     numbered.sort(key=lambda nd: nd[0])
@@ -135,22 +138,24 @@ def record_to_paper(obj: dict[str, Any]) -> Paper:
 
     raw_authors = obj.get("authors")
     parsed = obj.get("authors_parsed")
-    return Paper(
-        arxiv_id=arxiv_id,
-        version=max(numbered[-1][0] if numbered else 1, id_version or 1),
-        title=title,
-        abstract=_clean(obj.get("abstract")) or "",
-        authors=parse_authors(
-            _clean(raw_authors) or "",
-            _decontrol(parsed) if isinstance(parsed, list) else None,
-        ),
-        categories=_categories(obj.get("categories")),
-        published=published,
-        updated=max(updated, published),
-        doi=_doi(obj.get("doi")),
-        journal_ref=_clean(obj.get("journal-ref")),
-        comments=_clean(obj.get("comments")),
-        license=_clean(obj.get("license")),
+    return checked(
+        Paper(
+            arxiv_id=arxiv_id,
+            version=max(numbered[-1][0] if numbered else 1, id_version or 1),
+            title=title,
+            abstract=_clean(obj.get("abstract")) or "",
+            authors=parse_authors(
+                _clean(raw_authors) or "",
+                _decontrol(parsed) if isinstance(parsed, list) else None,
+            ),
+            categories=_categories(obj.get("categories")),
+            published=published,
+            updated=max(updated, published),
+            doi=_doi(obj.get("doi")),
+            journal_ref=_clean(obj.get("journal-ref")),
+            comments=_clean(obj.get("comments")),
+            license=_clean(obj.get("license")),
+        )
     )
 
 
@@ -193,22 +198,25 @@ def _check_json_lines(path: Path, line_no: int, line: bytes) -> None:
         raise ImportFormatError(f"{path} is not JSON lines: line {line_no} is not a JSON object")
 
 
-def _line_to_paper(line: bytes) -> Paper | str:
-    """The paper on a line, or the reason there is none."""
+def _line_to_paper(line: bytes) -> Paper | tuple[str, str, str]:
+    """The paper on a line, or why there is none: (reason, arxiv id, field), the last two
+    empty unless a field is out of bounds."""
     try:
         obj = json.loads(line)
     except UnicodeDecodeError:
-        return "not UTF-8"
+        return "not UTF-8", "", ""
     except json.JSONDecodeError as e:
-        return f"invalid JSON: {e.msg} at column {e.colno}"
+        return f"invalid JSON: {e.msg} at column {e.colno}", "", ""
     except RecursionError:
-        return "invalid JSON: nested too deeply"
+        return "invalid JSON: nested too deeply", "", ""
     if not isinstance(obj, dict):
-        return f"not a JSON object but {type(obj).__name__}"
+        return f"not a JSON object but {type(obj).__name__}", "", ""
     try:
         return record_to_paper(obj)
+    except RecordError as e:
+        return str(e), e.arxiv_id, e.field
     except ValueError as e:
-        return str(e)
+        return str(e), "", ""
 
 
 # Ids that went through a float on their way into some dumps: "704.0001" was 0704.0001,
@@ -227,6 +235,9 @@ def _arxiv_id(value: object) -> tuple[str, int | None]:
     if m:
         text = _unfloat_id(m.group(1).zfill(4), m.group(2)) or text
     parsed = parse_arxiv_id(text)
+    if parsed is None and version_out_of_range(text):
+        shown = text if len(text) <= 40 else text[:40] + "…"
+        raise RecordError(shown, "id", f"version outside 1..{MAX_VERSION}")
     if parsed is None or not _valid_month(parsed[0]):
         raise ValueError(f"invalid id {value!r}")
     return parsed
@@ -250,9 +261,14 @@ def _unfloat_id(yymm: str, number: str) -> str | None:
     return f"{yymm}.{number.ljust(width, '0')}"
 
 
-def _version_number(value: object) -> int | None:
+def _version_number(value: object, arxiv_id: str) -> int | None:
+    """``"v2"`` as 2; None if it is no version; RecordError if its number is out of range."""
     if isinstance(value, str) and value[:1] in ("v", "V") and value[1:].isdecimal():
-        return int(value[1:])
+        n = version_number(value[1:])
+        if n is None:
+            shown = value if len(value) <= 24 else value[:24] + "…"
+            raise RecordError(arxiv_id, "versions", f"{shown} is outside 1..{MAX_VERSION}")
+        return n
     return None
 
 

@@ -23,6 +23,10 @@ from papersift.errors import PapersiftError
 log = logging.getLogger("papersift")
 
 
+# Commands that write to the data directory: each holds its writer lock while it runs.
+WRITERS = frozenset({"import", "index", "harvest", "add", "reindex", "import-ror", "enrich"})
+
+
 def _config(args: argparse.Namespace) -> Config:
     path = args.config or os.environ.get("PAPERSIFT_CONFIG")
     if path is None and Path("config.toml").is_file():
@@ -88,7 +92,10 @@ def cmd_import(args: argparse.Namespace) -> int:
                 "added": report.added,
                 "updated": report.updated,
                 "unchanged": report.unchanged,
-                "skipped": [{"line": s.line, "reason": s.reason} for s in report.skipped],
+                "skipped": [
+                    {"line": s.line, "reason": s.reason, "id": s.arxiv_id, "field": s.field}
+                    for s in report.skipped
+                ],
             }
         )
     else:
@@ -507,7 +514,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in ("papersift", "engine", "indexer", "server", "feeds"):
         logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
-        return int(args.func(args))
+        if args.command not in WRITERS:
+            return int(args.func(args))
+        from engine.writer_lock import writer_lock
+
+        # One writer per data directory: a second one says who holds it, in one line.
+        with writer_lock(_config(args).data_dir, f"`papersift {args.command}`"):
+            return int(args.func(args))
     except PapersiftError as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return 1

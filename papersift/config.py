@@ -136,7 +136,7 @@ class SearchConfig:
         minimum=1,
     )
     match_fraction: float = setting(
-        0.75,
+        0.5,
         "Beyond `match_all_up_to` free words, a keyword match needs this fraction of them "
         "(rounded down, never fewer than `match_all_up_to`); fielded, + and - clauses "
         "always apply.",
@@ -144,11 +144,25 @@ class SearchConfig:
         maximum=1.0,
     )
     semantic_floor: float = setting(
-        0.3,
+        0.2,
         "Cosine similarity a paper needs to the query to match it in semantic and hybrid "
         "mode (measured for the bundled MiniLM: bench/RESULTS.md); 0 admits every candidate.",
         minimum=-1.0,
         maximum=1.0,
+    )
+    semantic_gate: float = setting(
+        0.35,
+        "No paper matches by meaning unless the closest reaches this cosine similarity: "
+        "the model does not recognise the query (random letters reach at most 0.34).",
+        minimum=-1.0,
+        maximum=1.0,
+    )
+    semantic_band: float = setting(
+        0.3,
+        "A semantic match must also be within this much cosine similarity of the closest "
+        "paper; 0 turns the band off.",
+        minimum=0.0,
+        maximum=2.0,
     )
     semantic_min_coverage: float = setting(
         0.5,

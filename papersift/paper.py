@@ -11,16 +11,44 @@ from datetime import date
 _NEW_ID = re.compile(r"^(?P<id>\d{4}\.\d{4,5})(?:v(?P<v>\d+))?$")
 _OLD_ID = re.compile(r"^(?P<id>[a-z][a-z-]*(?:\.[A-Z]{2})?/\d{7})(?:v(?P<v>\d+))?$")
 
+# arXiv's most revised papers have a few dozen versions; anything past this bound is an
+# error upstream, and a version number sizes the links of a paper page, so it is bounded.
+MAX_VERSION = 1000
+
+
+def version_number(digits: str) -> int | None:
+    """The version ``digits`` spell if it is in 1..MAX_VERSION; checked before ``int()``,
+    which is slow (and refuses) on thousands of digits."""
+    digits = digits.lstrip("0")
+    if not digits.isdecimal() or not digits.isascii() or len(digits) > len(str(MAX_VERSION)):
+        return None
+    n = int(digits)
+    return n if 1 <= n <= MAX_VERSION else None
+
 
 def parse_arxiv_id(text: str) -> tuple[str, int | None] | None:
-    """Split ``2401.10241v2`` into ``("2401.10241", 2)``; None if it is no arXiv id."""
+    """Split ``2401.10241v2`` into ``("2401.10241", 2)``; None if it is no arXiv id or its
+    version is out of range (see ``version_out_of_range``)."""
     text = text.strip()
     for pattern in (_NEW_ID, _OLD_ID):
         m = pattern.match(text)
         if m:
             v = m.group("v")
-            return m.group("id"), int(v) if v else None
+            if v is None:
+                return m.group("id"), None
+            n = version_number(v)
+            return None if n is None else (m.group("id"), n)
     return None
+
+
+def version_out_of_range(text: str) -> bool:
+    """True if ``text`` is an arXiv id but for a version outside 1..MAX_VERSION."""
+    text = text.strip()
+    return any(
+        (m := pattern.match(text)) is not None and m.group("v") is not None
+        and version_number(m.group("v")) is None
+        for pattern in (_NEW_ID, _OLD_ID)
+    )  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

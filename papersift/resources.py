@@ -11,7 +11,7 @@ def package_data() -> Path:
 
 
 def demo_corpus_path() -> Path:
-    """The bundled demo corpus: 6,267 real arXiv papers in the snapshot format."""
+    """The bundled demo corpus: 6,267 real arXiv records (6,189 papers) in the snapshot format."""
     return package_data() / "corpus" / "arxiv-demo.jsonl.gz"
 
 

@@ -12,6 +12,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -22,12 +23,16 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from engine.search import SearchEngine
+from engine.writer_lock import WriterBusy, holder, writer_lock
 from papersift.config import Config
 from papersift.errors import ConfigError, PapersiftError
 
 log = logging.getLogger(__name__)
 
 JOBS = ("harvest", "enrich", "embed", "maintenance")
+# A job that finds the data directory's writer lock held waits this long, then is skipped
+# (logged at INFO; the next run tries again): short, so a long import does not pile jobs up.
+WRITER_WAIT = 10.0
 
 
 @dataclass
@@ -128,6 +133,16 @@ class JobRunner:
             return False
         start = time.monotonic()
         try:
+            writing = ExitStack()
+            try:
+                writing.enter_context(writer_lock(self.data.root, f"job {name}", wait=WRITER_WAIT))
+            except WriterBusy as exc:  # a CLI run or another job writes: try at the next run
+                with self._status_lock:
+                    status.skipped += 1
+                    status.message = str(exc)
+                log.info("job=%s event=skipped reason=writer-busy holder=%r", name,
+                         holder(self.data.root))  # fmt: skip
+                return False
             with self._status_lock:
                 status.running, status.last_start = True, datetime.now(UTC)
             log.info("job=%s event=started", name)
@@ -140,6 +155,8 @@ class JobRunner:
             except Exception as exc:  # logged with its traceback; the server keeps running
                 counts, outcome, message = {}, "error", f"{type(exc).__name__}: {exc}"
                 log.exception("job=%s event=failed", name)
+            finally:
+                writing.close()
             with self._status_lock:
                 status.running, status.last_end = False, datetime.now(UTC)
                 status.outcome, status.message, status.counts = outcome, message, counts

@@ -15,7 +15,7 @@ from engine.results import FacetCount, Hit, ResearcherRef, SearchResult, Stats
 from papersift.paper import Paper
 from server.context import ctx
 from server.openapi import openapi_document
-from server.params import ParamError, parse_search, search_url
+from server.params import ParamError, int_param, parse_search, search_url
 from server.people_views import researcher_url
 from server.ratelimit import document_limits
 from server.taxonomy import category_name
@@ -136,10 +136,8 @@ async def paper(request: Request) -> Response:
     root = site_root(request)
     if not want_similar:
         return json_response(request, {"paper": paper_json(found, root)})
-    raw = request.query_params.get("limit", "10")
-    if not raw.isdecimal() or not 1 <= int(raw) <= MAX_SIMILAR:
-        raise ParamError("limit", f"'limit' must be a whole number from 1 to {MAX_SIMILAR}.")
-    hits = await c.call(c.engine.similar, found.arxiv_id, int(raw))
+    limit = int_param(request.query_params, "limit", 10, MAX_SIMILAR)
+    hits = await c.call(c.engine.similar, found.arxiv_id, limit)
     return json_response(
         request, {"paper": paper_json(found, root), "similar": [hit_json(h, root) for h in hits]}
     )

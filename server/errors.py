@@ -11,7 +11,7 @@ from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, R
 
 from papersift.errors import QueryError
 from server.headers import SECURITY_HEADERS
-from server.markdown import wants_markdown
+from server.markdown import md_text, wants_markdown
 from server.params import ParamError
 from server.templating import page_meta, render
 
@@ -53,7 +53,7 @@ def error_response(
         return json_error(status, message, parameter)
     if wants_markdown(request):
         phrase = HTTPStatus(status).phrase
-        text = f"# {status} {phrase}\n\n{message}\n\nSee /llms.txt for the URL forms.\n"
+        text = f"# {status} {phrase}\n\n{md_text(message)}\n\nSee /llms.txt for the URL forms.\n"
         return PlainTextResponse(text, status, media_type="text/markdown; charset=utf-8")
     title = "Page not found" if status == 404 else HTTPStatus(status).phrase
     context = page_meta(

@@ -32,7 +32,7 @@ from server.sitemap_routes import institution_path
 from server.sitemap_routes import routes as sitemap_routes
 from server.taxonomy import category_name
 from server.templating import etag_for, not_modified, page_meta, render
-from server.urls import category_path, paper_path, site_root
+from server.urls import category_path, paper_path, shared_cache, site_root
 
 Handler = Callable[[Request, FeedFormat], Awaitable[Response]]
 FEED_PARAMS = ("q", "mode", "category", "researcher", "from", "to")
@@ -84,7 +84,7 @@ def conditional_response(request: Request, body: bytes, media_type: str, max_age
     headers = {
         "ETag": etag,
         "Last-Modified": format_datetime(modified, usegmt=True),
-        "Cache-Control": f"public, max-age={max_age}",
+        "Cache-Control": f"{shared_cache(request)}, max-age={max_age}",
         "Vary": "Accept-Encoding",
     }
     if not_modified(request, etag) or _unmodified_since(request, modified):

@@ -16,9 +16,10 @@ from engine.institutions import Institution, Institutions
 from indexer.ror import ROR_PREFIX, parse_ror_id
 from server.context import ctx
 from server.feed_routes import institution_feed_path
-from server.params import ParamError, clean_text
+from server.markdown import MARKDOWN, institution_markdown, list_markdown, wants_markdown
+from server.params import clean_text, int_param, page_link
 from server.people_views import researcher_url, slug
-from server.templating import page_meta, render
+from server.templating import cached_response, page_meta, render
 from server.urls import site_root
 
 INDEX_PAGE = 50
@@ -61,11 +62,16 @@ def organization_ld(i: Institution, url: str) -> dict[str, Any]:
 async def index(request: Request) -> Response:
     reg = _registry(request)
     q = clean_text(request.query_params.get("q", ""))[:200]
-    raw = request.query_params.get("page", "1")
-    if not raw.isdecimal() or not 1 <= int(raw) <= 10_000:
-        raise ParamError("page", "'page' must be a whole number from 1 to 10000.")
-    page = int(raw)
+    page = int_param(request.query_params, "page", 1, 10_000)
     found, total = await ctx(request).call(reg.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
+    if wants_markdown(request):
+        root = site_root(request)
+        items = [(i.name, root + institution_url(i), ", ".join(x for x in (i.city, i.country) if x))
+                 for i in found]  # fmt: skip
+        nxt = page_link("/institutions", q=q, page=page + 1) if page * INDEX_PAGE < total else None
+        heading = f"Institutions matching “{q}”" if q else "Institutions"
+        text = list_markdown(heading, items, total, root + nxt if nxt else None)
+        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
     context = page_meta(
         request,
         title=f"Institutions matching {q} - papersift" if q else "Institutions - papersift",
@@ -108,6 +114,17 @@ async def institution(request: Request) -> Response:
         return RedirectResponse(canonical, status_code=301)
     parents = [p for r in found.parents if (p := await c.call(reg.by_ror, r)) is not None]
     root = site_root(request)
+    members = [
+        (name, researcher_url(rid, name), n)
+        for rid, name, n in await c.call(reg.members, found.ror_id, 50)
+    ]
+    papers_url = f"/search?institution={found.ror_id}"
+    if wants_markdown(request):
+        text = institution_markdown(
+            found, root + canonical, ROR_PREFIX + found.ror_id,
+            [(name, root + url, n) for name, url, n in members], root + papers_url,
+        )  # fmt: skip
+        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
     context = page_meta(
         request,
         title=f"{found.name} - papersift",
@@ -125,11 +142,8 @@ async def institution(request: Request) -> Response:
         ror_url=ROR_PREFIX + found.ror_id,
         parents=[(p, institution_url(p)) for p in parents],
         linked=await c.call(reg.linked, found.ror_id),
-        members=[
-            (name, researcher_url(rid, name), n)
-            for rid, name, n in await c.call(reg.members, found.ror_id, 50)
-        ],
-        papers_url=f"/search?institution={found.ror_id}",
+        members=members,
+        papers_url=papers_url,
     )
     return render(request, "institution.html", context)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -18,7 +18,7 @@ from engine.results import SearchResult
 from indexer.ror import ROR_PREFIX, parse_ror_id
 from server.context import ctx
 from server.institution_pages import _registry, institution_url
-from server.params import ParamError, clean_text, with_filters
+from server.params import ParamError, clean_text, page_link, with_filters
 from server.people_api import _int
 from server.people_views import researcher_url
 from server.templating import json_response
@@ -54,7 +54,7 @@ async def institutions(request: Request) -> Response:
     root = site_root(request)
     has_next = page * limit < total
     nxt = (
-        f"{root}/api/v1/institutions?q={quote(q)}&page={page + 1}&limit={limit}"
+        root + page_link("/api/v1/institutions", q=q, page=page + 1, limit=limit)
         if has_next
         else None
     )

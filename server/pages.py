@@ -13,7 +13,14 @@ from server import meta, views
 from server.context import ctx
 from server.feed_routes import search_feed_path
 from server.lab_view import home_section
-from server.markdown import MARKDOWN, llms_txt, paper_markdown, search_markdown, wants_markdown
+from server.markdown import (
+    MARKDOWN,
+    author_links_of,
+    llms_txt,
+    paper_markdown,
+    search_markdown,
+    wants_markdown,
+)
 from server.params import parse_search
 from server.taxonomy import category_name
 from server.templating import cached_response, page_meta, render
@@ -24,6 +31,7 @@ from server.urls import (
     paper_path,
     parse_paper_path,
     site_root,
+    version_links,
 )
 
 HOME_LATEST = 10
@@ -70,7 +78,7 @@ async def search(request: Request) -> Response:
     if wants_markdown(request):
         return cached_response(
             request,
-            search_markdown(result, site_root(request)),
+            search_markdown(result, site_root(request), author_links_of(request)),
             MARKDOWN,
             headers={"Vary": "Accept, Accept-Encoding"},
         )
@@ -136,7 +144,9 @@ async def paper(request: Request) -> Response:
             headers={"Content-Disposition": f'attachment; filename="{filename}"'},
         )
     if parsed.ext == ".md":
-        return cached_response(request, paper_markdown(found, site_root(request)), MARKDOWN)
+        return cached_response(
+            request, paper_markdown(found, site_root(request), author_links_of(request)), MARKDOWN
+        )
     # A version the index does not have (newer than its last harvest, or none at all) gets
     # the page of the latest one with a notice saying so, not a silent redirect.
     missing = parsed.version if parsed.version and parsed.version > found.version else None
@@ -145,7 +155,7 @@ async def paper(request: Request) -> Response:
     if wants_markdown(request):
         return cached_response(
             request,
-            paper_markdown(found, site_root(request)),
+            paper_markdown(found, site_root(request), author_links_of(request)),
             MARKDOWN,
             headers={"Vary": "Accept, Accept-Encoding"},
         )
@@ -171,6 +181,7 @@ async def paper(request: Request) -> Response:
     context.update(
         missing_version=missing,
         paper=found,
+        versions=version_links(found),
         similar=similar,
         bibtex=meta.bibtex(found),
         bib_path=f"/papers/{found.arxiv_id}.bib",
@@ -228,7 +239,9 @@ async def category(request: Request) -> Response:
     )
     result = await c.call(c.engine.search, req)
     if wants_markdown(request):
-        return cached_response(request, search_markdown(result, site_root(request)), MARKDOWN)
+        return cached_response(
+            request, search_markdown(result, site_root(request), author_links_of(request)), MARKDOWN
+        )
     name = category_name(cat)
     title = f"{cat}: {name}" if name != cat else cat
     context = page_meta(

@@ -28,7 +28,7 @@ MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
-_INT = re.compile(r"^\d{1,9}$")
+_INT = re.compile(r"^[0-9]{1,12}\Z")  # ASCII digits, bounded before int()
 
 
 class ParamError(ValueError):
@@ -67,18 +67,29 @@ def _show(value: str, limit: int = 40) -> str:
     return repr(value if len(value) <= limit else value[:limit] + "…")
 
 
+def whole_number(name: str, raw: str, maximum: int, minimum: int = 1) -> int:
+    """``raw`` as a whole number in minimum..maximum, else ParamError naming ``name``.
+
+    The one parser of integer URL and query parameters: the length is bounded before
+    ``int()``, which is quadratic in the digits and refuses more than 4,300 of them.
+    """
+    if not _INT.match(raw) or not minimum <= int(raw) <= maximum:
+        raise ParamError(
+            name,
+            f"'{name}' must be a whole number from {minimum} to {maximum}, not {_show(raw)}.",
+        )
+    return int(raw)
+
+
+def int_param(params: QueryParams, name: str, default: int, maximum: int) -> int:
+    """Query parameter ``name`` (last given) as a whole number 1..maximum, else the default."""
+    raw = params.get(name)
+    return default if raw is None else whole_number(name, raw.strip(), maximum)
+
+
 def _int(params: QueryParams, name: str, default: int, maximum: int, strict: bool) -> int:
     raw = _single(params, name, strict)
-    if not raw:
-        return default
-    if not _INT.match(raw) or int(raw) < 1:
-        raise ParamError(
-            name, f"'{name}' must be a whole number from 1 to {maximum}, not {_show(raw)}."
-        )
-    value = int(raw)
-    if value > maximum:
-        raise ParamError(name, f"'{name}' must be a whole number from 1 to {maximum}, not {value}.")
-    return value
+    return whole_number(name, raw, maximum) if raw else default
 
 
 def parse_date(name: str, raw: str, *, end: bool) -> date | None:
@@ -300,6 +311,13 @@ def search_url(req: SearchRequest, path: str = "/search", **changes: object) -> 
     new = replace(req, **changes)  # type: ignore[arg-type]
     qs = urlencode(query_items(new))
     return f"{path}?{qs}" if qs else path
+
+
+def page_link(path: str, **params: str | int) -> str:
+    """``path`` with these query parameters, URL-encoded (``q=wang#j`` -> ``q=wang%23j``);
+    empty ones, and ``page=1``, left out. The one builder of list pages' prev/next links."""
+    items = [(k, str(v)) for k, v in params.items() if v != "" and not (k == "page" and v == 1)]
+    return f"{path}?{urlencode(items)}" if items else path
 
 
 def with_filters(req: SearchRequest, **changes: object) -> str:

@@ -14,7 +14,7 @@ from engine.people import People, Profile, Researcher
 from engine.results import SearchRequest
 from papersift.config import SearchConfig
 from server.context import ctx
-from server.params import ParamError, clean_text, parse_search
+from server.params import ParamError, clean_text, int_param, page_link, parse_search
 from server.people_views import researcher_url
 from server.templating import json_response
 from server.urls import site_root
@@ -64,10 +64,7 @@ def profile_json(p: Profile, root: str) -> dict[str, Any]:
 
 
 def _int(request: Request, name: str, default: int, top: int) -> int:
-    raw = request.query_params.get(name, str(default))
-    if not raw.isdecimal() or not 1 <= int(raw) <= top:
-        raise ParamError(name, f"'{name}' must be a whole number from 1 to {top}.")
-    return int(raw)
+    return int_param(request.query_params, name, default, top)
 
 
 async def researchers(request: Request) -> Response:
@@ -81,7 +78,11 @@ async def researchers(request: Request) -> Response:
     found, total = await ctx(request).call(people.search, q, limit, (page - 1) * limit)
     root = site_root(request)
     has_next = page * limit < total
-    nxt = f"{root}/api/v1/researchers?q={q}&page={page + 1}&limit={limit}" if has_next else None
+    nxt = (
+        root + page_link("/api/v1/researchers", q=q, page=page + 1, limit=limit)
+        if has_next
+        else None
+    )
     return json_response(
         request,
         {
@@ -96,7 +97,7 @@ async def researchers(request: Request) -> Response:
 
 async def researcher(request: Request) -> Response:
     raw: str = request.path_params["id"]
-    if not raw.isdecimal() or len(raw) > 12:
+    if not raw.isascii() or not raw.isdecimal() or len(raw) > 12:
         raise ParamError("id", f"{raw[:40]!r} is not a researcher id such as 42.")
     people = _people(request)
     c = ctx(request)

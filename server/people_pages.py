@@ -17,10 +17,17 @@ from engine.results import Filters, SearchRequest, SearchResult
 from server import institution_pages, people_api, views
 from server.context import ctx
 from server.feed_routes import researcher_feed_path
-from server.params import ParamError, clean_text, search_url, with_filters
+from server.markdown import (
+    MARKDOWN,
+    author_links_of,
+    list_markdown,
+    researcher_markdown,
+    wants_markdown,
+)
+from server.params import clean_text, int_param, page_link, search_url, with_filters
 from server.people_views import author_links, researcher_filters, researcher_url
 from server.svg import Bar, Node, bar_chart, network
-from server.templating import page_meta, render
+from server.templating import cached_response, page_meta, render
 from server.urls import site_root
 
 INDEX_PAGE = 50
@@ -64,15 +71,20 @@ def person_ld(r: Researcher, url: str) -> dict[str, Any]:
 async def index(request: Request) -> Response:
     people = people_of(request)
     q = clean_text(request.query_params.get("q", ""))[:200]
-    raw = request.query_params.get("page", "1")
-    if not raw.isdecimal() or not 1 <= int(raw) <= 10_000:
-        raise ParamError("page", "'page' must be a whole number from 1 to 10000.")
-    page = int(raw)
+    page = int_param(request.query_params, "page", 1, 10_000)
     found, total = await ctx(request).call(people.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
 
     def page_url(n: int) -> str:
-        qs = "&".join(x for x in (f"q={q}" if q else "", f"page={n}" if n > 1 else "") if x)
-        return "/researchers" + ("?" + qs if qs else "")
+        return page_link("/researchers", q=q, page=n)
+
+    nxt = page_url(page + 1) if page * INDEX_PAGE < total else None
+    if wants_markdown(request):
+        root = site_root(request)
+        items = [(r.name, root + researcher_url(r.rid, r.name), f"{r.papers:,} papers")
+                 for r in found]  # fmt: skip
+        heading = f"Researchers matching “{q}”" if q else "Researchers"
+        text = list_markdown(heading, items, total, root + nxt if nxt else None)
+        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
 
     context = page_meta(
         request,
@@ -88,7 +100,7 @@ async def index(request: Request) -> Response:
         total=total,
         first=(page - 1) * INDEX_PAGE + 1,
         prev=page_url(page - 1) if page > 1 else None,
-        next=page_url(page + 1) if page * INDEX_PAGE < total else None,
+        next=nxt,
     )
     return render(request, "researchers.html", context)
 
@@ -117,6 +129,9 @@ async def researcher(request: Request) -> Response:
         hits = (await c.call(c.engine.search, top)).hits
         most_cited = hits[0] if hits and hits[0].paper.citation_count else None
     root = site_root(request)
+    if wants_markdown(request):
+        text = researcher_markdown(found, profile, result, root, author_links_of(request))
+        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
     context = page_meta(
         request,
         title=f"{found.name} - papersift",

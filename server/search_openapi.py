@@ -24,7 +24,7 @@ DATE_PATTERN = rf"^(?:{_YEAR}(?:-(?:0?[1-9]|1[0-2])|-(?:{_DAY}))?|{_LEAP}-0?2-29
 # a version optional); see ``server.urls.parse_paper_path``.
 ARXIV_ID_PATTERN = (
     r"^(?:[aA][rR][xX][iI][vV]:)?(?:[0-9]{4}\.[0-9]{4,5}|[a-z][a-z-]*(?:\.[A-Z]{2})?/[0-9]{7})"
-    r"(?:v[0-9]+)?/?$"
+    r"(?:v0*(?:[1-9][0-9]{0,2}|1000))?/?$"  # versions 1..papersift.paper.MAX_VERSION
 )
 
 

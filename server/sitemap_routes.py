@@ -9,6 +9,7 @@ researchers, is one more entry in ``KINDS``.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from feeds.sitemap import CONTENT_TYPE, Entry, chunk_entries, chunk_lastmods, si
 from server.context import AppContext, ctx
 from server.people_views import researcher_url, slug
 from server.templating import not_modified
-from server.urls import category_path, site_root, slugify
+from server.urls import category_path, shared_cache, site_root, slugify
 
 STATIC_PAGES = ("/categories", "/feeds", "/developers")
 BATCH = 5000  # ids per store read of the researcher and institution chunks
@@ -65,6 +66,7 @@ def _store(c: AppContext) -> PaperStore:
 
 
 # kind -> ((store path, store seq, size), lastmod of each chunk)
+_NUMBER = re.compile(r"[1-9][0-9]{0,8}\Z")  # a chunk number, bounded before int()
 _chunk_cache: dict[str, tuple[tuple[str, int, int], list[date | None]]] = {}
 _chunk_lock = threading.Lock()
 
@@ -179,8 +181,9 @@ def _etag(c: AppContext, *parts: object) -> str:
     return 'W/"sm-' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
 
 
-def _headers(c: AppContext, etag: str) -> dict[str, str]:
-    return {"ETag": etag, "Cache-Control": f"public, max-age={c.config.feeds.max_age}"}
+def _headers(c: AppContext, etag: str, request: Request) -> dict[str, str]:
+    cache = f"{shared_cache(request)}, max-age={c.config.feeds.max_age}"
+    return {"ETag": etag, "Cache-Control": cache}
 
 
 async def index(request: Request) -> Response:
@@ -188,7 +191,7 @@ async def index(request: Request) -> Response:
     root = site_root(request)
     etag = _etag(c, "index", root)
     if not_modified(request, etag):
-        return Response(status_code=304, headers=_headers(c, etag))
+        return Response(status_code=304, headers=_headers(c, etag, request))
     listed_chunks: list[Entry] = []
     for kind in KINDS:
         lastmods = await c.call(kind.chunks, c, _size(c))
@@ -196,24 +199,26 @@ async def index(request: Request) -> Response:
             (f"/sitemaps/{kind.name}-{n}.xml", mod) for n, mod in enumerate(lastmods, start=1)
         ]
     body = sitemap_index(root, listed_chunks)
-    return Response(body, media_type=CONTENT_TYPE, headers=_headers(c, etag))
+    return Response(body, media_type=CONTENT_TYPE, headers=_headers(c, etag, request))
 
 
 async def chunk(request: Request) -> Response:
     c = ctx(request)
     name, _, number = str(request.path_params["chunk"]).rpartition("-")
     kind = next((k for k in KINDS if k.name == name), None)
-    if kind is None or not number.isdecimal() or number.startswith("0"):
+    if kind is None or not _NUMBER.match(number):
         raise HTTPException(404, "There is no such sitemap; /sitemap.xml lists them.")
     n, size = int(number), _size(c)
     if n > len(await c.call(kind.chunks, c, size)):
         raise HTTPException(404, f"There is no sitemap {name}-{n}; /sitemap.xml lists them.")
     etag = _etag(c, name, n, site_root(request))
     if not_modified(request, etag):
-        return Response(status_code=304, headers=_headers(c, etag))
+        return Response(status_code=304, headers=_headers(c, etag, request))
     rows = await c.call(kind.entries, c, size, n)  # small kinds are built right here
     return StreamingResponse(
-        urlset(site_root(request), rows, size), media_type=CONTENT_TYPE, headers=_headers(c, etag)
+        urlset(site_root(request), rows, size),
+        media_type=CONTENT_TYPE,
+        headers=_headers(c, etag, request),
     )
 
 

@@ -6,6 +6,7 @@ reaches the DOM or a feed, and nothing answers 5xx. Hostile XML against the OAI 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any
 import lxml.etree
 import lxml.html
 import pytest
+from markdown_it import MarkdownIt
 from starlette.testclient import TestClient
 
 from engine.datadir import DataDir
@@ -36,6 +38,12 @@ XSS = [
 ]
 CONTROL = "".join(chr(c) for c in range(32) if chr(c) not in "\t\n\r") + "\x7f\u2028\ufeff"
 INJECTED_TAGS = {"script", "iframe", "svg", "style", "object", "embed"}
+MD_TITLE = "x](javascript:alert(17)) [y ![i](data:image/png;base64,AAAA) <i>it</i>"
+MD_ABSTRACT = (
+    "- list [a](javascript:alert(1)) <img src=x onerror=alert(2)> <javascript:alert(7)> "
+    "&#106;avascript: *em* `code` | t | ~~s~~ [ref]: javascript:alert(8)"
+)
+HOSTILE_SCHEMES = ("javascript:", "data:", "vbscript:")
 
 
 def _record(arxiv_id: str, title: str, abstract: str, authors: str, **extra: Any) -> dict[str, Any]:
@@ -74,6 +82,15 @@ def hostile_records() -> list[dict[str, Any]]:
             authors_parsed=[["<b>Bold</b>", XSS[0], ""], [None, 7], []],
         ),
         _record("2401.00007", XSS[0], XSS[0], XSS[0]),
+        _record(
+            "2401.00008",
+            MD_TITLE,
+            MD_ABSTRACT,
+            "[Mal](javascript:alert(3)) Lory, <b onclick=alert(4)>Bold</b> Name, Plain Person",
+            comments="```\n<script>alert(5)</script>\n```",
+            doi="10.1234/x)[a](javascript:alert(6))",
+            **{"journal-ref": "# J. [r](data:text/html,x)"},
+        ),
     ]
 
 
@@ -121,6 +138,34 @@ def _assert_clean_feed(body: bytes) -> None:
     for el in root.iter():
         local = lxml.etree.QName(el).localname if isinstance(el.tag, str) else ""
         assert local not in INJECTED_TAGS and local != "img"
+        urls = [el.get("href", ""), el.text or ""] if local in ("link", "guid", "id") else []
+        assert not any(u.strip().lower().startswith(HOSTILE_SCHEMES) for u in urls)
+
+
+def _assert_clean_markdown(text: str) -> None:
+    """Rendered as CommonMark with raw HTML allowed (as many readers do): no live markup,
+    and every link or image goes to http(s) or the site."""
+    html = MarkdownIt("commonmark", {"html": True}).render(text)
+    doc = lxml.html.fragment_fromstring(html, create_parent="div")
+    for el in doc.iter():
+        if not isinstance(el.tag, str):
+            continue
+        assert el.tag not in INJECTED_TAGS | {"img", "b", "i"}, lxml.html.tostring(el)
+        for name, value in el.attrib.items():
+            assert not name.lower().startswith("on"), f"injected {name} on <{el.tag}>"
+            if name in ("href", "src"):
+                assert value.startswith(("http://", "https://", "/")), value
+
+
+def _assert_clean_svg(page: str) -> None:
+    for svg in re.findall(r"<svg\b.*?</svg>", page, flags=re.S):
+        root = lxml.etree.fromstring(svg.encode("utf-8"))  # well-formed XML
+        for el in root.iter():
+            local = lxml.etree.QName(el).localname if isinstance(el.tag, str) else ""
+            assert local not in INJECTED_TAGS - {"svg"} and local != "foreignObject"
+            for name, value in el.attrib.items():
+                assert not name.lower().startswith("on")
+                assert not value.strip().lower().startswith(HOSTILE_SCHEMES)
 
 
 def _ok(client: TestClient, url: str) -> Any:
@@ -162,6 +207,7 @@ def test_paper_and_researcher_pages_are_inert(hostile_client: TestClient) -> Non
         "2401.00005",
         "2401.00006",
         "2401.00007",
+        "2401.00008",
     ):
         page = _ok(hostile_client, f"/papers/{arxiv_id}")
         if page.status_code == 404:
@@ -270,3 +316,45 @@ def test_external_parameter_entity_file_is_not_loaded(tmp_path: Path) -> None:
     body = _oai_with(f'<!ENTITY % ext SYSTEM "file://{secret}"> %ext;', "&leak;")
     (paper,) = parse_response(200, body).papers
     assert "TOP-SECRET" not in paper.title
+
+
+# --- every output format for hostile papers (issue 24): markdown, SVG, feeds, JSON-LD ---
+
+MD = {"Accept": "text/markdown"}
+
+
+def test_markdown_outputs_are_inert(hostile_client: TestClient) -> None:
+    paper = _ok(hostile_client, "/papers/2401.00008.md")
+    assert paper.status_code == 200
+    text = paper.text
+    _assert_clean_markdown(text)
+    rendered = MarkdownIt("commonmark", {"html": True}).render(text)
+    doc = lxml.html.fragment_fromstring(rendered, create_parent="div")
+    assert doc.xpath("string(//h1)") == " ".join(MD_TITLE.split())  # shown, as text
+    assert "javascript:alert(17)" in doc.text_content()
+    answers = [text]
+    for url in ("/papers/2401.00008", "/search?q=hostile&mode=keyword", "/search?q=javascript",
+                "/papers/[x](javascript:alert(1))", "/researchers?q=mal"):  # fmt: skip
+        r = hostile_client.get(url, headers=MD)
+        assert r.headers["content-type"].startswith("text/markdown"), url
+        answers.append(r.text)
+    for arxiv_id in ("2401.00001", "2401.00006", "2401.00007"):
+        answers.append(_ok(hostile_client, f"/papers/{arxiv_id}.md").text)
+    for answer in answers:
+        _assert_clean_markdown(answer)
+    html_page = _ok(hostile_client, "/papers/2401.00008").text
+    people = lxml.html.document_fromstring(html_page).xpath("//a/@href")
+    for href in [h for h in people if h.startswith("/researchers/")][:5]:
+        r = hostile_client.get(href, headers=MD)
+        assert r.headers["content-type"].startswith("text/markdown"), href
+        _assert_clean_markdown(r.text)
+        page = _ok(hostile_client, href).text
+        _assert_clean_html(page)
+        _assert_clean_svg(page)
+
+
+def test_bibtex_of_a_hostile_paper_keeps_braces_balanced(hostile_client: TestClient) -> None:
+    for arxiv_id in ("2401.00006", "2401.00008"):
+        bib = _ok(hostile_client, f"/papers/{arxiv_id}.bib").text
+        assert bib.startswith("@misc{") and bib.count("{") == bib.count("}")
+        assert "\n@" not in bib  # no second entry smuggled in

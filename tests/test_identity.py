@@ -194,3 +194,21 @@ def _paper_by(name: str) -> Paper:
     p = record_to_paper(demo_records()[0])
     key = parse_authors(name)[0].key
     return replace(p, arxiv_id="2401.99999", authors=(Author(name, key),))
+
+
+def test_indexed_spellings_equal_the_pairwise_comparison() -> None:
+    """The block's spelling index (issue 24) finds exactly the compatible pairs that
+    comparing every pair finds, on names with initials, particles, umlauts and suffixes."""
+    import random
+
+    from indexer.identity import _keys_compatible, _spellings
+
+    given = ["j", "john", "j a", "john a", "jon", "guenther", "gunther", "j b", "", "a j",
+             "james", "j de", "john de la", "xinyue", "xinyu", "k", "m n", "m"]  # fmt: skip
+    surnames = ["smith", "smith jr", "smith sr", "smith ii"]
+    rng = random.Random(24)
+    for _ in range(30):
+        keys = {f"{rng.choice(given)} {rng.choice(surnames)}".strip() for _ in range(25)}
+        keys |= {"the atlas collaboration"}
+        brute = {k: {k2 for k2 in keys if _keys_compatible(k, k2)} for k in keys}
+        assert {k: set(v) for k, v in _spellings(keys).items()} == brute

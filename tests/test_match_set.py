@@ -80,11 +80,12 @@ def test_absent_arxiv_id_says_so(engine: SearchEngine, mode: Mode) -> None:
     )
 
 
-def test_floor_admits_only_close_papers(engine: SearchEngine, built_config: Config) -> None:
-    """Every semantic hit reaches the configured floor by the exact cosine of its vector."""
-    floor = built_config.search.semantic_floor
-    assert floor > 0
-    query = "graph neural networks for molecules"
+def test_semantic_matches_are_close_papers(engine: SearchEngine, built_config: Config) -> None:
+    """Every semantic hit reaches the floor and the band below the best, by the exact cosine
+    of its stored vector; the set is exactly the papers that do."""
+    cfg = built_config.search
+    assert cfg.semantic_floor > 0 and cfg.semantic_band > 0
+    query = "pipeline parallelism for training large models"  # near 2401.10241
     result = engine.search(SearchRequest(query, mode="semantic", page_size=100))
     qvec = engine.data.embedder.embed_query(query)
     exact = []
@@ -92,8 +93,25 @@ def test_floor_admits_only_close_papers(engine: SearchEngine, built_config: Conf
         vec = engine.data.vectors.vector(docid)
         if vec is not None:
             exact.append(float(vec @ qvec))
-    assert result.total == sum(c >= floor - 1e-5 for c in exact)
-    assert result.total < len(exact)  # the floor cut something
+    best = max(exact)
+    assert best >= cfg.semantic_gate
+    cut = max(cfg.semantic_floor, best - cfg.semantic_band)
+    near = sum(abs(c - cut) < 1e-5 for c in exact)  # float noise at the edge
+    assert abs(result.total - sum(c >= cut for c in exact)) <= near
+    assert 0 < result.total < len(exact)  # the rules cut something
+
+
+def test_gate_under_the_best_match_admits_nothing(built_config: Config) -> None:
+    """A gate above the query's closest paper: semantic mode matches nothing."""
+    search = dataclasses.replace(built_config.search, semantic_gate=0.99, cache_size=0)
+    eng = open_engine(dataclasses.replace(built_config, search=search))
+    try:
+        assert eng.search(SearchRequest("word sense disambiguation", mode="semantic")).total == 0
+        hybrid = eng.search(SearchRequest("word sense disambiguation", mode="hybrid"))
+        keyword = eng.search(SearchRequest("word sense disambiguation", mode="keyword"))
+        assert hybrid.total == keyword.total  # only the keyword matches are left
+    finally:
+        eng.close()
 
 
 # -- keyword rules ----------------------------------------------------------------------

@@ -22,7 +22,8 @@ from engine.search import SearchEngine
 from indexer.authors import normalise_name, parse_authors
 from indexer.snapshot import record_to_paper
 from papersift.errors import QueryError
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.paper import Paper, parse_arxiv_id, version_number
+from server.params import ParamError
 from server.urls import parse_paper_path, slugify
 
 settings.register_profile(
@@ -110,7 +111,14 @@ path_text = st.one_of(
 
 @given(path_text)
 def test_parse_paper_path_never_raises(rest: str) -> None:
-    parsed = parse_paper_path(rest)
+    """Only ParamError (a 400), and only for a version out of range, such as v0."""
+    try:
+        parsed = parse_paper_path(rest)
+    except ParamError as exc:
+        assert exc.parameter == "version"
+        m = re.search(r"[0-9][vV]([0-9]+)(?:[-./]|\Z)", rest)
+        assert m is not None and version_number(m.group(1)) is None, rest
+        return
     if parsed is not None:
         assert parse_arxiv_id(parsed.arxiv_id) == (parsed.arxiv_id, None)
         assert parsed.ext in ("", ".bib", ".md")

@@ -82,3 +82,25 @@ def test_precision_and_recall_on_ror_gold(matcher: RorMatcher) -> None:
     precision, recall = right / (right + wrong), right / with_answer
     assert precision >= 0.94, (precision, right, wrong)
     assert recall >= 0.50, (recall, right, with_answer)
+
+
+def test_poisoned_ror_lines_are_skipped_and_repaired(tmp_path: Path) -> None:
+    """Issue 24: a line that is no JSON, a record that is no object, a record with the
+    wrong shapes and a lone surrogate in a name; the good records around them are read."""
+    import gzip
+
+    with gzip.open(FIXTURES / "ror_subset_v2.jsonl.gz", "rt", encoding="utf-8") as fh:
+        good = [json.loads(line) for _, line in zip(range(3), fh, strict=False)]
+    bad_name = json.loads(json.dumps(good[1]))
+    bad_name["names"] = [{"value": "Uni \ud800 X", "types": ["ror_display"]}]
+    lines = [json.dumps(good[0]), "{not json", "[1, 2]", json.dumps(bad_name),
+             json.dumps({"id": good[2]["id"], "names": [7], "locations": "x"}),
+             json.dumps(good[2])]  # fmt: skip
+    path = tmp_path / "ror.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    orgs = list(read_ror(path))
+    ids = [o.ror_id for o in orgs]
+    assert ids[0] == parse_ror_id(good[0]["id"]) and ids[-1] == parse_ror_id(good[2]["id"])
+    repaired = next(o for o in orgs if o.name.startswith("Uni "))
+    assert repaired.name == "Uni \ufffd X"
+    repaired.name.encode("utf-8")

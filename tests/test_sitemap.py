@@ -136,7 +136,7 @@ def test_sitemap_errors_and_conditional_get(small_chunks: TestClient) -> None:
         assert small_chunks.get(bad).status_code == 404, bad
     for url in ("/sitemap.xml", "/sitemaps/papers-1.xml"):
         r = small_chunks.get(url)
-        assert r.headers["cache-control"].startswith("public, max-age=")
+        assert r.headers["cache-control"].startswith("private, max-age=")  # base_url empty
         again = small_chunks.get(url, headers={"If-None-Match": r.headers["etag"]})
         assert again.status_code == 304 and again.content == b""
 

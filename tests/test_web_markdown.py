@@ -7,6 +7,8 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
+from tests.web_helpers import parse_html
+
 pytest_plugins = ["tests.web_fixtures"]
 
 MD = {"Accept": "text/markdown"}
@@ -56,7 +58,10 @@ def test_paper_as_markdown(client: TestClient) -> None:
     assert r.headers["content-type"].startswith("text/markdown")
     text = r.text
     assert text.startswith("# Zero Bubble Pipeline Parallelism\n")
-    assert "[Penghui Qi](http://testserver/search?researcher=Penghui+Qi)" in text
+    # Authors link to their researcher pages, as on the HTML page.
+    html = parse_html(client.get(ZERO_BUBBLE).text)
+    (href,) = html.xpath("//a[normalize-space()='Penghui Qi']/@href")
+    assert href.startswith("/researchers/") and f"[Penghui Qi](http://testserver{href})" in text
     assert "## Abstract\n\nPipeline parallelism is one of" in text
     assert "```bibtex\n@misc{" in text
     assert client.get("/papers/2401.10241.md").text == text
@@ -65,14 +70,14 @@ def test_paper_as_markdown(client: TestClient) -> None:
 
 
 def test_search_as_markdown(client: TestClient) -> None:
-    r = client.get("/search?q=pipeline+parallelism&page_size=5", headers=MD)
+    r = client.get("/search?q=pipeline+OR+parallelism&page_size=5", headers=MD)
     assert r.headers["content-type"].startswith("text/markdown")
     lines = r.text.splitlines()
-    assert lines[0] == "# Search results for “pipeline parallelism”"
+    assert lines[0] == "# Search results for “pipeline OR parallelism”"
     items = [line for line in lines if re.match(r"^\d+\. \[", line)]
     assert len(items) == 5
     assert any("(http://testserver/papers/2401.10241-" in line for line in items)
-    assert "Next page: http://testserver/search?q=pipeline+parallelism" in r.text
+    assert "Next page: http://testserver/search?q=pipeline+OR+parallelism" in r.text
 
 
 def test_markdown_errors(client: TestClient) -> None:
@@ -80,3 +85,22 @@ def test_markdown_errors(client: TestClient) -> None:
     assert r.status_code == 404
     assert r.headers["content-type"].startswith("text/markdown")
     assert r.text.startswith("# 404 Not Found")
+
+
+def test_researcher_and_institution_pages_as_markdown(client: TestClient) -> None:
+    html = parse_html(client.get(ZERO_BUBBLE).text)
+    (href,) = html.xpath("//a[normalize-space()='Penghui Qi']/@href")
+    r = client.get(href, headers=MD)
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/markdown")
+    assert r.text.startswith("# Penghui Qi\n") and "Accept" in r.headers["vary"]
+    assert "## Papers" in r.text and "Zero Bubble Pipeline Parallelism" in r.text
+    assert client.get(href).headers["content-type"].startswith("text/html")
+    listing = client.get("/researchers", params={"q": "qi"}, headers=MD)
+    assert listing.headers["content-type"].startswith("text/markdown")
+    assert listing.text.startswith("# Researchers matching “qi”\n")
+    assert f"[Penghui Qi](http://testserver{href})" in listing.text
+    found = client.get("/api/v1/institutions?limit=1").json()
+    if found["institutions"]:  # a registry is loaded in this index
+        url = found["institutions"][0]["url"].removeprefix("http://testserver")
+        r = client.get(url, headers=MD)
+        assert r.headers["content-type"].startswith("text/markdown") and "- ROR: [" in r.text

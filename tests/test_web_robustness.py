@@ -34,7 +34,7 @@ BAD_PARAMS = [
     ("category=%3Cscript%3Ealert(1)%3C/script%3E", "category"),
     ("category=nosuch.XX", "category"),
     ("researcher=" + "x" * 300, "researcher"),
-    ("q=" + "a" * 1001, "q"),
+    ("q=" + "a" * 20001, "q"),
 ]
 
 
