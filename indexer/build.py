@@ -23,6 +23,7 @@ from engine.datadir import DataDir
 from indexer.embed_queue import EmbedQueue, EmbedRun, mark_imported
 from indexer.parse_worker import ParallelReader
 from indexer.snapshot import SkippedLine
+from papersift.progress import Progress
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +70,13 @@ def import_files(
     for path in paths:
         # Parsing runs in a child process for big files, beside the writes here.
         reader = ParallelReader(path, on_skip=skipped, limit=limit, batch=IMPORT_BATCH)
-        bar = tqdm(
-            total=reader.total_bytes,
+        bar = Progress(
+            reader.total_bytes,
+            f"import {path.name}",
             unit="B",
+            bar=progress,
+            log=log,
             unit_scale=True,
-            desc=f"import {path.name}",
-            disable=not progress,
             leave=True,
         )
         with bar, reader:
@@ -90,8 +92,7 @@ def import_files(
                 if uncommitted >= LEXICAL_COMMIT:
                     _commit_lexical(data)
                     uncommitted = 0
-                bar.update(reader.bytes_read - bar.n)
-                bar.set_postfix(papers=report.read, refresh=False)
+                bar.update(reader.bytes_read - bar.done, papers=report.read)
     _commit_lexical(data)
     data.lexical.close_writer()
     data.write_manifest()

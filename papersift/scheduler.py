@@ -67,8 +67,10 @@ class JobRunner:
         config: Config,
         *,
         triggers: Mapping[str, BaseTrigger] | None = None,
+        progress: bool = False,
     ) -> None:
         self.engine = engine
+        self.progress = progress  # the embed job draws a progress bar (serve on a terminal)
         self.data = engine.data
         self.config = config
         self.stop = threading.Event()
@@ -127,7 +129,7 @@ class JobRunner:
         if not lock.acquire(blocking=False):
             with self._status_lock:
                 status.skipped += 1
-            log.warning("job=%s event=skipped reason=previous-run-in-progress", name)
+            log.info("job=%s event=skipped reason=previous-run-in-progress", name)
             return False
         start = time.monotonic()
         try:
@@ -176,7 +178,7 @@ class JobRunner:
         if self._locks[name].locked():
             with self._status_lock:
                 self.status[name].skipped += 1
-            log.warning("job=%s event=skipped reason=previous-run-in-progress", name)
+            log.info("job=%s event=skipped reason=previous-run-in-progress", name)
             return False
         threading.Thread(target=self.run, args=[name], name=f"job-{name}", daemon=True).start()
         return True
@@ -203,7 +205,7 @@ class JobRunner:
     def _embed(self) -> dict[str, int]:
         from indexer.build import index_backlog
 
-        clustered, embedded = index_backlog(self.data, stop=self.stop)
+        clustered, embedded = index_backlog(self.data, stop=self.stop, progress=self.progress)
         return {"clustered": clustered, "embedded": embedded}
 
     def _maintenance(self) -> dict[str, int]:

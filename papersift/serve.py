@@ -32,7 +32,8 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     threading.Thread(target=data.embedder.embed_query, args=("warm-up",), daemon=True).start()
     from papersift.scheduler import JobRunner
 
-    runner = JobRunner(engine, config)  # checks the cron expressions before serving
+    # On a terminal the first embedding draws a bar; otherwise it logs its rate and time left.
+    runner = JobRunner(engine, config, progress=sys.stderr.isatty())  # checks the crons too
     app = create_app(engine, config)
     app.state.jobs = runner  # the admin page and API read and trigger it
     runner.start()

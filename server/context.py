@@ -39,6 +39,7 @@ class _StatsCache:
     stats: Stats | None = None
     at: float = 0.0
     known: dict[str, str] | None = None  # known_categories of ``stats``
+    cited: bool | None = None  # citations_known of ``stats``
 
 
 class AppContext:
@@ -73,6 +74,7 @@ class AppContext:
             cached.stats = await self.call(stats_with_progress, self.engine)
             cached.at = now
             cached.known = None
+            cached.cited = None
         return cached.stats
 
     async def known_categories(self) -> dict[str, str]:
@@ -88,6 +90,20 @@ class AppContext:
         if cached.stats is stats:
             cached.known = known
         return known
+
+    async def citations_known(self) -> bool:
+        """Whether any paper has a citation count (enrichment adds them): without one the
+        "Most cited" order means nothing, so the pages do not offer it. Once per stats
+        snapshot: the most cited paper of the whole index, one hit."""
+        stats = await self.stats()
+        cached = self._stats
+        if cached.cited is not None and cached.stats is stats:
+            return cached.cited
+        top = await self.call(self.engine.search, SearchRequest(sort="cited", page_size=1))
+        cited = bool(top.hits) and top.hits[0].paper.citation_count is not None
+        if cached.stats is stats:
+            cached.cited = cited
+        return cited
 
 
 def ctx(request: Request) -> AppContext:

@@ -115,7 +115,8 @@ Base URL: {root}
 
 - `{root}/search?q=QUERY` - search. Parameters: `q` (words, "phrases", -exclusions, or an
   arXiv id), `mode` (keyword | semantic | hybrid), `category` (repeatable, e.g. cs.IR or an
-  archive such as cs), `researcher` (author name, repeatable), `from` and `to` (2024,
+  archive such as cs), `researcher` (author name, repeatable), `researcher_id` (the ID of a
+  researcher page, repeatable), `from` and `to` (2024,
   2024-05 or 2024-05-17, by first publication), `sort` (relevance | newest | oldest |
   cited), `page`, `page_size`. Without `q` it lists papers newest first.
 - `{root}/papers/ARXIV_ID-SLUG` - a paper, e.g. `{root}/papers/2401.10241`. The bare id, a
@@ -125,17 +126,22 @@ Base URL: {root}
 - `{root}/categories` - every category with its paper count;
   `{root}/categories/CATEGORY` - the newest papers of one category (e.g. cs.IR).
 - `{root}/api/v1/search`, `{root}/api/v1/papers/ARXIV_ID`,
-  `{root}/api/v1/papers/ARXIV_ID/similar`, `{root}/api/v1/categories`,
-  `{root}/api/v1/stats` - JSON.
+  `{root}/api/v1/papers/ARXIV_ID/similar`, `{root}/api/v1/researchers?q=NAME`,
+  `{root}/api/v1/researchers/ID`, `{root}/api/v1/institutions?q=NAME`,
+  `{root}/api/v1/institutions/ID`, `{root}/api/v1/categories`, `{root}/api/v1/stats` - JSON.
 - Feeds (RSS 2.0; `/atom/` instead of `/rss/` for Atom), newest first:
   `{root}/rss/latest.xml`, `{root}/rss/CATEGORY.xml` (a category or an archive such as
   `cs`), `{root}/rss/search.xml?q=QUERY` (the search parameters),
   `{root}/rss/researchers/ID.xml`, `{root}/rss/institutions/ID.xml` (the ID of the page's
   `/researchers/ID-name` or `/institutions/ID-name` address); all listed at
   `{root}/feeds`. Sitemap: `{root}/sitemap.xml`.
-- Researcher and institution pages (coming): `{root}/researchers/...` and
-  `{root}/institutions/...`. Until then an author's papers are at
-  `{root}/search?researcher=NAME`.
+- `{root}/researchers?q=NAME` - researchers by name, most papers first;
+  `{root}/researchers/ID-NAME` - a researcher: papers, author positions, fields,
+  co-authors. Their papers in search: `{root}/search?researcher_id=ID` (or
+  `researcher=NAME`, which matches the name on papers).
+- `{root}/institutions?q=NAME` - institutions from the ROR registry;
+  `{root}/institutions/ID-NAME` (also by ROR id: `{root}/institutions/ROR_ID`) - an
+  institution and the papers enrichment links to it.
 - `{root}/healthz` - liveness for orchestration.
 
 ## Optional

@@ -112,7 +112,8 @@ async def search(request: Request) -> Response:
         year_facets=views.year_facets(result),
         chips=views.filter_chips(result),
         clear_url=views.clear_filters_url(result),
-        sorts=views.sort_links(result),
+        sorts=views.sort_links(result, cited := await c.citations_known()),
+        citations=cited,
         modes=views.mode_links(result),
         pager=views.pagination(result, c.config.search.max_window),
         suggestions=views.suggestions(result) if not result.hits else [],
@@ -149,7 +150,10 @@ async def paper(request: Request) -> Response:
         return cached_response(
             request, paper_markdown(found, site_root(request), author_links_of(request)), MARKDOWN
         )
-    if request.url.path != canonical:
+    # A version the index does not have (newer than its last harvest, or none at all) gets
+    # the page of the latest one with a notice saying so, not a silent redirect.
+    missing = parsed.version if parsed.version and parsed.version > found.version else None
+    if request.url.path != canonical and missing is None:
         return RedirectResponse(canonical, status_code=301)
     if wants_markdown(request):
         return cached_response(
@@ -175,8 +179,10 @@ async def paper(request: Request) -> Response:
         feeds=[(f"Latest in {primary}", category_feed(primary))] if primary else [LATEST],
         og_type="article",
         extra_ld=[meta.article_ld(found, root + canonical)],
+        robots="noindex,follow" if missing else "index,follow",
     )
     context.update(
+        missing_version=missing,
         paper=found,
         versions=version_links(found),
         similar=similar,
@@ -192,8 +198,10 @@ async def abs_redirect(request: Request) -> Response:
     parsed = parse_paper_path(rest)
     c = ctx(request)
     found = await c.call(c.engine.paper, parsed.arxiv_id) if parsed else None
-    if found is None:
+    if found is None or parsed is None:
         raise HTTPException(404, f"There is no paper “{rest[:100]}” in this index.")
+    if parsed.version and parsed.version > found.version:  # the paper page says it is missing
+        return RedirectResponse(f"/papers/{found.arxiv_id}v{parsed.version}", status_code=301)
     return RedirectResponse(paper_path(found), status_code=301)
 
 

@@ -13,7 +13,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from engine.people import People, Profile, Researcher
-from engine.results import SearchResult
+from engine.results import Filters, SearchRequest, SearchResult
 from server import institution_pages, people_api, views
 from server.context import ctx
 from server.feed_routes import researcher_feed_path
@@ -123,6 +123,11 @@ async def researcher(request: Request) -> Response:
     mine = replace(req.filters, researcher_ids=(found.rid, *req.filters.researcher_ids))
     result = await c.call(c.engine.search, replace(req, filters=mine))
     profile = await c.call(people.profile, found)
+    most_cited = None
+    if await c.citations_known():
+        top = SearchRequest(sort="cited", page_size=1, filters=Filters(researcher_ids=(found.rid,)))
+        hits = (await c.call(c.engine.search, top)).hits
+        most_cited = hits[0] if hits and hits[0].paper.citation_count else None
     root = site_root(request)
     if wants_markdown(request):
         text = researcher_markdown(found, profile, result, root, author_links_of(request))
@@ -139,7 +144,8 @@ async def researcher(request: Request) -> Response:
         extra_ld=[person_ld(found, root + canonical)],
         robots="noindex,follow" if req.query or req.page > 1 else "index,follow",
     )
-    context.update(_profile_context(profile, result, canonical))
+    context.update(_profile_context(profile, result, canonical, await c.citations_known()))
+    context.update(most_cited=most_cited)
     context.update(person=found, result=result, req=req, links=external_links(found))
     context.update(feed={f: researcher_feed_path(f, found.rid) for f in ("rss", "atom")})
     return render(request, "researcher.html", context)
@@ -150,7 +156,9 @@ def _local(url: str, canonical: str) -> str:
     return canonical + url.removeprefix("/search") if url.startswith("/search") else url
 
 
-def _profile_context(p: Profile, result: SearchResult, canonical: str) -> dict[str, Any]:
+def _profile_context(
+    p: Profile, result: SearchResult, canonical: str, cited: bool
+) -> dict[str, Any]:
     rid = p.researcher.rid
     base = result.request  # without this researcher: links keep the page's own filters
     base = replace(base, filters=replace(base.filters, researcher_ids=()))
@@ -161,7 +169,7 @@ def _profile_context(p: Profile, result: SearchResult, canonical: str) -> dict[s
     items = pager["items"]
     assert isinstance(items, list)
     pager["items"] = [replace(i, url=_local(i.url, canonical)) if i else None for i in items]
-    sorts = [replace(s, url=_local(s.url, canonical)) for s in views.sort_links(shown)]
+    sorts = [replace(s, url=_local(s.url, canonical)) for s in views.sort_links(shown, cited)]
     in_search = with_filters(base, researcher_ids=(rid,))
     years = [
         Bar(str(y), n, search_url(base, filters=replace(base.filters, researcher_ids=(rid,),
@@ -183,7 +191,7 @@ def _profile_context(p: Profile, result: SearchResult, canonical: str) -> dict[s
         "sorts": sorts,
         "search_url": in_search,
         "fields": fields,
-        "years_svg": bar_chart(years, f"Papers per year by {p.researcher.name}"),
+        "years_svg": bar_chart(years, f"Papers per year by {p.researcher.name}", 320, 150),
         "network_svg": network(centre, others, p.edges, f"Co-authors of {p.researcher.name}"),
         "coauthors": [(r, n, researcher_url(r.rid, r.name)) for r, n in p.coauthors],
         "same_name": [(s, researcher_url(s.researcher.rid, s.researcher.name)) for s in

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import date
+from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from engine.results import Hit
 from server import meta, people_views, urls
 from server.taxonomy import category_name
 
@@ -23,12 +25,34 @@ TEMPLATE_DIR = HERE / "templates"
 PAGE_CACHE = "public, max-age=60"
 API_CACHE = "public, max-age=60"
 _UNSAFE_TAG = re.compile(r"<(?!/?b>)")
+_MARK = re.compile(r"(</?b>)")
 
 
 def snippet(html: str) -> Markup:
     """Engine snippets are escaped text with ``<b>`` marks; keep only those marks, as text
     can never open another tag (defence in depth should an escape ever be missed)."""
     return Markup(_UNSAFE_TAG.sub("&lt;", html))
+
+
+def tex_html(html: str, whole: str | None = None) -> Markup:
+    """An engine snippet (escaped text, ``<b>`` marks) with TeX outside math decoded in each
+    stretch between the marks. ``whole`` is the raw text the snippet shows in full (a
+    title): when the decoded stretches do not add up to it decoded (a mark fell inside a
+    TeX command), the decoded text is shown without marks instead."""
+    if "\\" not in html and "{" not in html:
+        return snippet(html)
+    pieces = _MARK.split(html)
+    out = [p if p in ("<b>", "</b>") else escape(meta.tex_text(unescape(p))) for p in pieces]
+    if whole is not None:
+        decoded = meta.tex_text(whole)
+        if "".join(p for p in out if p not in ("<b>", "</b>")) != escape(decoded):
+            return Markup(escape(decoded))
+    return snippet("".join(out))
+
+
+def hit_title(hit: Hit) -> Markup:
+    """A hit's title for HTML: highlighted, TeX outside math decoded."""
+    return tex_html(hit.title_html, hit.paper.title)
 
 
 def _file_hash(path: Path) -> str:
@@ -82,6 +106,9 @@ def make_environment() -> Environment:
         number=lambda n: f"{n:,}",
         jsonld=lambda data: Markup(meta.dump_jsonld(data)),
         plain=meta.plain_text,
+        tex=meta.tex_text,
+        tex_html=tex_html,
+        hit_title=hit_title,
     )
     return env
 

@@ -95,9 +95,13 @@ def clear_filters_url(result: SearchResult) -> str:
     return search_url(result.request, filters=Filters())
 
 
-def sort_links(result: SearchResult) -> list[Link]:
+def sort_links(result: SearchResult, cited: bool = True) -> list[Link]:
+    """The sort switch; "Most cited" only when some paper has a citation count (``cited``)
+    or the page is sorted that way already."""
     req = result.request
     sorts = SORTS if req.query else tuple(s for s in SORTS if s != "relevance")
+    if not cited and req.sort != "cited":
+        sorts = tuple(s for s in sorts if s != "cited")
     return [Link(SORT_LABELS[s], search_url(req, sort=s), req.sort == s) for s in sorts]
 
 

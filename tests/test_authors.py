@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from indexer import authors
-from indexer.authors import normalise_name, parse_authors
+from indexer.authors import is_affiliation, normalise_name, parse_authors
 from papersift.resources import demo_corpus_path
 
 KAGGLE_HEAD = Path(__file__).parent / "fixtures" / "snapshot" / "kaggle-head200.jsonl"
@@ -269,3 +269,32 @@ def test_tex_decoder_only_sees_tex_looking_names(monkeypatch: pytest.MonkeyPatch
     assert seen
     assert all("\\" in t or "{" in t for t in seen)
 
+
+
+def test_affiliations_and_addresses_are_not_authors() -> None:
+    """The demo record whose author string runs into its address (cmp-lg, Toshiba): the
+    two people stay; the laboratory, the company, the ward, the city and the country go."""
+    (record,) = [r for r in _demo_records() if "Toshiba Corporation" in r["authors"]]
+    names = [a.name for a in parse_authors(record["authors"], record.get("authors_parsed"))]
+    assert names == ["Kenji Ono", "Kazuo Sumita"]
+    assert [a.name for a in parse_authors("J. Doe, Fokus Fraunhofer Institute, Germany")] == [
+        "J. Doe"
+    ]
+    assert [a.name for a in parse_authors("A. B. Smith, NY 11794-3651, 9 pages")] == [
+        "A. B. Smith"
+    ]
+
+
+def test_names_that_look_like_places_stay_and_marks_go() -> None:
+    # Real names from the corpora: a country or a street word inside a name is a name.
+    raw = "Robert K. France, David Israel, Emilio Vital Brazil, Jason Street, Madonna"
+    assert [a.name for a in parse_authors(raw)] == [
+        "Robert K. France", "David Israel", "Emilio Vital Brazil", "Jason Street", "Madonna",
+    ]  # fmt: skip
+    # Collaborations with digits in their names are authors.
+    raw = "the SOC2 team, the D0 Collaboration, M1S2S-Collaboration"
+    assert len(parse_authors(raw)) == 3
+    # Affiliation numbers at the edges of a name go (from the bench snapshot).
+    raw = "1 Gil Porat, 1Oumair Naseer, Ajay Jha 1"
+    assert [a.name for a in parse_authors(raw)] == ["Gil Porat", "Oumair Naseer", "Ajay Jha"]
+    assert is_affiliation("Rank Xerox Research Centre") and is_affiliation("Japan")

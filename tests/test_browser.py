@@ -1,5 +1,8 @@
 """The main flows in real headless Chromium (Debian's chromium + chromium-driver, Selenium):
-search, filter by a facet, paginate, open a paper, TeX rendered by the vendored KaTeX.
+search, filter by a facet, paginate, open a paper, TeX rendered by the vendored KaTeX; and
+every page type at 1280 and 390 px: no horizontal scrolling, and no serious or critical
+accessibility violation found by axe-core (npm, installed by ``make test`` into
+tests/browser/node_modules) injected into the page.
 
 Screenshots go to a temporary folder; with PAPERSIFT_SCREENSHOTS=1 they replace the ones
 in docs/screenshots/ that the README shows.
@@ -15,17 +18,32 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from engine.datadir import DataDir
+from engine.search import SearchEngine
+from indexer.ror import read_ror
+from papersift.backup import backup
+from papersift.config import Config
+from server.app import create_app
+from server.people_views import researcher_url
+from tests.corpus import make_config
+from tests.web_helpers import serving
+
 pytest_plugins = ["tests.web_fixtures"]
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
+from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 TEX_PAPER = "/papers/2606.22361"  # "p < $10^{-5}$" and "$σ$" in the abstract
+AXE = Path(__file__).parent / "browser" / "node_modules" / "axe-core" / "axe.min.js"
+ROR = Path(__file__).parent / "fixtures" / "ror" / "ror_subset_v2.jsonl.gz"
+NCWU = "03acrzv41"  # an institution of the ROR subset
+WIDTHS = {"desktop": (1280, 900), "mobile": (390, 844)}
 
 
 def _binary(*names: str) -> str | None:
@@ -82,6 +100,25 @@ def severe_console_errors(driver: WebDriver) -> list[str]:
     return [e["message"] for e in logs if e["level"] == "SEVERE"]
 
 
+def rendered(driver: WebDriver, element: WebElement) -> bool:
+    """Drawn and on top at its centre. (WebDriver's own is_displayed() calls anything in a
+    closed <details> hidden, even where CSS shows it, as the filter sidebar's does.)"""
+    found: bool = driver.execute_script(
+        "const el = arguments[0]; el.scrollIntoView({block: 'center'});"
+        "const r = el.getBoundingClientRect(); if (!r.width || !r.height) return false;"
+        "const top = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+        "return top !== null && (top === el || el.contains(top));",
+        element,
+    )
+    return found
+
+
+def click_rendered(driver: WebDriver, element: WebElement) -> None:
+    """A user's click on an element that ``rendered`` says they can see."""
+    assert rendered(driver, element)
+    driver.execute_script("arguments[0].click()", element)
+
+
 def params(url: str) -> dict[str, list[str]]:
     return parse_qs(urlsplit(url).query)
 
@@ -89,7 +126,6 @@ def params(url: str) -> dict[str, list[str]]:
 def test_search_filter_paginate_open(browser: WebDriver, live_url: str, shots: Path) -> None:
     browser.get(live_url + "/")
     wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, "html.math-rendered")))
-    browser.save_screenshot(str(shots / "home.png"))
     box = browser.find_element(By.CSS_SELECTOR, "input[name=q]")
     assert box == browser.switch_to.active_element, "the home page focuses the search box"
     box.send_keys("language models", Keys.ENTER)
@@ -97,12 +133,11 @@ def test_search_filter_paginate_open(browser: WebDriver, live_url: str, shots: P
     assert params(browser.current_url)["q"] == ["language models"]
     hits = browser.find_elements(By.CSS_SELECTOR, ".hit")
     assert len(hits) == 24
-    browser.save_screenshot(str(shots / "search.png"))
 
     # Filter by the first category facet: the URL and the chips show it.
     facet = browser.find_element(By.CSS_SELECTOR, ".facets section a")
-    category = facet.text
-    facet.click()
+    category = facet.get_attribute("textContent")
+    click_rendered(browser, facet)
     wait(browser).until(ec.url_contains("category="))
     assert params(browser.current_url)["category"] == [category]
     chips = [c.text for c in browser.find_elements(By.CSS_SELECTOR, ".chip")]
@@ -147,7 +182,6 @@ def test_tex_renders_with_katex(browser: WebDriver, live_url: str, shots: Path) 
     )
     assert "KaTeX_Main" in font
     assert not severe_console_errors(browser)
-    browser.save_screenshot(str(shots / "paper.png"))
     browser.find_element(By.CSS_SELECTOR, ".bibtex summary").click()
     assert "@misc{" in browser.find_element(By.CSS_SELECTOR, ".bibtex pre").text
 
@@ -158,7 +192,6 @@ def test_small_screen_layout(browser: WebDriver, live_url: str, shots: Path) -> 
         browser.get(live_url + "/search?q=retrieval&category=cs.IR")
         width = browser.execute_script("return document.documentElement.scrollWidth")
         assert width <= 390, "no horizontal scrolling on a phone"
-        browser.save_screenshot(str(shots / "search-mobile.png"))
     finally:
         browser.set_window_size(1280, 900)
 
@@ -169,3 +202,108 @@ def test_no_javascript_needed(browser: WebDriver, live_url: str) -> None:
     form = browser.find_element(By.CSS_SELECTOR, "form.search-form")
     assert form.get_attribute("method") == "get"
     assert form.get_attribute("action").endswith("/search")
+
+
+@pytest.fixture(scope="module")
+def site(built_config: Config, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A copy of the session's index with the ROR subset imported (institution pages have
+    something to show), served by a real uvicorn."""
+    root = tmp_path_factory.mktemp("site")
+    config = make_config(root)
+    backup(built_config, config.data_dir)
+    engine = SearchEngine(DataDir(config))
+    assert engine.institutions.import_organisations(read_ror(ROR)) > 0
+    with serving(create_app(engine, config)) as url:
+        yield url
+    engine.close()
+
+
+def page_types(site: str) -> dict[str, str]:
+    """One URL of every kind of page, by a short name (the screenshot's file name)."""
+    import httpx
+
+    with httpx.Client(base_url=site) as c:
+        person = c.get("/api/v1/researchers", params={"q": "lutz bornmann"}).json()
+        found = person["researchers"][0]
+        inst = c.get(f"/api/v1/institutions/{NCWU}", follow_redirects=True).json()
+    return {
+        "home": "/",
+        "search": "/search?q=language+models",
+        "search-empty": "/search?q=qqqzzzxxyy",
+        "paper": TEX_PAPER,
+        "researcher": researcher_url(found["id"], found["name"]),
+        "researchers": "/researchers",
+        "institution": str(inst["institution"]["url"]).removeprefix(site),
+        "institutions": "/institutions",
+        "categories": "/categories",
+        "category": "/categories/cs.CL",
+        "feeds": "/feeds",
+        "developers": "/developers",
+        "not-found": "/papers/9912.99999",
+    }
+
+
+def axe_violations(driver: WebDriver) -> list[dict[str, object]]:
+    """axe-core's violations on the current page (all its default rules)."""
+    driver.execute_script(AXE.read_text(encoding="utf-8"))
+    found: list[dict[str, object]] = driver.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations.map("
+        "v => ({id: v.id, impact: v.impact, help: v.help,"
+        " nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}))));"
+    )
+    return found
+
+
+@pytest.mark.parametrize("layout", list(WIDTHS))
+def test_every_page_type_fits_and_passes_axe(
+    browser: WebDriver, site: str, shots: Path, layout: str
+) -> None:
+    if not AXE.is_file():
+        if os.environ.get("CI"):
+            pytest.fail("CI needs axe-core: make test runs npm ci in tests/browser")
+        pytest.skip("axe-core not installed (npm ci --prefix tests/browser)")
+    width, height = WIDTHS[layout]
+    browser.set_window_size(width, height)
+    browser.set_script_timeout(60)
+    problems = {}
+    try:
+        for name, path in page_types(site).items():
+            browser.get(site + path)
+            wait(browser).until(ec.presence_of_element_located((By.TAG_NAME, "footer")))
+            if browser.find_elements(By.CSS_SELECTOR, "script[src*=katex]"):
+                math = (By.CSS_SELECTOR, "html.math-rendered")
+                wait(browser).until(ec.presence_of_element_located(math))
+            inner = browser.execute_script("return document.documentElement.clientWidth")
+            scroll = browser.execute_script("return document.documentElement.scrollWidth")
+            assert scroll <= inner, f"{name} scrolls sideways at {width} px ({scroll} > {inner})"
+            bad = [v for v in axe_violations(browser) if v["impact"] in ("serious", "critical")]
+            if bad:
+                problems[name] = bad
+            suffix = "" if layout == "desktop" else "-mobile"
+            browser.save_screenshot(str(shots / f"{name}{suffix}.png"))
+    finally:
+        browser.set_window_size(1280, 900)
+    assert not problems, problems
+
+
+def test_filters_come_before_results_on_a_phone(browser: WebDriver, site: str) -> None:
+    """At 390 px the filters are a closed disclosure above the results; on a wide screen
+    they are an open sidebar. No script involved."""
+    url = site + "/search?q=language+models"
+    browser.set_window_size(390, 844)
+    try:
+        browser.get(url)
+        summary = browser.find_element(By.CSS_SELECTOR, "details.filters > summary")
+        first_hit = browser.find_element(By.CSS_SELECTOR, ".hit")
+        assert summary.location["y"] < first_hit.location["y"]
+        facet = browser.find_element(By.CSS_SELECTOR, ".facets section a")
+        assert not rendered(browser, facet)
+        summary.click()
+        assert rendered(browser, facet)
+    finally:
+        browser.set_window_size(1280, 900)
+    browser.get(url)
+    facet = browser.find_element(By.CSS_SELECTOR, ".facets section a")
+    assert rendered(browser, facet)
+    assert facet.location["x"] > browser.find_element(By.CSS_SELECTOR, ".hit").location["x"]

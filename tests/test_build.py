@@ -120,6 +120,8 @@ def test_interrupted_embedding_resumes_without_loss(
     data.vectors.write_segment(np.asarray([row[0]], np.int64), [row[2]], vec)
     assert data.store.embedded_count(data.embedder.model_id) == 16
     assert embed_backlog(data, chunk=16) == len(records) - 16
+    # The run's measured rate is kept for `doctor`'s estimate of a backlog.
+    assert (data.embedding_progress().rate or 0) > 0
     data.close()
 
     engine = open_engine(fresh_config)

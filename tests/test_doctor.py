@@ -11,6 +11,7 @@ import pytest
 
 from engine.datadir import DataDir
 from engine.embed import default_model_path, default_tokenizer_path
+from engine.embed_progress import format_duration, record_progress
 from engine.model_files import resolve_model_files
 from engine.results import SearchRequest
 from engine.search import open_engine
@@ -64,6 +65,22 @@ def test_table_output_and_backlog_warning(
     assert any(line.startswith("WARN") and "not yet clustered" in line for line in lines)
     assert any("papersift index" in line for line in lines)
     assert all(line[:4] in ("OK  ", "WARN", "FAIL", "    ") for line in lines)
+
+
+def test_backlog_estimate_uses_the_measured_rate(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, report = run_doctor(small, capsys)
+    detail = by_name(report)["embeddings"]["detail"]
+    assert "at 29 papers/s (bench/RESULTS.md)" in detail  # nothing measured here yet
+    data = DataDir(small)
+    pending = data.store.count()
+    record_progress(data.store, data.embedder.model_id, 2.5, None)  # as a run records it
+    data.close()
+    _, report = run_doctor(small, capsys)
+    detail = by_name(report)["embeddings"]["detail"]
+    assert "2.5 papers/s measured" in detail
+    assert f"about {format_duration(pending / 2.5)} to go" in detail
 
 
 def test_missing_lexical_index_fails_then_fix_rebuilds_it(

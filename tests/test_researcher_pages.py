@@ -47,10 +47,22 @@ def test_researcher_page(client: TestClient, engine: SearchEngine, bornmann: Res
     expected = engine.search(SearchRequest(filters=Filters(researcher_ids=(bornmann.rid,))))
     assert hit_ids(doc) == [h.paper.arxiv_id for h in expected.hits]
     assert len(hit_ids(doc)) == bornmann.papers
-    # Author positions add up to the papers they are known for.
-    cells = [int(td.text_content()) for td in doc.cssselect("table.positions td")]
-    note = doc.cssselect("section[aria-labelledby=positions-h] p")[0].text_content()
-    assert f"Known for {sum(cells)} of {bornmann.papers}" in note
+    # Author positions, in the header, add up to the papers they are known for.
+    header = doc.cssselect("article.researcher > header.profile")[0]
+    cells = {
+        li.get("data-position"): int(li.cssselect("strong")[0].text_content())
+        for li in header.cssselect("ul.positions li")
+    }
+    assert set(cells) == {"first", "middle", "last", "solo"}
+    note = header.cssselect("section[aria-labelledby=positions-h] p")[0].text_content()
+    assert f"Known for {sum(cells.values())} of {bornmann.papers}" in note
+    assert sum(cells.values()) == bornmann.papers
+    # The header says where the identity comes from (no ids before enrichment).
+    identity = header.xpath(".//dt[.='Identity']/following-sibling::dd[1]")[0].text_content()
+    assert "papersift enrich" in identity
+    # The paper list comes right after the header, before the charts and the graph.
+    order = [e.get("id") for e in doc.xpath("//h2[@id]")]
+    assert order.index("papers-h") < order.index("years-h") < order.index("network-h")
     # Fields link to the filtered list; the charts are inline SVG with links.
     for a in doc.cssselect("ul.fields a"):
         q = parse_qs(urlsplit(a.get("href")).query)
@@ -180,9 +192,14 @@ def test_orcid_links_and_same_name_notes(fresh_config: Config) -> None:
     first = found[0]
     with TestClient(create_app(engine, fresh_config)) as client:
         doc = page(client, researcher_url(first.rid, first.name))
-        orcid = [a.get("href") for a in doc.cssselect("ul.external a")]
+        identity = doc.xpath("//header//dt[.='Identity']/following-sibling::dd[1]")[0]
+        orcid = [a.get("href") for a in identity.cssselect("a")]
         assert len(orcid) == 1 and orcid[0].startswith("https://orcid.org/0000-000")
         assert ld_of(doc, "Person")["sameAs"] == orcid
         notes = [li.text_content() for li in doc.cssselect("ul.same-name li")]
         assert len(notes) == total - 1 and "different ORCID ids" in notes[0]
+        # The header says so too, and links the explanation.
+        same = doc.xpath("//header//dt[.='Same name']/following-sibling::dd[1]")[0]
+        assert same.cssselect("a")[0].get("href") == "#same-h"
+        assert "kept apart" in same.text_content()
     engine.close()

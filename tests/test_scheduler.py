@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -99,7 +100,10 @@ def test_cron_schedule_gives_next_run(tmp_path: Path, recorded: RecordedServer) 
         engine.close()
 
 
-def test_overlapping_run_is_skipped(tmp_path: Path, recorded: RecordedServer) -> None:
+def test_overlapping_run_is_skipped(
+    tmp_path: Path, recorded: RecordedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="papersift.scheduler")
     gate = threading.Event()
     recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
     config = config_for(tmp_path, recorded)
@@ -112,6 +116,9 @@ def test_overlapping_run_is_skipped(tmp_path: Path, recorded: RecordedServer) ->
         assert runner.run("harvest") is False  # as when the next cron time comes
         assert runner.trigger("harvest") is False  # as when an admin asks for a run
         assert runner.status["harvest"].skipped == 2
+        # Normal behaviour, not a warning.
+        skips = [r for r in caplog.records if "reason=previous-run-in-progress" in r.getMessage()]
+        assert len(skips) == 2 and {r.levelno for r in skips} == {logging.INFO}
         gate.set()
         wait_for(lambda: runner.status["harvest"].runs == 1, "the harvest to finish")
         assert runner.status["harvest"].outcome == "ok"

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
 
+from engine.datadir import DataDir
 from engine.results import SearchRequest
 from engine.search import SearchEngine
+from indexer.snapshot import record_to_paper
 from papersift.config import Config
 from server.app import create_app
+from server.people_views import researcher_url
+from tests.corpus import demo_records
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -207,7 +212,7 @@ def test_paper_page(client: TestClient) -> None:
     ("url", "target"),
     [
         ("/papers/2401.10241", ZERO_BUBBLE),
-        ("/papers/2401.10241v2", ZERO_BUBBLE),
+        ("/papers/2401.10241v1", ZERO_BUBBLE),
         ("/papers/2401.10241v1-zero-bubble-pipeline-parallelism", ZERO_BUBBLE),
         ("/papers/2401.10241-wrong-slug", ZERO_BUBBLE),
         ("/papers/2401.10241-zero-bubble-pipeline-parallelism/", ZERO_BUBBLE),
@@ -215,7 +220,8 @@ def test_paper_page(client: TestClient) -> None:
         ("/papers/cmp-lg/9405001", OLD_STYLE),
         ("/papers/cmp-lg/9405001v1", OLD_STYLE),
         ("/abs/2401.10241", ZERO_BUBBLE),
-        ("/abs/cmp-lg/9405001v2", OLD_STYLE),
+        ("/abs/cmp-lg/9405001v1", OLD_STYLE),
+        ("/abs/cmp-lg/9405001v2", "/papers/cmp-lg/9405001v2"),
         ("/categories/CS.ir", "/categories/cs.IR"),
     ],
 )
@@ -223,6 +229,29 @@ def test_redirects_are_permanent(client: TestClient, url: str, target: str) -> N
     r = client.get(url)
     assert r.status_code == 301
     assert r.headers["location"] == target
+
+
+@pytest.mark.parametrize("url", ["/papers/2401.10241v9", "/papers/2401.10241v2-zero-bubble"])
+def test_a_version_the_index_lacks_is_a_visible_notice(client: TestClient, url: str) -> None:
+    """Not a silent redirect: the latest version's page, saying the asked one is not here,
+    linking arXiv's, and pointing search engines at the canonical page."""
+    r = client.get(url)
+    assert r.status_code == 200
+    doc = parse_html(r.text)
+    version = url.split("v")[-1].split("-")[0]
+    (notice,) = doc.cssselect(".version-notice")
+    assert f"no version {version} of arXiv:2401.10241" in notice.text_content()
+    assert notice.cssselect("a")[0].get("href") == f"https://arxiv.org/abs/2401.10241v{version}"
+    assert doc.xpath('//link[@rel="canonical"]/@href') == ["http://testserver" + ZERO_BUBBLE]
+    assert doc.xpath('//meta[@name="robots"]/@content') == ["noindex,follow"]
+    assert not page(client, ZERO_BUBBLE).cssselect(".version-notice")
+
+
+def test_tex_outside_math_is_decoded(client: TestClient) -> None:
+    """Accents written in TeX outside math read as Unicode on the paper page."""
+    doc = parse_html(client.get("/papers/1103.5162", follow_redirects=True).text)
+    abstract = doc.cssselect(".abstract")[0].text_content()
+    assert "Conseil Général de la Moselle" in abstract and "\\'" not in abstract
 
 
 def test_canonical_paper_urls_answer_directly(client: TestClient) -> None:
@@ -309,3 +338,56 @@ def test_plain_500_reveals_nothing(engine: SearchEngine, built_config: Config) -
         assert r.json() == {
             "error": {"status": 500, "code": "error", "message": "Internal server error."}
         }
+
+
+def test_empty_states_say_what_fills_them(client: TestClient) -> None:
+    """The session index has no institutions and no citation counts."""
+    doc = page(client, "/institutions")
+    note = doc.cssselect(".empty-state")[0].text_content()
+    assert "papersift import-ror" in note and "papersift enrich" in note
+    doc = page(client, "/search?q=retrieval")
+    sorts = [a.text_content() for a in doc.cssselect("nav[aria-label='Sort order'] a")]
+    assert "Newest" in sorts and "Most cited" not in sorts
+    doc = page(client, "/search?q=retrieval&sort=cited")  # an old link still answers
+    hints = [h.text_content() for h in doc.cssselect(".hint")]
+    assert any("citation count" in h and "papersift enrich" in h for h in hints), hints
+
+
+def test_citation_counts_bring_most_cited(fresh_config: Config) -> None:
+    """With a citation count in the index: the sort is offered, the card shows the count,
+    and the researcher's header names their most cited paper."""
+    papers = [record_to_paper(r) for r in demo_records()[:40]]
+    cited = replace(papers[3], citation_count=1234)
+    data = DataDir(fresh_config)
+    data.store.upsert([*papers[:3], cited, *papers[4:]])
+    data.sync_lexical()
+    data.refresh_people()
+    engine = SearchEngine(data)
+    with TestClient(create_app(engine, fresh_config)) as c:
+        doc = page(c, "/search?q=the")
+        sorts = [a.text_content() for a in doc.cssselect("nav[aria-label='Sort order'] a")]
+        assert "Most cited" in sorts
+        doc = page(c, "/search?sort=cited")
+        assert doc.cssselect(".hit .cites")[0].text_content() == "1,234 citations"
+        rid = engine.people.author_rids(cited.arxiv_id)[0]
+        assert rid is not None
+        doc = page(c, researcher_url(rid, cited.authors[0].name))
+        most = doc.xpath("//header//dt[.='Most cited']/following-sibling::dd[1]")[0]
+        assert most.cssselect("a")[0].get("href").startswith(f"/papers/{cited.arxiv_id}-")
+    engine.close()
+
+
+def test_researchers_and_institutions_are_announced(client: TestClient) -> None:
+    """Nav, home, 404, /developers and /llms.txt point at the researcher and institution
+    pages and their API, and no longer call them "coming"."""
+    home = page(client, "/")
+    nav = [a.get("href") for a in home.cssselect("header.site nav a")]
+    assert "/researchers" in nav and "/institutions" in nav
+    assert home.cssselect(".index-card a[href='/researchers']")
+    missing = page(client, "/papers/9912.99999", 404).text_content()
+    assert "coming" not in missing and "/researchers" in missing
+    llms = client.get("/llms.txt").text
+    assert "coming" not in llms
+    for text in (llms, page(client, "/developers").text_content()):
+        assert "/api/v1/researchers" in text and "/api/v1/institutions" in text
+        assert "researcher_id" in text

@@ -1,0 +1,88 @@
+"""Pure parts of the pages: TeX decoding of titles and snippets, the SVG charts' layout."""
+
+from __future__ import annotations
+
+import itertools
+
+from lxml import etree
+
+from server.meta import plain_text, tex_text
+from server.svg import FONT, Bar, Node, bar_chart, label_width, network
+from server.templating import tex_html
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def test_tex_text_decodes_text_mode_and_keeps_math() -> None:
+    # Real demo titles (1810.06998, 1006.1993, 2606.26530, cs/0506049).
+    assert tex_text("h{\\alpha}: The Scientist as Chimpanzee or Bonobo") == (
+        "hα: The Scientist as Chimpanzee or Bonobo"
+    )
+    assert tex_text("Rozw\\'oj bibliotek cyfrowych").startswith("Rozwój")
+    assert tex_text("\\textsc{DiARC}: Distinguishing").startswith("DiARC:")
+    assert tex_text("dictionnaires \\'{e}lectroniques pour la d\\'{e}sambigu\\\"{i}sation") == (
+        "dictionnaires électroniques pour la désambiguïsation"
+    )
+    # Math is KaTeX's: untouched, with the spaces around it.
+    assert tex_text("Zero $\\alpha$-Pipeline and \\'etude") == "Zero $\\alpha$-Pipeline and étude"
+    assert tex_text("p < $10^{-5}$ for {\\'e}") == "p < $10^{-5}$ for é"
+    # A bare % or & is text in a title, not a TeX comment or table cell.
+    assert tex_text("50% of {A} & B") == "50% of A & B"
+    assert tex_text("no TeX at all") == "no TeX at all"
+    assert plain_text("Rozw\\'oj $\\alpha$") == "Rozwój α"
+
+
+def test_tex_html_keeps_highlights_or_drops_them_when_they_split_tex() -> None:
+    title = "Rozw\\'oj bibliotek cyfrowych"
+    assert tex_html("Rozw\\'oj <b>bibliotek</b> cyfrowych", title) == (
+        "Rozwój <b>bibliotek</b> cyfrowych"
+    )
+    # A mark inside a command cannot be kept: the decoded title without marks.
+    assert tex_html("d\\'{<b>e</b>}sambigu", "d\\'{e}sambigu") == "désambigu"
+    # Escaping survives decoding.
+    assert tex_html("&lt;x&gt; {\\'e}", "<x> {\\'e}") == "&lt;x&gt; é"
+    assert tex_html("<script>") == "&lt;script>"
+
+
+def _boxes(svg: etree._Element) -> list[tuple[float, float, float, float, str]]:
+    """Estimated label boxes (left, top, right, bottom) of an SVG's name labels."""
+    out = []
+    for t in svg.iter(SVG + "text"):
+        if t.get("class") != "name":
+            continue
+        x, y, w = float(t.get("x")), float(t.get("y")), label_width(t.text or "")
+        left = x if t.get("text-anchor") == "start" else x - w
+        out.append((left, y - FONT, left + w, y + 3, t.text or ""))
+    return out
+
+
+def test_network_labels_never_collide_and_stay_inside() -> None:
+    names = ["Lutz Bornmann", "Loet Leydesdorff", "Robin Haunschild",
+             "Bakthavachalam Elango", "A", "Félix de Moya-Anegón-Somebody-Long"]
+    for count in (1, 2, 5, 11, 24, 40):
+        others = [Node(i + 2, names[i % len(names)] + f" {i}", 40 - i, f"/r/{i}")
+                  for i in range(count)]  # fmt: skip
+        edges = [(a.key, b.key, 1) for a, b in itertools.combinations(others, 2)]
+        svg = etree.fromstring(str(network(Node(1, "Centre Person", 0), others, edges, "t")))
+        _, _, width, height = (float(v) for v in svg.get("viewBox").split())
+        assert svg.get("width") is None  # scales with the page
+        boxes = _boxes(svg)
+        assert len(boxes) == min(count, 24)
+        for a, b in itertools.combinations(boxes, 2):
+            apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+            assert apart, (count, a, b)
+        centre = next(c for c in svg.iter(SVG + "circle") if "centre" in c.get("class", ""))
+        cx, cy, r = (float(centre.get(k)) for k in ("cx", "cy", "r"))
+        for left, top, right, bottom, name in boxes:
+            assert left >= 0 and right <= width and top >= 0 and bottom <= height, name
+            assert right < cx - r or left > cx + r or bottom < cy - r or top > cy + r
+
+
+def test_bar_chart_scales_and_its_labels_do_not_overlap() -> None:
+    bars = [Bar(str(y), y % 7, f"/y/{y}") for y in range(1990, 2027)]
+    svg = etree.fromstring(str(bar_chart(bars, "Papers per year", 320, 150)))
+    assert svg.get("width") is None and svg.get("viewBox") == "0 0 320 150"
+    labels = [t for t in svg.iter(SVG + "text") if t.get("class") == "label"]
+    xs = [float(t.get("x")) for t in labels]
+    assert all(b - a >= label_width("2026") for a, b in itertools.pairwise(xs))
+    assert len(svg.findall(f"{SVG}a")) == len(bars)
