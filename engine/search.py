@@ -45,7 +45,7 @@ from papersift.paper import Paper, parse_arxiv_id
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
 Facets = dict[str, tuple[FacetCount, ...]]
-_NONE: Facets = {"categories": (), "years": ()}
+_NONE: Facets = {"categories": (), "years": (), "researchers": (), "institutions": ()}
 
 
 class SearchEngine:

@@ -392,3 +392,15 @@ def test_stop_words_are_not_highlighted(engine: SearchEngine, mode: Mode) -> Non
         for m in re.findall(r"<b>(.*?)</b>", h.title_html + h.abstract_html)
     }
     assert marked and not marked & {"the", "of", "in", "a"}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_search_page_for_nothing_says_what_to_do(http: httpx.Client, mode: str) -> None:
+    r = http.get("/search", params={"q": "xkqzvwp flurbish", "mode": mode})
+    assert r.status_code == 200
+    page = etree.fromstring(r.content, etree.HTMLParser())
+    assert not page.cssselect(".hit, .result")
+    assert page.cssselect(".empty li a")  # the suggestions
+    absent = http.get("/search", params={"q": "9999.99999", "mode": mode})
+    links = etree.fromstring(absent.content, etree.HTMLParser()).xpath("//a/@href")
+    assert "https://arxiv.org/abs/9999.99999" in links
