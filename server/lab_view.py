@@ -100,7 +100,8 @@ def lab_section(
             if (p := papers.get(d)) is not None:
                 text = p.abstract if len(p.abstract) <= SNIPPET else p.abstract[:SNIPPET] + " …"
                 latest.append(Hit(p, 0.0, html.escape(p.title), html.escape(text), {}))
-    clauses = " ".join(f'au:"{m.name}"' for m in lab.members if '"' not in m.name)
+    # Fielded clauses are all required unless joined by OR: any member's papers.
+    clauses = " OR ".join(f'au:"{m.name}"' for m in lab.members if '"' not in m.name)
     search = "/search?" + urlencode({"q": clauses, "sort": "newest"}) if clauses else None
     if search and len(clauses) > max_query:
         search = f"/search?{urlencode({'institution': lab.ror})}" if lab.ror else None

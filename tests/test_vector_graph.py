@@ -13,6 +13,7 @@ import pytest
 
 from engine import ann
 from engine.datadir import DataDir
+from engine.match import MatchRule, semantic_matches
 from engine.results import Filters, SearchRequest
 from engine.search import SearchEngine
 from engine.vectors import VectorIndex
@@ -146,9 +147,19 @@ def test_semantic_search_through_the_engine_uses_the_graph(graph_config: Config)
         SearchRequest(q, mode="semantic", filters=Filters(categories=(cat,)), page_size=10)
     )
     assert filtered.hits and all(cat in h.paper.categories for h in filtered.hits)
-    assert filtered.total == min(engine.config.search.candidates, len(data.lexical.allowed(
-        data.lexical.filter_query(Filters(categories=(cat,)))  # type: ignore[arg-type]
-    )))
+    # The total is the semantic match set (``engine.match``) among the allowed papers,
+    # by exact cosine of their stored vectors.
+    allowed = data.lexical.allowed(data.lexical.filter_query(Filters(categories=(cat,))))  # type: ignore[arg-type]
+    qvec = data.embedder.embed_query(q)
+    scored = [
+        (int(d), float(v @ qvec)) for d in allowed if (v := data.vectors.vector(int(d))) is not None
+    ]
+    scored.sort(key=lambda p: -p[1])
+    cfg = engine.config.search
+    rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor,
+                     cfg.semantic_gate, cfg.semantic_band)  # fmt: skip
+    expected = semantic_matches(scored[: cfg.candidates], rule)
+    assert abs(filtered.total - len(expected)) <= 1  # float noise at the band's edge
 
 
 def test_a_backup_carries_the_graph(graph_config: Config, tmp_path: Path) -> None:
