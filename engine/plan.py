@@ -82,7 +82,9 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     constraint = constraint_query(lex, parsed, categories=lookup, author=author)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
-    mode = usable_mode(engine, wanted, parsed, semantic_text, warnings, request.mode is not None)
+    mode, share = usable_mode(
+        engine, wanted, parsed, semantic_text, warnings, request.mode is not None
+    )
     sort: Sort = request.sort
     if parsed.empty and sort == "relevance":
         sort = "newest"
@@ -95,9 +97,6 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     if sort == "relevance" and mode != "semantic":
         titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
     named = named_researchers(engine, parsed) if request.page == 1 else ()
-    # While the backlog embeds, fusion weighs the semantic side by the share embedded:
-    # on SciFact with 5-50% of the vectors this beat keywords alone (bench/RESULTS.md).
-    share = engine.data.embedding_progress().coverage if mode == "hybrid" else 1.0
     return Plan(
         request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict,
         tuple(titles), share, named, tuple(warnings),
@@ -107,33 +106,35 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
 def usable_mode(
     engine: SearchEngine, mode: Mode, parsed: ParsedQuery, semantic_text: str,
     warnings: list[str], asked: bool = True,
-) -> Mode:  # fmt: skip
+) -> tuple[Mode, float]:  # fmt: skip
     """The mode this query can run in now, with a warning for each fallback (a query of
     fielded clauses alone, ``au:x cat:y``, is keyword search without one unless the request
-    ``asked`` for another mode)."""
+    ``asked`` for another mode), and the semantic side's weight in hybrid fusion: while the
+    backlog embeds, the share embedded (on SciFact with 5-50% of the vectors this beat
+    keywords alone: bench/RESULTS.md)."""
     if mode == "keyword":
-        return mode
+        return mode, 1.0
     if parsed.empty:
-        return "keyword"  # browsing: nothing to embed
+        return "keyword", 1.0  # browsing: nothing to embed
     if not semantic_text:
         if asked:
             warnings.append(f"{mode} search needs free text; searched by keywords")
-        return "keyword"
+        return "keyword", 1.0
     if engine.data.vectors.size == 0:
         warnings.append("the semantic index is still being built; searched by keywords")
-        return "keyword"
+        return "keyword", 1.0
     progress = engine.data.embedding_progress()  # cheap: counts kept per change
     if not progress.pending:
-        return mode
+        return mode, 1.0
     if mode == "hybrid" and progress.coverage < engine.config.search.semantic_min_coverage:
         warnings.append(
             f"embedding is under way ({progress.line()}); searched by keywords until "
             f"{engine.config.search.semantic_min_coverage:.0%} of the papers have vectors"
         )
-        return "keyword"
+        return "keyword", 1.0
     side = "semantic search" if mode == "semantic" else "the semantic side (weighed by it)"
     warnings.append(f"embedding is under way: {side} covers {progress.line()}")
-    return mode
+    return mode, progress.coverage
 
 
 def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
