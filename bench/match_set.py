@@ -146,7 +146,7 @@ def run(
 
 
 def _label(search: dict[str, Any]) -> str:
-    s = {**BASELINE, **search} if search.get("match_all_up_to") == 1 else search
+    s = search
     if s.get("match_fraction", 1) == 0.0 and s.get("match_all_up_to") == 1:
         words = "any word"
     else:

@@ -253,10 +253,7 @@ class SearchEngine:
         sem_ranks = _ranks([d for d, _ in candidates])
         offset = (plan.request.page - 1) * plan.size
         if keyword_side is None or lexical is None or ranked is None:  # semantic
-            facets, ordered = self._over_list(semantic, plan.sort) if semantic else (_NONE, [])
-            page = ordered[offset : offset + plan.size]
-            hits = make_hits(self.data, page, q, {}, {"semantic": sem_ranks})
-            return hits, len(semantic), facets, len(semantic)
+            return self._whole_list(semantic, plan, {"semantic": sem_ranks})
         kd, _, k_total = lexical.result()  # the keyword matches (the first n)
         rd, rs, _ = ranked.result()
         keyword = list(zip(rd, rs, strict=True))
@@ -272,9 +269,7 @@ class SearchEngine:
         title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
         ranks = {"keyword": _ranks(rd), "semantic": sem_ranks, "title": title_ranks}
         if k_total <= len(kd):  # every keyword match is a candidate: the list is the set
-            facets, ordered = self._over_list(fused, plan.sort) if fused else (_NONE, [])
-            page = ordered[offset : offset + plan.size]
-            return make_hits(self.data, page, q, {}, ranks), len(fused), facets, len(fused)
+            return self._whole_list(fused, plan, ranks)
         match_q = self._match_query(keyword_side, kd, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
         total = lex.count(match_q) if match_q is not keyword_side else k_total
@@ -321,6 +316,16 @@ class SearchEngine:
             (tantivy.Occur.Should, self.data.lexical.docids_for(extra)),
         ]
         return tantivy.Query.boolean_query(either)
+
+    def _whole_list(
+        self, matches: list[tuple[int, float]], plan: Plan, ranks: dict[str, dict[int, int]]
+    ) -> tuple[list[Hit], int, Facets, int]:
+        """The answer when ``matches`` (relevance order) is the whole match set."""
+        facets, ordered = self._over_list(matches, plan.sort) if matches else (_NONE, [])
+        offset = (plan.request.page - 1) * plan.size
+        page = ordered[offset : offset + plan.size]
+        hits = make_hits(self.data, page, plan.keyword.query, {}, ranks)
+        return hits, len(matches), facets, len(matches)
 
     def _over_list(
         self, fused: list[tuple[int, float]], sort: str
