@@ -45,6 +45,7 @@ node-deps:
 lint: install lint-container
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 typecheck: lint
 

@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from engine.names import compatible, split_name
-from engine.results import FacetCount
-from engine.store import PaperStore
-from indexer.authors import normalise_name
+from papersift.core.authors import normalise_name
+from papersift.core.names import compatible, split_name
+from papersift.engine.results import FacetCount
+from papersift.engine.store import PaperStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS researchers (

@@ -20,27 +20,20 @@ import faiss
 import numpy as np
 import tantivy
 
-from engine import fusion
-from engine.datadir import DataDir
-from engine.facet_table import FacetTable
-from engine.hits import direct_result, make_hits, missing_result
-from engine.institutions import Institutions
-from engine.match import semantic_matches
-from engine.plan import Plan, make_plan
-from engine.query import arxiv_id_in
-from engine.result_cache import ResultCache
-from engine.results import (
-    FacetCount,
-    Hit,
-    Mode,
-    SearchRequest,
-    SearchResult,
-    Stats,
-)
-from engine.title_match import put_first
-from papersift.config import Config
-from papersift.errors import QueryError
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.core.config import Config
+from papersift.core.errors import QueryError
+from papersift.core.paper import Paper, parse_arxiv_id
+from papersift.engine import fusion
+from papersift.engine.datadir import DataDir
+from papersift.engine.facet_table import FacetTable
+from papersift.engine.hits import direct_result, make_hits, missing_result
+from papersift.engine.institutions import Institutions
+from papersift.engine.match import semantic_matches
+from papersift.engine.plan import Plan, make_plan
+from papersift.engine.query import arxiv_id_in
+from papersift.engine.result_cache import ResultCache
+from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult, Stats
+from papersift.engine.title_match import put_first
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200

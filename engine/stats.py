@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from engine.datadir import DataDir
-from engine.embed_progress import read_progress
-from engine.results import Stats
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed_progress import read_progress
+from papersift.engine.results import Stats
 
 
 def stats_with_progress(engine: object) -> Stats:

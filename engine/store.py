@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from engine.enrichment import carry_enrichment
-from papersift.paper import Author, Paper
-from papersift.records import RecordError, checked
+from papersift.core.paper import Author, Paper
+from papersift.core.records import RecordError, checked
+from papersift.engine.enrichment import carry_enrichment
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class UpsertCounts:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
-    rejected: int = 0  # records out of bounds (see papersift.records), logged and not stored
+    rejected: int = 0  # records out of bounds (see papersift.core.records), logged and not stored
 
     def __add__(self, other: UpsertCounts) -> UpsertCounts:
         return UpsertCounts(

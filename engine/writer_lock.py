@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError
 
 LOCK_NAME = "writer.lock"
 _POLL = 0.2  # seconds between tries while waiting

@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.datadir import MANIFEST, read_manifest
-from papersift.config import Config
-from papersift.errors import PapersiftError
+from papersift.core.config import Config
+from papersift.core.errors import PapersiftError
+from papersift.engine.datadir import MANIFEST, read_manifest
 
 ATTEMPTS = 20
 # Copied above in order, or (models/: the float32 graph) rebuilt on first use.

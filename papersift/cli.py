@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from papersift import __version__
-from papersift.config import Config, load_config
-from papersift.errors import PapersiftError
+from papersift.core.config import Config, load_config
+from papersift.core.errors import PapersiftError
 
 log = logging.getLogger("papersift")
 
@@ -60,9 +60,9 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import import_files
-    from indexer.snapshot import SkippedLine
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import import_files
+    from papersift.indexer.snapshot import SkippedLine
 
     config = _config(args)
     paths = [Path(p) for p in args.files]
@@ -109,8 +109,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import index_backlog
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import index_backlog
 
     data = DataDir(_config(args), create=False)
     try:
@@ -136,9 +136,9 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from engine.results import Filters, SearchRequest
-    from engine.search import open_engine
-    from engine.serialize import result_json
+    from papersift.engine.results import Filters, SearchRequest
+    from papersift.engine.search import open_engine
+    from papersift.engine.serialize import result_json
 
     engine = open_engine(_config(args))
     try:
@@ -178,9 +178,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from engine.search import open_engine
-    from engine.serialize import stats_json
-    from engine.stats import stats_with_progress
+    from papersift.engine.search import open_engine
+    from papersift.engine.serialize import stats_json
+    from papersift.engine.stats import stats_with_progress
 
     engine = open_engine(_config(args))
     try:
@@ -213,9 +213,9 @@ def _harvest_json(report: Any) -> dict[str, Any]:
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import embed_backlog
-    from indexer.harvest import harvest
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import embed_backlog
+    from papersift.indexer.harvest import harvest
 
     tty = not args.json and sys.stderr.isatty()
     data = DataDir(_config(args))
@@ -234,9 +234,9 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import embed_backlog
-    from indexer.harvest import add_ids
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import embed_backlog
+    from papersift.indexer.harvest import add_ids
 
     data = DataDir(_config(args))
     try:
@@ -254,8 +254,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.harvest import reindex
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.harvest import reindex
 
     data = DataDir(_config(args), create=False)
     try:
@@ -271,8 +271,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_enrich(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.enrich_run import enrich_files, enrich_online
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.enrich_run import enrich_files, enrich_online
 
     data = DataDir(_config(args), create=False)
     requests = cached = 0
@@ -299,9 +299,9 @@ def cmd_enrich(args: argparse.Namespace) -> int:
 def cmd_import_ror(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from engine.datadir import DataDir
-    from engine.institutions import Institutions
-    from indexer.ror import read_ror
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.institutions import Institutions
+    from papersift.engine.ror import read_ror
 
     config = _config(args)
     path = Path(args.file)
@@ -324,9 +324,9 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
 
 
 def cmd_match_affiliation(args: argparse.Namespace) -> int:
-    from engine.affiliation_match import as_json, explain
-    from engine.datadir import DataDir
-    from engine.institutions import Institutions
+    from papersift.engine.affiliation_match import as_json, explain
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.institutions import Institutions
 
     data = DataDir(_config(args))
     try:
@@ -348,7 +348,7 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from papersift import doctor
-    from papersift.errors import ConfigError
+    from papersift.core.errors import ConfigError
 
     path = args.config or os.environ.get("PAPERSIFT_CONFIG")
     if path is None and Path("config.toml").is_file():
@@ -390,7 +390,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.results import MODES, SORTS
+    from papersift.engine.results import MODES, SORTS
 
     parser = argparse.ArgumentParser(
         prog="papersift", description="Self-hostable hybrid search engine for research papers."
@@ -563,7 +563,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command not in WRITERS:
             return int(args.func(args))
-        from engine.writer_lock import writer_lock
+        from papersift.engine.writer_lock import writer_lock
 
         # One writer per data directory: a second one says who holds it, in one line.
         with writer_lock(_config(args).data_dir, f"`papersift {args.command}`"):

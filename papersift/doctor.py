@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 
-from papersift.config import Config
+from papersift.core.config import Config
 from papersift.doctor_checks import (
     Check,
     Status,
@@ -67,7 +67,7 @@ def diagnose(config: Config) -> list[Check]:
 def repair(config: Config, say: Callable[[str], None] = print) -> None:
     """Rebuild the lexical index from the store if it disagrees; forget embeddings whose
     vectors are gone. Run with the server stopped (it takes the index writer)."""
-    from engine.datadir import DataDir
+    from papersift.engine.datadir import DataDir
 
     checks = {c.name: c for c in diagnose(config)}
     root = config.data_dir

@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
-from papersift.config import Config
-from papersift.errors import ConfigError, PapersiftError
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError, PapersiftError
+from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
@@ -175,7 +175,7 @@ def check_researchers(root: Path, store: StoreFacts) -> Check:
 
 
 def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
-    from engine.lexical import LexicalIndex
+    from papersift.engine.lexical import LexicalIndex
 
     folder = root / "lexical"
     if not (folder / "meta.json").is_file():
@@ -208,8 +208,8 @@ def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
 def check_model(
     config: Config, root: Path, manifest: dict[str, Any]
 ) -> tuple[Check, tuple[str, int] | None]:
-    from engine.embed import Embedder
-    from engine.model_files import resolve_model_files
+    from papersift.engine.embed import Embedder
+    from papersift.engine.model_files import resolve_model_files
 
     e = config.embedding
     fix = "set [embedding] model and tokenizer to an ONNX model and its tokenizer.json"
@@ -255,8 +255,8 @@ def check_model(
 
 
 def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
-    from engine.embed_progress import format_duration, parse_progress, progress_key
-    from engine.vectors import model_dir_name
+    from papersift.engine.embed_progress import format_duration, parse_progress, progress_key
+    from papersift.engine.vectors import model_dir_name
 
     db = connect(root)
     try:
@@ -316,7 +316,7 @@ def segment_docids(
     root: Path, model_id: str, dim: int, current: dict[int, str]
 ) -> tuple[set[int], int]:
     """Docids with a vector of their current text in some segment; unreadable segments."""
-    from engine.vectors import VectorIndex, model_dir_name
+    from papersift.engine.vectors import VectorIndex, model_dir_name
 
     live: set[int] = set()
     bad = 0

@@ -12,10 +12,10 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from starlette.requests import Request
 
-from engine.results import Hit, SearchRequest, SearchResult, Stats
-from engine.stats import stats_with_progress
-from papersift.config import Config
-from papersift.paper import Paper
+from papersift.core.config import Config
+from papersift.core.paper import Paper
+from papersift.engine.results import Hit, SearchRequest, SearchResult, Stats
+from papersift.engine.stats import stats_with_progress
 
 T = TypeVar("T")
 STATS_TTL = 30.0  # seconds a stats snapshot is reused (home page, category checks)

@@ -8,12 +8,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from engine.people import papers_of_any
-from engine.results import Hit
-from engine.search import SearchEngine
-from papersift.config import Config, LabConfig
-from server.institution_pages import institution_url
-from server.people_views import researcher_url
+from papersift.core.config import Config, LabConfig
+from papersift.core.urls import institution_url, researcher_url
+from papersift.engine.people import papers_of_any
+from papersift.engine.results import Hit
+from papersift.engine.search import SearchEngine
 
 ORCID_URL = "https://orcid.org/"
 SNIPPET = 300
@@ -109,7 +108,7 @@ def lab_section(
     return LabSection(
         name=name,
         institution=inst.name if inst else None,
-        institution_url=institution_url(inst) if inst else None,
+        institution_url=institution_url(inst.iid, inst.name) if inst else None,
         members=tuple(members),
         latest=tuple(latest),
         papers=total,

@@ -26,10 +26,10 @@ from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 
-from server.compress import MIN_SIZE, choose_encoding, is_compressible
-from server.context import ctx
-from server.markdown import wants_markdown
-from server.templating import not_modified
+from papersift.server.compress import MIN_SIZE, choose_encoding, is_compressible
+from papersift.server.context import ctx
+from papersift.server.markdown import wants_markdown
+from papersift.server.templating import not_modified
 
 MAX_BYTES = 32 * 1024 * 1024
 REGISTRY_POLL = 1.0  # seconds between reads of the institution registry's version

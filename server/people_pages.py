@@ -12,23 +12,24 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.people import People, Profile, Researcher
-from engine.results import Filters, SearchRequest, SearchResult
-from server import institution_pages, people_api, views
-from server.context import ctx
-from server.feed_routes import researcher_feed_path
-from server.markdown import (
+from papersift.core.urls import researcher_url
+from papersift.engine.people import People, Profile, Researcher
+from papersift.engine.results import Filters, SearchRequest, SearchResult
+from papersift.server import institution_pages, people_api, views
+from papersift.server.context import ctx
+from papersift.server.feed_routes import researcher_feed_path
+from papersift.server.markdown import (
     MARKDOWN,
     author_links_of,
     list_markdown,
     researcher_markdown,
     wants_markdown,
 )
-from server.params import clean_text, int_param, page_link, search_url, with_filters
-from server.people_views import author_links, researcher_filters, researcher_url
-from server.svg import Bar, Node, bar_chart, network
-from server.templating import cached_response, page_meta, render
-from server.urls import site_root
+from papersift.server.params import clean_text, int_param, page_link, search_url, with_filters
+from papersift.server.people_views import author_links, researcher_filters
+from papersift.server.svg import Bar, Node, bar_chart, network
+from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.urls import site_root
 
 INDEX_PAGE = 50
 _PATH = re.compile(r"^(?P<id>\d{1,12})(?:-(?P<slug>[A-Za-z0-9-]*))?/?$")

@@ -20,25 +20,26 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from engine.institutions import Institutions
-from engine.people import People
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from engine.store import PaperStore
-from feeds.sitemap import CONTENT_TYPE, Entry, chunk_entries, chunk_lastmods, sitemap_index, urlset
-from server.context import AppContext, ctx
-from server.people_views import researcher_url, slug
-from server.templating import not_modified
-from server.urls import category_path, shared_cache, site_root, slugify
+from papersift.core.urls import category_path, institution_url, researcher_url, slugify
+from papersift.engine.institutions import Institutions
+from papersift.engine.people import People
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.engine.store import PaperStore
+from papersift.feeds.sitemap import (
+    CONTENT_TYPE,
+    Entry,
+    chunk_entries,
+    chunk_lastmods,
+    sitemap_index,
+    urlset,
+)
+from papersift.server.context import AppContext, ctx
+from papersift.server.templating import not_modified
+from papersift.server.urls import shared_cache, site_root
 
 STATIC_PAGES = ("/categories", "/feeds", "/developers")
 BATCH = 5000  # ids per store read of the researcher and institution chunks
-
-
-def institution_path(iid: int, name: str) -> str:
-    """The canonical institution page (as ``server.institution_pages.institution_url``)."""
-    s = slug(name)
-    return f"/institutions/{iid}-{s}" if s else f"/institutions/{iid}"
 
 
 @dataclass(frozen=True)
@@ -157,7 +158,7 @@ def _institution_entries(c: AppContext, size: int, n: int) -> Iterator[Entry]:
     last = n * size
     for first in range((n - 1) * size + 1, last + 1, BATCH):
         for iid, name in reg.sitemap_rows(first, min(first + BATCH - 1, last)):
-            yield institution_path(iid, name), None
+            yield institution_url(iid, name), None
 
 
 KINDS: tuple[SitemapKind, ...] = (

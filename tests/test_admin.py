@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine
-from papersift.scheduler import JobRunner
-from server.app import create_app
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine
+from papersift.indexer.scheduler import JobRunner
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.recorded_server import RecordedServer, Reply, oai, serve
 from tests.web_helpers import parse_html

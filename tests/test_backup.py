@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import open_engine
-from indexer.build import embed_backlog, import_files
 from papersift import doctor
 from papersift.backup import BackupError, backup
 from papersift.cli import main
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import demo_records, make_config, write_jsonl
 
 CHUNK = 150

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from papersift.config import Config
+from papersift.core.config import Config
 from tests.corpus import demo_records, write_jsonl
 
 COMMANDS = ("import", "index", "search", "stats", "serve")

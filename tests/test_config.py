@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from papersift.config import iter_settings, load_config
-from papersift.errors import ConfigError
+from papersift.core.config import iter_settings, load_config
+from papersift.core.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parent.parent
 

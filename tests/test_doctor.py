@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.embed import default_model_path, default_tokenizer_path
-from engine.embed_progress import format_duration, record_progress
-from engine.model_files import resolve_model_files
-from engine.results import SearchRequest
-from engine.search import open_engine
-from indexer.build import embed_backlog, import_files
 from papersift import doctor
 from papersift.cli import main
-from papersift.config import Config
-from papersift.errors import ConfigError
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed import default_model_path, default_tokenizer_path
+from papersift.engine.embed_progress import format_duration, record_progress
+from papersift.engine.model_files import resolve_model_files
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.search import open_engine
-from engine.stats import stats_with_progress
-from indexer.build import embed_backlog, import_files
-from indexer.embed_queue import EmbedQueue
 from papersift.cli import main
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import open_engine
+from papersift.engine.stats import stats_with_progress
+from papersift.indexer.build import embed_backlog, import_files
+from papersift.indexer.embed_queue import EmbedQueue
 from tests.corpus import sample_records, write_jsonl
 
 

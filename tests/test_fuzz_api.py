@@ -29,7 +29,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 
-from server.params import parse_date
+from papersift.server.params import parse_date
 
 pytest_plugins = ["tests.web_fixtures"]
 

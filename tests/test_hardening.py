@@ -12,11 +12,11 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from engine.search import SearchEngine
-from server import admin
-from server.app import create_app
-from server.headers import SECURITY_HEADERS
-from server.ratelimit import MAX_BODY, RateLimiter, TokenBucket
+from papersift.engine.search import SearchEngine
+from papersift.server import admin
+from papersift.server.app import create_app
+from papersift.server.headers import SECURITY_HEADERS
+from papersift.server.ratelimit import MAX_BODY, RateLimiter, TokenBucket
 from tests.corpus import make_config
 
 pytest_plugins = ["tests.web_fixtures"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from papersift.config import Config
+from papersift.core.config import Config
 from tests.corpus import make_config
 from tests.load_kit import LoadGenerator, serve, wait_findable
 from tests.reliability_kit import HARVEST, PAPERSIFT, harvest_cmd, oai_server, paper_set, run

@@ -10,15 +10,15 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from engine.datadir import DataDir
-from engine.embed import Embedder, _float32_graph, _sha256, default_model_path
-from engine.embed import default_tokenizer_path as vendored_tokenizer
-from engine.results import SearchRequest
-from engine.search import open_engine
-from engine.stats import stats_with_progress
-from engine.vectors import model_dir_name
-from indexer.build import embed_backlog, import_files
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed import Embedder, _float32_graph, _sha256, default_model_path
+from papersift.engine.embed import default_tokenizer_path as vendored_tokenizer
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.engine.stats import stats_with_progress
+from papersift.engine.vectors import model_dir_name
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
 QUERY = "neural networks for language"

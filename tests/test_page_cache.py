@@ -13,13 +13,13 @@ import pytest
 from lxml import html
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine, open_engine
-from indexer.build import import_files
-from papersift.config import Config
-from server.app import create_app
-from server.page_cache import PageCache
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import import_files
+from papersift.server.app import create_app
+from papersift.server.page_cache import PageCache
 from tests.corpus import make_config, sample_records, write_jsonl
 
 pytest_plugins = ["tests.web_fixtures"]

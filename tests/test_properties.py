@@ -16,15 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.query import FIELD_ALIASES, arxiv_id_in, parse_user_query
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.authors import normalise_name, parse_authors
-from indexer.snapshot import record_to_paper
-from papersift.errors import QueryError
-from papersift.paper import Paper, parse_arxiv_id, version_number
-from server.params import ParamError
-from server.urls import parse_paper_path, slugify
+from papersift.core.authors import normalise_name, parse_authors
+from papersift.core.errors import QueryError
+from papersift.core.paper import Paper, parse_arxiv_id, version_number
+from papersift.core.urls import slugify
+from papersift.engine.query import FIELD_ALIASES, arxiv_id_in, parse_user_query
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.snapshot import record_to_paper
+from papersift.server.params import ParamError
+from papersift.server.urls import parse_paper_path
 
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.datadir import DataDir
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from indexer.build import embed_backlog, import_files
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import demo_records, make_config, write_jsonl
 
 

@@ -9,10 +9,10 @@ from datetime import date
 import numpy as np
 import pytest
 
-from engine.results import Filters, Mode, SearchRequest, SearchResult
-from engine.search import SearchEngine
-from indexer.authors import normalise_name
-from papersift.errors import QueryError
+from papersift.core.authors import normalise_name
+from papersift.core.errors import QueryError
+from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
+from papersift.engine.search import SearchEngine
 
 MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
 

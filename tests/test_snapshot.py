@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from indexer.snapshot import (
+from papersift.core.errors import ImportFormatError
+from papersift.core.paper import Author, Paper, parse_arxiv_id
+from papersift.core.resources import demo_corpus_path
+from papersift.indexer.snapshot import (
     SkippedLine,
     SnapshotReader,
     open_text,
     read_snapshot,
     record_to_paper,
 )
-from papersift.errors import ImportFormatError
-from papersift.paper import Author, Paper, parse_arxiv_id
-from papersift.resources import demo_corpus_path
 
 # Ten real records; see fixtures/snapshot/SOURCE.txt for where each line comes from.
 REAL = Path(__file__).parent / "fixtures" / "snapshot" / "real.jsonl"

@@ -8,14 +8,16 @@ from datetime import date
 import pytest
 from starlette.datastructures import QueryParams
 
-from engine.results import Filters, SearchRequest
-from papersift.config import SearchConfig
-from papersift.paper import Author, Paper
-from server.compress import accepted_encodings, choose_encoding
-from server.meta import bibtex, dump_jsonld, plain_text, shorten
-from server.params import ParamError, parse_date, parse_search, search_url
-from server.templating import snippet
-from server.urls import parse_paper_path, slugify
+from papersift.core.config import SearchConfig
+from papersift.core.paper import Author, Paper
+from papersift.core.tex import plain_text, shorten
+from papersift.core.urls import slugify
+from papersift.engine.results import Filters, SearchRequest
+from papersift.server.compress import accepted_encodings, choose_encoding
+from papersift.server.meta import bibtex, dump_jsonld
+from papersift.server.params import ParamError, parse_date, parse_search, search_url
+from papersift.server.templating import snippet
+from papersift.server.urls import parse_paper_path
 
 CFG = SearchConfig()
 KNOWN = {"cs": "cs", "cs.ir": "cs.IR", "cs.cl": "cs.CL", "cmp-lg": "cmp-lg"}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papersift.errors import ConfigError
+from papersift.core.errors import ConfigError
 
 ENV_PREFIX = "PAPERSIFT_"
 
