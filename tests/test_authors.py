@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from papersift.core import authors
 from papersift.core.authors import is_affiliation, normalise_name, parse_authors
 from papersift.core.resources import demo_corpus_path
-from papersift.indexer import authors
 
 KAGGLE_HEAD = Path(__file__).parent / "fixtures" / "snapshot" / "kaggle-head200.jsonl"
 
