@@ -7,7 +7,6 @@ non-zero exit code.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -52,8 +51,10 @@ def _positive(text: str) -> int:
 
 
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    """``data`` (builtins or msgspec Structs) as indented UTF-8 JSON on stdout."""
+    import msgspec
+
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
 
 
 # -- commands -----------------------------------------------------------------------------
@@ -138,7 +139,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from papersift.engine.results import Filters, SearchRequest
     from papersift.engine.search import open_engine
-    from papersift.engine.serialize import result_json
+    from papersift.engine.serialize import cli_result
 
     engine = open_engine(_config(args))
     try:
@@ -159,7 +160,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     finally:
         engine.close()
     if args.json:
-        _print_json(result_json(result))
+        _print_json(cli_result(result))
         return 0
     for w in result.warnings:
         print(f"note: {w}", file=sys.stderr)
@@ -179,7 +180,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
-    from papersift.engine.serialize import stats_json
+    from papersift.engine.serialize import local_stats
     from papersift.engine.stats import stats_with_progress
 
     engine = open_engine(_config(args))
@@ -187,12 +188,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
         stats = stats_with_progress(engine)
     finally:
         engine.close()
-    data = stats_json(stats)
-    data["data_dir"] = str(engine.config.data_dir)
     if args.json:
-        _print_json(data)
+        _print_json(local_stats(stats, str(engine.config.data_dir)))
         return 0
-    print(f"data directory  {data['data_dir']}")
+    print(f"data directory  {engine.config.data_dir}")
     print(f"papers          {stats.papers}")
     print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
     progress = stats.embedding
@@ -338,11 +337,11 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
     out = as_json(found)
     if args.json:
         _print_json(out)
-    elif out["match"] is None:
-        print(f"no match: {out['reason']}")
+    elif out.match is None:
+        print(f"no match: {out.reason}")
     else:
-        m = out["match"]
-        print(f"{m['ror']}  {m['name']}\n  {m['how']} match: {out['reason']}")
+        m = out.match
+        print(f"{m.ror}  {m.name}\n  {m.how} match: {out.reason}")
     return 0
 
 
