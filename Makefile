@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test install lint typecheck pytest bench clean system-deps node-deps lint-container binary binary-bench reliability bench-all bench-deps lighthouse
+.PHONY: serve test install lint typecheck pytest bench clean docs system-deps node-deps lint-container binary binary-bench reliability bench-all bench-deps lighthouse
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ node-deps:
 	else \
 		echo "note: npm not installed; the browser tests' accessibility check will be skipped (sudo apt-get install npm)"; \
 	fi
+
+# config.toml and the README's settings table are generated from papersift/core/config.py.
+docs: install
+	$(BIN)/python -m papersift.core.settings_docs
 
 lint: install lint-container
 	$(BIN)/ruff check .

@@ -74,8 +74,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"skipped line {s.line}: {s.reason}", file=sys.stderr)
 
-    data = DataDir(config)
-    try:
+    with DataDir(config) as data:
         report = import_files(
             data,
             paths,
@@ -83,8 +82,6 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=not args.json and sys.stderr.isatty(),
             on_skip=warn,
         )
-    finally:
-        data.close()
     if args.json:
         _print_json(
             {
@@ -112,8 +109,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.build import index_backlog
 
-    data = DataDir(_config(args), create=False)
-    try:
+    with DataDir(_config(args), create=False) as data:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
         clustered, done = index_backlog(
@@ -121,8 +117,6 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
         model = data.indexing_embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
-    finally:
-        data.close()
     if args.json:
         _print_json(
             {"clustered_now": clustered, "embedded_now": done, "embedded": embedded,
@@ -140,8 +134,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import result_json
 
-    engine = open_engine(_config(args))
-    try:
+    with open_engine(_config(args)) as engine:
         request = SearchRequest(
             query=args.query,
             mode=args.mode,
@@ -156,8 +149,6 @@ def cmd_search(args: argparse.Namespace) -> int:
             page_size=args.page_size,
         )
         result = engine.search(request)
-    finally:
-        engine.close()
     if args.json:
         _print_json(result_json(result))
         return 0
@@ -180,13 +171,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import stats_json
-    from papersift.engine.stats import stats_with_progress
 
-    engine = open_engine(_config(args))
-    try:
-        stats = stats_with_progress(engine)
-    finally:
-        engine.close()
+    with open_engine(_config(args)) as engine:
+        stats = engine.stats_with_progress()
     data = stats_json(stats)
     data["data_dir"] = str(engine.config.data_dir)
     if args.json:
@@ -218,14 +205,11 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     from papersift.indexer.harvest import harvest
 
     tty = not args.json and sys.stderr.isatty()
-    data = DataDir(_config(args))
-    try:
+    with DataDir(_config(args)) as data:
         report = harvest(
             data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
         )
         embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
-    finally:
-        data.close()
     if args.json:
         _print_json({**_harvest_json(report), "embedded": embedded})
     else:
@@ -238,12 +222,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import add_ids
 
-    data = DataDir(_config(args))
-    try:
+    with DataDir(_config(args)) as data:
         report, missing = add_ids(data, args.ids)
         embedded = 0 if args.no_embed else embed_backlog(data)
-    finally:
-        data.close()
     if args.json:
         _print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
@@ -257,12 +238,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.harvest import reindex
 
-    data = DataDir(_config(args), create=False)
-    try:
+    with DataDir(_config(args), create=False) as data:
         done = reindex(data, progress=not args.json and sys.stderr.isatty())
         papers = data.store.count()
-    finally:
-        data.close()
     if args.json:
         _print_json({"embedded_now": done, "papers": papers})
     else:
@@ -307,15 +285,12 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
-    data = DataDir(config)
-    try:
+    with DataDir(config) as data:
         registry = Institutions(data.store)
         before = registry.count()
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
             read = registry.import_organisations(bar.update(1) or org for org in read_ror(path))
         total = registry.count()
-    finally:
-        data.close()
     if args.json:
         _print_json({"read": read, "added": total - before, "institutions": total})
     else:

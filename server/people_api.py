@@ -30,10 +30,7 @@ def papers_request(
 
 
 def _people(request: Request) -> People:
-    people = getattr(ctx(request).engine, "people", None)
-    if not isinstance(people, People):
-        raise HTTPException(404, "This index has no researchers.")
-    return people
+    return ctx(request).engine.people
 
 
 def researcher_json(r: Researcher, root: str) -> dict[str, Any]:
