@@ -24,7 +24,7 @@ import numpy as np
 
 from papersift import __version__
 from papersift.core.config import Config
-from papersift.core.errors import IndexVersionError, PapersiftError
+from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir
 from papersift.core.paper import Paper
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.embed import Embedder, default_model_id
@@ -84,7 +84,7 @@ class DataDir:
                 raise IndexVersionError(
                     f"no index at {self.root}; run `papersift import FILE...` first"
                 )
-            self.root.mkdir(parents=True, exist_ok=True)
+            make_data_dir(self.root)
             manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}
         version = manifest.get("schema_version")
         rebuild_lexical = version in LEXICAL_REBUILD_FROM

@@ -533,8 +533,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for name in ("papersift", "engine", "indexer", "server", "feeds"):
-        logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    logging.getLogger("papersift").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         if args.command not in WRITERS:
             return int(args.func(args))

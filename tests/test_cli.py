@@ -113,3 +113,17 @@ def test_bad_config_and_missing_index(tmp_path: Path, fresh_config: Config) -> N
     out = run("search", "--config", config_path(fresh_config), "x")
     assert out.returncode == 1 and "papersift import" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("where", ["/proc/nope", "/dev/null/sub"])
+def test_unusable_data_dir_is_one_line(where: str, tmp_path: Path) -> None:
+    """A data directory that cannot be created: one line naming it and the setting."""
+    source = tmp_path / "papers.jsonl"
+    write_jsonl(source, demo_records()[:2])
+    for args in (("import", str(source)), ("index",)):
+        out = run(*args, env={"PAPERSIFT_DATA_DIR": where})
+        assert out.returncode == 1, out.stderr
+        assert "Traceback" not in out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and where in lines[0], out.stderr
+        assert "PAPERSIFT_DATA_DIR" in lines[0] or "no index" in lines[0]
