@@ -15,7 +15,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from collections.abc import Iterator
 from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
@@ -123,22 +122,3 @@ def test_serves_a_lab_corpus_from_its_config_file(binary: Path, tmp_path: Path) 
         assert search(server, target["title"], "semantic")[0]["id"] == target["id"]
     assert (lab / "data" / "manifest.json").is_file()
     assert not (elsewhere / "papersift-data").exists()
-
-
-def test_container_build_installs_like_the_documented_install() -> None:
-    """The Containerfile copies every package pyproject ships and installs them with the
-    same pip command as docs/OPERATIONS.md (hadolint checks the rest: `make lint`)."""
-    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    lines = (ROOT / "Containerfile").read_text().splitlines()
-    stages = [i for i, line in enumerate(lines) if line.startswith("FROM ")]
-    assert len(stages) == 2, "multi-stage: build, then a small final image"
-    build_stage = lines[stages[0] : stages[1]]
-    copied = {line.split()[1] for line in build_stage if line.startswith("COPY ")}
-    assert set(packages["packages"]) <= copied
-    assert {"pyproject.toml", "README.md"} <= {
-        w for line in build_stage if line.startswith("COPY ") for w in line.split()[1:-1]
-    }
-    run = " ".join(line.strip(" \\") for line in build_stage if "pip install" in line)
-    assert "pip install --no-cache-dir -c requirements.lock ." in run
-    docs = (ROOT / "docs" / "OPERATIONS.md").read_text()
-    assert "/opt/papersift/bin/pip install -c requirements.lock ." in docs
