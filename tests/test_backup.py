@@ -28,6 +28,7 @@ def _chunks(root: Path, n: int) -> list[Path]:
     ]
 
 
+@pytest.mark.slow
 def test_backup_while_importing_is_consistent(fresh_config: Config, tmp_path: Path) -> None:
     chunks = _chunks(tmp_path, 6)
     data = DataDir(fresh_config)

@@ -18,6 +18,8 @@ from papersift.indexer.build import embed_backlog, import_files
 from papersift.indexer.embed_queue import EmbedQueue
 from tests.corpus import sample_records, write_jsonl
 
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
+
 
 def imported(config: Config, tmp_path: Path, every: int = 40) -> DataDir:
     data = DataDir(config)

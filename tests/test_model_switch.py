@@ -20,6 +20,8 @@ from papersift.engine.vectors import model_dir_name
 from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
+
 QUERY = "neural networks for language"
 
 
