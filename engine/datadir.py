@@ -24,7 +24,7 @@ import numpy as np
 
 from papersift import __version__
 from papersift.core.config import Config
-from papersift.core.errors import IndexVersionError, PapersiftError
+from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir
 from papersift.core.paper import Paper
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.embed import Embedder, default_model_id
@@ -84,7 +84,7 @@ class DataDir:
                 raise IndexVersionError(
                     f"no index at {self.root}; run `papersift import FILE...` first"
                 )
-            self.root.mkdir(parents=True, exist_ok=True)
+            make_data_dir(self.root)
             manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}
         version = manifest.get("schema_version")
         rebuild_lexical = version in LEXICAL_REBUILD_FROM
@@ -104,7 +104,7 @@ class DataDir:
                 "store's %d papers; this runs once",
                 self.root, SCHEMA_VERSION, version, self.store.count(),
             )  # fmt: skip
-            self.store.set_meta("lexical_seq", "0")
+            self.reset_lexical()
             shutil.rmtree(self.root / "lexical", ignore_errors=True)
         self.lexical = LexicalIndex(
             self.root / "lexical", title_boost=s.title_boost, author_boost=s.author_boost
@@ -396,9 +396,18 @@ class DataDir:
         if dead:
             self.lexical.delete([d for d, _ in dead])
             n += len(dead)
-        self.lexical.commit()
-        self.store.set_meta("lexical_seq", str(target))
+        self.commit_lexical(target)
         return n
+
+    def commit_lexical(self, seq: int) -> None:
+        """Commit Tantivy, then record ``seq`` as the last store change it holds (the order
+        that keeps a crash, and a backup, consistent: see ``papersift.backup``)."""
+        self.lexical.commit()
+        self.store.set_meta("lexical_seq", str(seq))
+
+    def reset_lexical(self) -> None:
+        """Make the next ``sync_lexical`` replay every paper (a rebuilt lexical index)."""
+        self.store.set_meta("lexical_seq", "0")
 
     # -- manifest ------------------------------------------------------------------------
 
@@ -423,6 +432,12 @@ class DataDir:
     def close(self) -> None:
         self.lexical.close_writer()
         self.store.close()
+
+    def __enter__(self) -> DataDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _now() -> str:

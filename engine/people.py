@@ -210,6 +210,17 @@ class People:
             ).fetchone()
         return int(row[0])
 
+    def with_orcid(self, orcid: str) -> list[tuple[int, str, int]]:
+        """(rid, name, papers) of the researchers carrying this ORCID, most papers first."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT r.rid, r.name, r.papers FROM researcher_ids i JOIN researchers r "
+                "ON r.rid = i.rid WHERE i.source = 'orcid' AND i.value = ? "
+                "AND r.merged_into IS NULL AND r.papers > 0 ORDER BY r.papers DESC, r.rid",
+                (orcid,),
+            ).fetchall()
+        return [(int(r), str(n), int(p)) for r, n, p in rows]
+
     def sitemap_chunks(self, size: int, batch: int = 50_000) -> list[tuple[int, date | None]]:
         """(chunk, newest paper update) of each rid range ``[k*size+1, (k+1)*size]`` that
         holds a listed researcher (one with papers, not merged away).

@@ -103,9 +103,7 @@ def import_files(
 def _commit_lexical(data: DataDir) -> None:
     """Commit Tantivy and record the store sequence it now reflects (import batches,
     harvest pages: the caller has written every change up to it)."""
-    seq = data.store.seq
-    data.lexical.commit()
-    data.store.set_meta("lexical_seq", str(seq))
+    data.commit_lexical(data.store.seq)
 
 
 def embed_backlog(

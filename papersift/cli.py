@@ -75,8 +75,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"skipped line {s.line}: {s.reason}", file=sys.stderr)
 
-    data = DataDir(config)
-    try:
+    with DataDir(config) as data:
         report = import_files(
             data,
             paths,
@@ -84,8 +83,6 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=not args.json and sys.stderr.isatty(),
             on_skip=warn,
         )
-    finally:
-        data.close()
     if args.json:
         _print_json(
             {
@@ -113,8 +110,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.build import index_backlog
 
-    data = DataDir(_config(args), create=False)
-    try:
+    with DataDir(_config(args), create=False) as data:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
         clustered, done = index_backlog(
@@ -122,8 +118,6 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
         model = data.indexing_embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
-    finally:
-        data.close()
     if args.json:
         _print_json(
             {"clustered_now": clustered, "embedded_now": done, "embedded": embedded,
@@ -141,8 +135,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import cli_result
 
-    engine = open_engine(_config(args))
-    try:
+    with open_engine(_config(args)) as engine:
         request = SearchRequest(
             query=args.query,
             mode=args.mode,
@@ -157,8 +150,6 @@ def cmd_search(args: argparse.Namespace) -> int:
             page_size=args.page_size,
         )
         result = engine.search(request)
-    finally:
-        engine.close()
     if args.json:
         _print_json(cli_result(result))
         return 0
@@ -181,13 +172,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import local_stats
-    from papersift.engine.stats import stats_with_progress
 
-    engine = open_engine(_config(args))
-    try:
-        stats = stats_with_progress(engine)
-    finally:
-        engine.close()
+    with open_engine(_config(args)) as engine:
+        stats = engine.stats_with_progress()
     if args.json:
         _print_json(local_stats(stats, str(engine.config.data_dir)))
         return 0
@@ -217,14 +204,11 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     from papersift.indexer.harvest import harvest
 
     tty = not args.json and sys.stderr.isatty()
-    data = DataDir(_config(args))
-    try:
+    with DataDir(_config(args)) as data:
         report = harvest(
             data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
         )
         embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
-    finally:
-        data.close()
     if args.json:
         _print_json({**_harvest_json(report), "embedded": embedded})
     else:
@@ -237,12 +221,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import add_ids
 
-    data = DataDir(_config(args))
-    try:
+    with DataDir(_config(args)) as data:
         report, missing = add_ids(data, args.ids)
         embedded = 0 if args.no_embed else embed_backlog(data)
-    finally:
-        data.close()
     if args.json:
         _print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
@@ -256,12 +237,9 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.harvest import reindex
 
-    data = DataDir(_config(args), create=False)
-    try:
+    with DataDir(_config(args), create=False) as data:
         done = reindex(data, progress=not args.json and sys.stderr.isatty())
         papers = data.store.count()
-    finally:
-        data.close()
     if args.json:
         _print_json({"embedded_now": done, "papers": papers})
     else:
@@ -306,15 +284,12 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
-    data = DataDir(config)
-    try:
+    with DataDir(config) as data:
         registry = Institutions(data.store)
         before = registry.count()
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
             read = registry.import_organisations(bar.update(1) or org for org in read_ror(path))
         total = registry.count()
-    finally:
-        data.close()
     if args.json:
         _print_json({"read": read, "added": total - before, "institutions": total})
     else:
@@ -557,8 +532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for name in ("papersift", "engine", "indexer", "server", "feeds"):
-        logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    logging.getLogger("papersift").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         if args.command not in WRITERS:
             return int(args.func(args))

@@ -6,7 +6,6 @@ Safe next to a running server: SQLite is opened read-only, the indexes are only 
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,6 +16,13 @@ import numpy as np
 from papersift.core.config import Config
 from papersift.core.errors import ConfigError, PapersiftError
 from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
+from papersift.engine.store_files import (
+    StoreFacts,
+    StoreUnreadable,
+    embedding_state,
+    identity_backlog,
+    store_facts,
+)
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
@@ -33,14 +39,6 @@ class Check:
 
     def json(self) -> dict[str, str]:
         return asdict(self)
-
-
-@dataclass
-class StoreFacts:
-    papers: int
-    seq: int
-    lexical_seq: int
-    docids: tuple[int, int, int]  # sum, min, max
 
 
 def _gib(n: float) -> str:
@@ -113,10 +111,6 @@ def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
     return Check("manifest", "OK", f"schema version {version} (written by {built})"), manifest
 
 
-def connect(root: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{root / 'papers.sqlite'}?mode=ro", uri=True)
-
-
 def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
     path = root / "papers.sqlite"
     if not path.is_file():
@@ -127,43 +121,23 @@ def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
             "restore the data directory from a backup, or rebuild it",
         ), None
     try:
-        db = connect(root)
-        try:
-            db.execute("PRAGMA busy_timeout = 10000")
-            papers, total, low, high = db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(docid), 0), COALESCE(MIN(docid), 0), "
-                "COALESCE(MAX(docid), 0) FROM papers"
-            ).fetchone()
-            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
+        store = store_facts(root)
+    except StoreUnreadable as exc:
         return Check(
             "store",
             "FAIL",
             f"{path} cannot be read: {exc}",
             "restore the data directory from a backup",
         ), None
-    store = StoreFacts(
-        papers,
-        int(meta.get("seq", 0)),
-        int(meta.get("lexical_seq", 0)),
-        (int(total), int(low), int(high)),
-    )
-    return Check("store", "OK", f"{papers} papers, change sequence {store.seq}"), store
+    return Check("store", "OK", f"{store.papers} papers, change sequence {store.seq}"), store
 
 
 def check_researchers(root: Path, store: StoreFacts) -> Check:
     """Papers an import left for the backlog's identity clustering (``papersift index``)."""
-    db = connect(root)
     try:
-        row = db.execute("SELECT value FROM meta WHERE key = 'people_seq'").fetchone()
-        done = int(row[0]) if row else 0
-        pending = db.execute("SELECT COUNT(*) FROM papers WHERE seq > ?", (done,)).fetchone()[0]
-    except sqlite3.Error as exc:
+        pending = identity_backlog(root)
+    except StoreUnreadable as exc:
         return Check("researchers", "WARN", f"cannot read the identity state: {exc}")
-    finally:
-        db.close()
     if pending:
         return Check(
             "researchers",
@@ -258,23 +232,8 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
     from papersift.engine.embed_progress import format_duration, parse_progress, progress_key
     from papersift.engine.vectors import model_dir_name
 
-    db = connect(root)
-    try:
-        db.execute("PRAGMA busy_timeout = 10000")
-        current = dict(db.execute("SELECT docid, text_hash FROM papers").fetchall())
-        marked = {
-            int(d)
-            for (d,) in db.execute(
-                "SELECT e.docid FROM embedded e JOIN papers p USING (docid) "
-                "WHERE e.model = ? AND e.text_hash = p.text_hash",
-                (model_id,),
-            )
-        }
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (progress_key(model_id),))
-        recorded = row.fetchone()
-    finally:
-        db.close()
-    progress = parse_progress(recorded[0] if recorded else None, model_id, len(marked), papers)
+    current, marked, recorded = embedding_state(root, model_id, progress_key(model_id))
+    progress = parse_progress(recorded, model_id, len(marked), papers)
     live, bad_dim = segment_docids(root, model_id, dim, current)
     folder = root / "vectors" / model_dir_name(model_id)
     out = []

@@ -14,9 +14,10 @@ from starlette.types import Scope
 
 from papersift.core.config import Config
 from papersift.core.errors import QueryError
+from papersift.engine.search import SearchEngine
 from papersift.server import admin, api, errors, feed_routes, institutions_api, pages
 from papersift.server.compress import CompressionMiddleware
-from papersift.server.context import AppContext, Engine
+from papersift.server.context import AppContext
 from papersift.server.headers import SecurityHeadersMiddleware
 from papersift.server.page_cache import PageCache
 from papersift.server.params import ParamError
@@ -41,7 +42,7 @@ class CachedStatic(StaticFiles):
         return response
 
 
-def create_app(engine: Engine, config: Config) -> Starlette:
+def create_app(engine: SearchEngine, config: Config) -> Starlette:
     """The web app over an open engine; the caller keeps ownership of the engine."""
     app = Starlette(
         routes=[

@@ -20,8 +20,6 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.core.urls import category_path, institution_url, paper_path, researcher_url
-from papersift.engine.institutions import Institutions
-from papersift.engine.people import People
 from papersift.engine.results import Filters, SearchRequest
 from papersift.feeds.opensearch import CONTENT_TYPE as OPENSEARCH_TYPE
 from papersift.feeds.opensearch import description as opensearch_description
@@ -191,8 +189,7 @@ async def researcher(request: Request, fmt: FeedFormat) -> Response:
     """A researcher's newest papers; a merged id redirects to the feed of the surviving one."""
     c = ctx(request)
     rid = _feed_id(request, "researcher")
-    people = getattr(c.engine, "people", None)
-    found = await c.call(people.get, rid) if isinstance(people, People) else None
+    found = await c.call(c.engine.people.get, rid)
     if found is None or found.papers == 0:
         raise HTTPException(404, f"There is no researcher {rid} in this index.")
     if found.rid != rid:
@@ -214,8 +211,7 @@ async def institution(request: Request, fmt: FeedFormat) -> Response:
     arXiv records carry no affiliations, so a known institution's feed may well be empty)."""
     c = ctx(request)
     iid = _feed_id(request, "institution")
-    reg = getattr(c.engine, "institutions", None)
-    found = await c.call(reg.get, iid) if isinstance(reg, Institutions) else None
+    found = await c.call(c.engine.institutions.get, iid)
     if found is None:
         raise HTTPException(404, f"There is no institution {iid} in this index.")
     root = site_root(request)

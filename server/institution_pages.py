@@ -32,10 +32,7 @@ def _place(i: Institution) -> str:
 
 
 def _registry(request: Request) -> Institutions:
-    found = getattr(ctx(request).engine, "institutions", None)
-    if not isinstance(found, Institutions):
-        raise HTTPException(404, "This index has no institution pages.")
-    return found
+    return ctx(request).engine.institutions
 
 
 def organization_ld(i: Institution, url: str) -> dict[str, Any]:

@@ -114,9 +114,8 @@ def institution_filters(
 
 
 def install(app: Starlette) -> None:
-    registry = getattr(app.state.ctx.engine, "institutions", None)
-    found = registry if isinstance(registry, Institutions) else None
-    app.state.templates.globals["institution_filters"] = institution_filters(found)
+    registry = app.state.ctx.engine.institutions
+    app.state.templates.globals["institution_filters"] = institution_filters(registry)
     app.router.routes[0:0] = routes
 
 

@@ -15,6 +15,7 @@ from papersift.engine.institutions import Institution
 from papersift.engine.people import Profile, Researcher
 from papersift.engine.results import SearchResult, Stats
 from papersift.server import meta
+from papersift.server.negotiate import qualities
 from papersift.server.params import search_url
 from papersift.server.taxonomy import category_name
 
@@ -68,28 +69,12 @@ def author_links_of(request: Request) -> AuthorLinks:
     return links  # type: ignore[no-any-return]
 
 
-def _quality(accept: str, media: str) -> float:
-    best = -1.0
-    for part in accept.split(","):
-        name, *params = (p.strip() for p in part.split(";"))
-        if name.lower() != media:
-            continue
-        q = 1.0
-        for p in params:
-            if p.startswith("q="):
-                try:
-                    q = float(p[2:])
-                except ValueError:
-                    q = 0.0
-        best = max(best, q)
-    return best
-
-
 def wants_markdown(request: Request) -> bool:
     """True when the client asks for text/markdown and prefers it to HTML."""
     accept = request.headers.get("accept", "")
-    md = _quality(accept, "text/markdown")
-    return md > 0 and md >= _quality(accept, "text/html")
+    q = qualities(accept)
+    md = q.get("text/markdown", -1.0)
+    return md > 0 and md >= q.get("text/html", -1.0)
 
 
 def llms_txt(root: str, stats: Stats | None = None) -> str:

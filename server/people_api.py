@@ -28,10 +28,7 @@ def papers_request(
 
 
 def _people(request: Request) -> People:
-    people = getattr(ctx(request).engine, "people", None)
-    if not isinstance(people, People):
-        raise HTTPException(404, "This index has no researchers.")
-    return people
+    return ctx(request).engine.people
 
 
 async def researchers(request: Request) -> Response:

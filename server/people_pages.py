@@ -40,10 +40,7 @@ S2_URL = "https://www.semanticscholar.org/author/"
 
 
 def people_of(request: Request) -> People:
-    people = getattr(ctx(request).engine, "people", None)
-    if not isinstance(people, People):
-        raise HTTPException(404, "This index has no researcher pages.")
-    return people
+    return ctx(request).engine.people
 
 
 def external_links(r: Researcher) -> list[tuple[str, str]]:
@@ -212,10 +209,9 @@ def _year(y: int, end: bool = False) -> Any:
 
 def install(app: Starlette) -> None:
     """Add the researcher and institution routes; make author names link to researchers."""
-    people = getattr(app.state.ctx.engine, "people", None)
-    store_people = people if isinstance(people, People) else None
-    app.state.templates.globals["author_links"] = author_links(store_people)
-    app.state.templates.globals["researcher_filters"] = researcher_filters(store_people)
+    people = app.state.ctx.engine.people
+    app.state.templates.globals["author_links"] = author_links(people)
+    app.state.templates.globals["researcher_filters"] = researcher_filters(people)
     app.state.templates.globals["researcher_url"] = researcher_url
     app.router.routes[0:0] = [*routes, *people_api.routes, *institution_pages.routes]
 

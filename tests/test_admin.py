@@ -92,6 +92,7 @@ def test_token_is_required(admin: tuple[TestClient, JobRunner]) -> None:
     assert page.status_code == 401 and page.headers["www-authenticate"].startswith("Basic")
 
 
+@pytest.mark.slow
 def test_status_and_run(admin: tuple[TestClient, JobRunner]) -> None:
     client, runner = admin
     r = client.get("/api/v1/admin/status", headers=BEARER)
@@ -111,6 +112,7 @@ def test_status_and_run(admin: tuple[TestClient, JobRunner]) -> None:
     assert client.post("/api/v1/admin/run/compile", headers=BEARER).status_code == 404
 
 
+@pytest.mark.slow
 def test_run_refused_while_running(
     admin: tuple[TestClient, JobRunner], recorded: RecordedServer
 ) -> None:

@@ -271,6 +271,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
     engine.close()
 
 
+@pytest.mark.slow
 def test_api_match_over_a_real_socket(tmp_path: Path) -> None:
     """``papersift import-ror`` in its own process, then the endpoint through uvicorn."""
     config = make_config(tmp_path)
@@ -288,6 +289,7 @@ def test_api_match_over_a_real_socket(tmp_path: Path) -> None:
         engine.close()
 
 
+@pytest.mark.slow
 def test_cli_match_affiliation(served: tuple[TestClient, Path]) -> None:
     _, config = served
     out = run("match-affiliation", "--config", str(config), UW_TEXT)
@@ -338,6 +340,7 @@ def test_api_match_rejects_bad_input(
     assert r.json()["error"]["parameter"] == parameter
 
 
+@pytest.mark.slow
 def test_api_match_is_documented(served: tuple[TestClient, Path]) -> None:
     client, _ = served
     spec = client.get("/openapi.json").json()

@@ -90,6 +90,7 @@ def _version_links(html: str) -> list[str]:
     return [str(a.text_content()) for a in dd.xpath(".//a")]
 
 
+@pytest.mark.slow
 def test_paper_page_caps_version_links(versions_client: tuple[TestClient, Path]) -> None:
     client, _ = versions_client
     records = demo_records()[:3]

@@ -38,6 +38,8 @@ from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
+
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 TEX_PAPER = "/papers/2606.22361"  # "p < $10^{-5}$" and "$σ$" in the abstract
 AXE = Path(__file__).parent / "browser" / "node_modules" / "axe-core" / "axe.min.js"

@@ -64,6 +64,7 @@ def test_malformed_lines_are_reported_and_skipped(
     assert all(s.reason for s in report.skipped)
 
 
+@pytest.mark.slow
 def test_newer_version_replaces_older_everywhere(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
@@ -95,6 +96,7 @@ def test_newer_version_replaces_older_everywhere(
     engine.close()
 
 
+@pytest.mark.slow
 def test_interrupted_embedding_resumes_without_loss(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
@@ -192,6 +194,7 @@ def test_foreign_directory_is_not_touched(fresh_config: Config) -> None:
     assert sorted(p.name for p in fresh_config.data_dir.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_reader_loads_a_checkpoint_before_the_store_records_it(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:

@@ -30,6 +30,8 @@ from tests.reliability_kit import (
     run,
 )
 
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
+
 
 @pytest.fixture(scope="module")
 def oai_url() -> Iterator[str]:

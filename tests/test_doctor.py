@@ -134,6 +134,7 @@ def test_unreadable_manifest_fails(small: Config) -> None:
     assert check.status == "FAIL" and "rebuild" in check.fix
 
 
+@pytest.mark.slow
 def test_lost_vectors_fail_and_fix_requeues_them(
     small: Config, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -139,6 +139,7 @@ def demo_texts() -> list[str]:
     return [" ".join(f"{r['title']}. {r['abstract']}".split()) for r in records[::48][:128]]
 
 
+@pytest.mark.slow
 def test_fused_cache_built_once_and_matches(
     emb: Embedder, abstracts: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -163,6 +164,7 @@ def test_fused_cache_built_once_and_matches(
     assert second.model_id == emb.model_id == default_model_id()
 
 
+@pytest.mark.slow
 def test_fused_graph_fuses_and_equals_the_plain_session(
     fused_cache: Path, demo_texts: list[str]
 ) -> None:
@@ -203,6 +205,7 @@ def test_fused_graph_fuses_and_equals_the_plain_session(
     assert np.abs(one - ref[7]).max() < 1e-4
 
 
+@pytest.mark.slow
 def test_broken_fused_cache_is_rebuilt(
     fused_cache: Path, emb: Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -31,6 +31,8 @@ from schemathesis.core.result import Err
 
 from papersift.server.params import parse_date
 
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
+
 pytest_plugins = ["tests.web_fixtures"]
 
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))

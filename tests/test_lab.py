@@ -12,9 +12,10 @@ import pytest
 from starlette.testclient import TestClient
 
 from papersift.core.authors import parse_authors
-from papersift.core.config import Config, LabConfig, LabMember, load_config
+from papersift.core.config import Config, LabConfig, load_config
 from papersift.core.errors import ConfigError
 from papersift.core.paper import Paper
+from papersift.core.setting_parsers import LabMember
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.ror import Organisation

@@ -48,6 +48,7 @@ def _cache(client: TestClient) -> PageCache:
     return cache
 
 
+@pytest.mark.slow
 def test_repeated_pages_come_from_the_cache(own: tuple[TestClient, SearchEngine, Config]) -> None:
     client, _, _ = own
     client.get("/search?q=warm")  # loads the vectors: a generation change, nothing kept
@@ -85,6 +86,7 @@ def test_keys_keep_pages_apart(own: tuple[TestClient, SearchEngine, Config]) -> 
     assert bad.status_code == 400 and client.get("/search?page=0").status_code == 400
 
 
+@pytest.mark.slow
 def test_a_data_change_retires_pages(
     own: tuple[TestClient, SearchEngine, Config], tmp_path: Path
 ) -> None:
@@ -112,6 +114,7 @@ def test_paper_page_and_its_redirect(client: TestClient, engine: SearchEngine) -
     assert client.get(f"/papers/{paper.arxiv_id}").status_code == 301
 
 
+@pytest.mark.slow
 def test_off_with_the_result_cache(tmp_path: Path) -> None:
     engine = open_engine(_small(tmp_path, search={"cache_size": 0}))
     try:

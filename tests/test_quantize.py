@@ -12,6 +12,8 @@ from papersift.engine.embed import Embedder, ModelError, default_model_path, def
 from papersift.engine.quantize import ffn_down_projections
 from tests.corpus import sample_records
 
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
+
 
 @pytest.fixture(scope="module")
 def texts() -> list[str]:

@@ -153,7 +153,7 @@ def test_robots_points_at_the_sitemap(client: TestClient) -> None:
 def test_chunk_size_is_bounded(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("[feeds]\nsitemap_urls = 50001\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"\[feeds\] sitemap_urls must be at most 50000"):
+    with pytest.raises(ConfigError, match=r"\[feeds\] sitemap_urls must be <= 50000"):
         load_config(path, env={})
 
 

@@ -354,6 +354,7 @@ def test_empty_states_say_what_fills_them(client: TestClient) -> None:
     assert any("citation count" in h and "papersift enrich" in h for h in hints), hints
 
 
+@pytest.mark.slow
 def test_citation_counts_bring_most_cited(fresh_config: Config) -> None:
     """With a citation count in the index: the sort is offered, the card shows the count,
     and the researcher's header names their most cited paper."""

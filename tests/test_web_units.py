@@ -13,8 +13,9 @@ from papersift.core.paper import Author, Paper
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import slugify
 from papersift.engine.results import Filters, SearchRequest
-from papersift.server.compress import accepted_encodings, choose_encoding
+from papersift.server.compress import choose_encoding
 from papersift.server.meta import bibtex, dump_jsonld
+from papersift.server.negotiate import qualities
 from papersift.server.params import ParamError, parse_date, parse_search, search_url
 from papersift.server.templating import snippet
 from papersift.server.urls import parse_paper_path
@@ -176,7 +177,8 @@ def test_snippet_keeps_only_bold() -> None:
 
 
 def test_accept_encoding() -> None:
-    assert accepted_encodings("gzip, br;q=0.5, x;q=bad") == {"gzip": 1.0, "br": 0.5, "x": 0.0}
+    assert qualities("gzip, br;q=0.5, x;q=bad") == {"gzip": 1.0, "br": 0.5, "x": 0.0}
+    assert qualities("Text/HTML;q=0.2, text/html ; q=0.9,,") == {"text/html": 0.9}
     choice = choose_encoding("gzip;q=0, identity")
     assert choice is None
     gz = choose_encoding("gzip")
