@@ -6,13 +6,13 @@ from collections.abc import Callable
 from typing import Any
 
 from papersift.engine.affiliation_match import MAX_AFFILIATION
+from papersift.server.paging import api_parameters
 from papersift.server.schemas_institutions import (
     AffiliationMatch,
     InstitutionList,
     InstitutionResponse,
 )
 
-_STR = {"type": "string"}
 Fn = Callable[..., dict[str, Any]]
 
 
@@ -29,17 +29,7 @@ def institution_paths(_param: Fn, body: Fn, errors: dict[str, Any]) -> dict[str,
             "get": {
                 "operationId": "listInstitutions",
                 "summary": "Institutions (ROR registry) by name",
-                "parameters": [
-                    _param("q", "Words of the name (accents and case do not matter).", _STR),
-                    _param(
-                        "page", "1-based.", {"type": "integer", "minimum": 1, "maximum": 10_000}
-                    ),
-                    _param(
-                        "limit",
-                        "Per page (default 20).",
-                        {"type": "integer", "minimum": 1, "maximum": 100},
-                    ),
-                ],
+                "parameters": api_parameters(),
                 "responses": {
                     "200": body(InstitutionList, "One page of institutions."),
                     "400": errors["400"],

@@ -120,7 +120,7 @@ def openapi_document(
                 "responses": {"200": body(Stats, "Counts, model and date range.")},
             }
         },
-        **people_paths(param, body, errors),
+        **people_paths(body, errors),
         **institution_paths(param, body, errors),
         **admin_paths(body, enabled=admin),
         "/healthz": {

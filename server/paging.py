@@ -7,6 +7,7 @@ such as ``an & b`` or ``a#b`` comes back unchanged on the next page."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from starlette.requests import Request
 
@@ -71,3 +72,20 @@ def api_page(request: Request, path: str) -> NamePage:
     q = clean_text(params.get("q", ""))[:MAX_QUERY]
     limit = int_param(params, "limit", API_LIMIT, API_MAX_LIMIT)
     return NamePage(path, q, int_param(params, "page", 1, MAX_PAGE), limit, api=True)
+
+
+def api_parameters() -> list[dict[str, Any]]:
+    """The OpenAPI parameters of an API name list: what ``api_page`` accepts."""
+
+    def query(name: str, description: str, schema: dict[str, Any]) -> dict[str, Any]:
+        return {"name": name, "in": "query", "description": description, "schema": schema}
+
+    return [
+        query("q", "Words of the name (accents and case do not matter).", {"type": "string"}),
+        query("page", "1-based.", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}),
+        query(
+            "limit",
+            f"Per page (default {API_LIMIT}).",
+            {"type": "integer", "minimum": 1, "maximum": API_MAX_LIMIT},
+        ),
+    ]

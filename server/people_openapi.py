@@ -5,30 +5,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from papersift.server.paging import api_parameters
 from papersift.server.schemas_people import ResearcherList, ResearcherResponse
 
-_STR = {"type": "string"}
 get = "get"
 Fn = Callable[..., dict[str, Any]]
 
 
-def people_paths(_param: Fn, body: Fn, errors: dict[str, Any]) -> dict[str, Any]:
+def people_paths(body: Fn, errors: dict[str, Any]) -> dict[str, Any]:
     return {
         "/api/v1/researchers": {
             get: {
                 "operationId": "listResearchers",
                 "summary": "Researchers by name, most papers first",
-                "parameters": [
-                    _param("q", "Words of the name (accents and case do not matter).", _STR),
-                    _param(
-                        "page", "1-based.", {"type": "integer", "minimum": 1, "maximum": 10_000}
-                    ),
-                    _param(
-                        "limit",
-                        "Per page (default 20).",
-                        {"type": "integer", "minimum": 1, "maximum": 100},
-                    ),
-                ],
+                "parameters": api_parameters(),
                 "responses": {
                     "200": body(ResearcherList, "One page of researchers."),
                     "400": errors["400"],
