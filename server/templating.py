@@ -9,15 +9,17 @@ from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
-import orjson
+import msgspec
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from engine.results import Hit
-from server import meta, people_views, urls
-from server.taxonomy import category_name
+from papersift.core import tex, urls
+from papersift.engine.results import Hit
+from papersift.server import meta, people_views
+from papersift.server.taxonomy import category_name
+from papersift.server.urls import site_root
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
@@ -42,9 +44,9 @@ def tex_html(html: str, whole: str | None = None) -> Markup:
     if "\\" not in html and "{" not in html:
         return snippet(html)
     pieces = _MARK.split(html)
-    out = [p if p in ("<b>", "</b>") else escape(meta.tex_text(unescape(p))) for p in pieces]
+    out = [p if p in ("<b>", "</b>") else escape(tex.tex_text(unescape(p))) for p in pieces]
     if whole is not None:
-        decoded = meta.tex_text(whole)
+        decoded = tex.tex_text(whole)
         if "".join(p for p in out if p not in ("<b>", "</b>")) != escape(decoded):
             return Markup(escape(decoded))
     return snippet("".join(out))
@@ -91,7 +93,7 @@ def make_environment() -> Environment:
         static=StaticVersions(STATIC_DIR),
         site_name=meta.SITE_NAME,
         paper_path=urls.paper_path,
-        researcher_path=urls.researcher_path,
+        researcher_path=urls.name_search_path,
         # Replaced with store-backed versions by server.people_pages.install.
         author_links=people_views.author_links(None),
         researcher_filters=people_views.researcher_filters(None),
@@ -105,8 +107,8 @@ def make_environment() -> Environment:
         date=_date,
         number=lambda n: f"{n:,}",
         jsonld=lambda data: Markup(meta.dump_jsonld(data)),
-        plain=meta.plain_text,
-        tex=meta.tex_text,
+        plain=tex.plain_text,
+        tex=tex.tex_text,
         tex_html=tex_html,
         hit_title=hit_title,
     )
@@ -145,11 +147,23 @@ def cached_response(
     return Response(data, status_code=status_code, media_type=media_type, headers=all_headers)
 
 
+_JSON = msgspec.json.Encoder()
+
+
 def json_response(request: Request, data: Any, cache: str = API_CACHE) -> Response:
-    """``data`` as compact UTF-8 JSON with an ETag. orjson: a search page of 24 hits was a
-    third of the event loop's time under load with the stdlib encoder. Non-finite floats
-    are the caller's to map to null; orjson would write them as null too."""
-    return cached_response(request, orjson.dumps(data), "application/json", cache=cache)
+    """``data`` (a response Struct of ``server.schemas*``, or builtins) as compact UTF-8 JSON
+    with an ETag. msgspec: the stdlib encoder took a third of the event loop's time under
+    load on a 24-hit search page; see bench/serialize_bench.py for msgspec against orjson.
+    Non-finite floats are the caller's to map to null; msgspec would write them as null too."""
+    return cached_response(request, _JSON.encode(data), "application/json", cache=cache)
+
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def fresh_json(data: Any, status_code: int = 200) -> Response:
+    """``data`` as JSON that no cache keeps (errors, health, admin): no ETag, ``no-store``."""
+    return Response(_JSON.encode(data), status_code, dict(NO_STORE), "application/json")
 
 
 def render(
@@ -179,14 +193,14 @@ def page_meta(
     robots: str = "index,follow",
 ) -> dict[str, Any]:
     """What base.html puts in <head>: title, description, canonical, OpenGraph, JSON-LD."""
-    root = urls.site_root(request)
+    root = site_root(request)
     ld: list[dict[str, Any]] = [meta.website_ld(root)]
     if trail:
         ld.append(meta.breadcrumbs_ld(root, [("Home", "/"), *trail]))
     ld += extra_ld or []
     return {
         "title": title,
-        "description": meta.shorten(description, 300),
+        "description": tex.shorten(description, 300),
         "canonical": root + path,
         "og_type": og_type,
         "jsonld": ld,
