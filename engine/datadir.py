@@ -25,6 +25,7 @@ import numpy as np
 from engine.atomic import sweep_temp_files, write_json_atomic
 from engine.embed import Embedder, default_model_id
 from engine.embed_progress import EmbeddingProgress, progress_key, read_progress
+from engine.graph import Graph
 from engine.lexical import LexicalIndex
 from engine.model_files import ModelSpec
 from engine.people import PEOPLE_SEQ, People
@@ -118,6 +119,7 @@ class DataDir:
         self.lexical.researcher_docids = self.people.docids_of
         # The researcher tables as last seen: a search result counts researchers from them.
         self.people_generation = self.store.get_meta(PEOPLE_SEQ) or "0"
+        self.graph = Graph(self.store)  # references and citations (enrichment writes them)
         self._indexing: Embedder | None = None  # the configured model
         self._serving: Embedder | None = None  # the model queries use
         self._vectors: VectorIndex | None = None  # the served model's, loaded
@@ -360,6 +362,7 @@ class DataDir:
         if people_seq != self.people_generation:
             self.people_generation = people_seq
             changed = True
+        changed |= self.graph.refresh()
         lexical_seq = self.store.get_meta("lexical_seq")  # set only after a lexical commit
         if lexical_seq != self._seen_lexical:
             self.lexical.reload()

@@ -23,14 +23,17 @@ import tantivy
 from engine import fusion
 from engine.datadir import DataDir
 from engine.facet_table import FacetTable
+from engine.graph import GraphCounts
 from engine.hits import direct_result, make_hits, missing_result
 from engine.institutions import Institutions
+from engine.like_text import similar_to_text
 from engine.match import semantic_matches
 from engine.plan import Plan, make_plan
 from engine.query import arxiv_id_in
 from engine.result_cache import ResultCache
 from engine.results import (
     FacetCount,
+    Filters,
     Hit,
     Mode,
     SearchRequest,
@@ -111,6 +114,18 @@ class SearchEngine:
         found = [(d, s) for d, s in self.data.vectors.search(vec, limit + 1) if d != docid]
         return make_hits(self.data, found[:limit], None, {"semantic": 1})
 
+    def similar_text(
+        self, text: str, filters: Filters, page: int = 1, page_size: int | None = None
+    ) -> SearchResult:
+        """Papers nearest in meaning to a pasted text (``engine.like_text``)."""
+        return similar_to_text(self, text, filters, page, page_size)
+
+    def paper_graph(self, arxiv_id: str) -> GraphCounts | None:
+        """Reference and citation counts of a paper (``engine.graph``); None if absent."""
+        parsed = parse_arxiv_id(arxiv_id)
+        docid = self.data.store.docid_of(parsed[0]) if parsed else None
+        return None if docid is None else self.data.graph.counts(docid)
+
     def category_counts(self) -> dict[str, int]:
         """Papers per category, cached until the lexical index reloads."""
         with self._cats_lock:
@@ -156,7 +171,10 @@ class SearchEngine:
         """Answer one request. Raises QueryError for a request outside the allowed bounds."""
         start = time.perf_counter()
         data = self.data
-        key = (request, data.lexical.generation, data.vectors_generation, data.people_generation)
+        key = (
+            request, data.lexical.generation, data.vectors_generation, data.people_generation,
+            data.graph.generation,
+        )  # fmt: skip
         cached = self.cache.get(key)
         if cached is not None:
             return replace(cached, took_ms=(time.perf_counter() - start) * 1000)

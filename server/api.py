@@ -14,6 +14,7 @@ from engine import serialize
 from engine.results import FacetCount, Hit, ResearcherRef, SearchResult, Stats
 from papersift.paper import Paper
 from server.context import ctx
+from server.graph_views import graph_json
 from server.openapi import openapi_document
 from server.params import ParamError, int_param, parse_search, search_url
 from server.people_views import researcher_url
@@ -136,7 +137,9 @@ async def paper(request: Request) -> Response:
         raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
     root = site_root(request)
     if not want_similar:
-        return json_response(request, {"paper": paper_json(found, root)})
+        counts = await c.call(c.engine.paper_graph, found.arxiv_id)
+        graph = graph_json(counts, found.arxiv_id, root) if counts else None
+        return json_response(request, {"paper": paper_json(found, root), "graph": graph})
     limit = int_param(request.query_params, "limit", 10, MAX_SIMILAR)
     hits = await c.call(c.engine.similar, found.arxiv_id, limit)
     return json_response(

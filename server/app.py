@@ -14,7 +14,16 @@ from starlette.types import Scope
 
 from papersift.config import Config
 from papersift.errors import QueryError
-from server import admin, api, errors, feed_routes, institutions_api, pages
+from server import (
+    admin,
+    api,
+    errors,
+    feed_routes,
+    graph_api,
+    institutions_api,
+    pages,
+    similar_page,
+)
 from server.compress import CompressionMiddleware
 from server.context import AppContext, Engine
 from server.headers import SecurityHeadersMiddleware
@@ -46,6 +55,8 @@ def create_app(engine: Engine, config: Config) -> Starlette:
     app = Starlette(
         routes=[
             *pages.routes,
+            *similar_page.routes,
+            *graph_api.routes,  # before api's /api/v1/papers/{rest:path}
             *api.routes,
             *feed_routes.routes,
             *admin.routes,

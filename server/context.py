@@ -12,7 +12,8 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from starlette.requests import Request
 
-from engine.results import Hit, SearchRequest, SearchResult, Stats
+from engine.graph import GraphCounts
+from engine.results import Filters, Hit, SearchRequest, SearchResult, Stats
 from engine.stats import stats_with_progress
 from papersift.config import Config
 from papersift.paper import Paper
@@ -32,6 +33,10 @@ class Engine(Protocol):
     def paper(self, arxiv_id: str) -> Paper | None: ...
     def similar(self, arxiv_id: str, limit: int = 10) -> list[Hit]: ...
     def stats(self) -> Stats: ...
+    def similar_text(
+        self, text: str, filters: Filters, page: int = 1, page_size: int | None = None
+    ) -> SearchResult: ...
+    def paper_graph(self, arxiv_id: str) -> GraphCounts | None: ...
 
 
 @dataclass

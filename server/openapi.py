@@ -8,6 +8,7 @@ from typing import Any
 from engine.results import MODES, SORTS
 from papersift.config import SearchConfig
 from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
+from server.graph_openapi import graph_paths, graph_schemas
 from server.institutions_openapi import institution_paths, institution_schemas
 from server.people_openapi import people_paths, people_schemas
 from server.search_openapi import PAPER_ID, param, search_parameters
@@ -145,7 +146,15 @@ SCHEMAS: dict[str, Any] = {
             "next": {"type": ["string", "null"], "description": "URL of the next page, if any."},
         }
     ),
-    "PaperResponse": _obj({"paper": _ref("Paper")}),
+    "PaperResponse": _obj(
+        {
+            "paper": _ref("Paper"),
+            "graph": {
+                "oneOf": [_ref("PaperGraph"), {"type": "null"}],
+                "description": "References and citations, as far as enrichment knows them.",
+            },
+        }
+    ),
     "SimilarResponse": _obj({"paper": _ref("Paper"), "similar": _array(_ref("Hit"))}),
     "CategoriesResponse": _obj(
         {
@@ -272,6 +281,7 @@ def openapi_document(
                     "responses": {"200": _json("Stats", "Counts, model and date range.")},
                 }
             },
+            **graph_paths(cfg, categories, _json, _ERRORS),
             **people_paths(param, _json, _ERRORS),
             **institution_paths(param, _json, _ERRORS),
             **admin_paths(_json, enabled=admin),
@@ -283,5 +293,8 @@ def openapi_document(
                 }
             },
         },
-        "components": {"schemas": SCHEMAS, "securitySchemes": SECURITY_SCHEMES},
+        "components": {
+            "schemas": {**SCHEMAS, **graph_schemas(cfg)},
+            "securitySchemes": SECURITY_SCHEMES,
+        },
     }

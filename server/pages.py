@@ -12,6 +12,7 @@ from papersift.errors import PapersiftError
 from server import meta, views
 from server.context import ctx
 from server.feed_routes import search_feed_path
+from server.graph_views import paper_graph_view
 from server.lab_view import home_section
 from server.markdown import (
     MARKDOWN,
@@ -182,6 +183,7 @@ async def paper(request: Request) -> Response:
         robots="noindex,follow" if missing else "index,follow",
     )
     context.update(
+        graph=await paper_graph_view(c, found),
         missing_version=missing,
         paper=found,
         versions=version_links(found),

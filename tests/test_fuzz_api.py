@@ -29,7 +29,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 
-from server.params import parse_date
+from server.params import clean_text, parse_date
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -40,13 +40,19 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 # repeat (they count once against ``maxItems``). Anything else fails.
 _WINDOW = re.compile(r"with (\d+) per page the last page is (\d+)")
 _FILTERS = ("category", "researcher", "researcher_id", "institution")
+# Operations that read the search parameters (server.params.parse_search).
+_SEARCHES = ("/api/v1/search", "/api/v1/papers/{id}/references", "/api/v1/papers/{id}/citations")
 
 
 def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) -> bool:
     """Whether every failure of ``case`` is one of the documented cross-parameter rules."""
     q = dict(case.query or {})
+    if isinstance(case.body, dict):  # POST /api/v1/similar: the same rules on its body
+        q.update(case.body)
     if status == 400 and isinstance(body, dict):  # a schema-valid request rejected
         err = body.get("error", {})
+        if err.get("parameter") == "text":  # only whitespace or control characters
+            return not clean_text(str(q.get("text", "")))
         window = _WINDOW.search(err.get("message", ""))
         if err.get("parameter") == "page" and window:
             size, last = int(window.group(1)), int(window.group(2))
@@ -57,7 +63,7 @@ def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) 
             stop = parse_date("to", str(q["to"]), end=True)
             return start is not None and stop is not None and start > stop
         return False
-    if 200 <= status < 300 and case.path == "/api/v1/search":  # a violating one accepted
+    if 200 <= status < 300 and case.path in _SEARCHES:  # a violating one accepted
         params = {p["name"]: p for p in spec["paths"][case.path]["get"]["parameters"]}
         deduped = {}
         for name, value in q.items():

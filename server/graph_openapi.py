@@ -1,0 +1,76 @@
+"""The OpenAPI operations of the paper graph and of "papers like this text" (merged in by
+``server.openapi``); their own schemas come from the msgspec Structs that decode and encode
+them (``server.graph_api``, ``server.graph_views``), so they cannot drift."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from papersift.config import SearchConfig
+from server.graph_views import PaperGraph, SimilarRequest
+from server.search_openapi import PAPER_ID, search_parameters
+
+_REF = "#/components/schemas/{name}"
+
+
+def graph_schemas(cfg: SearchConfig) -> dict[str, Any]:
+    """``SimilarRequest`` and ``PaperGraph``, with this server's limits filled in."""
+    _, schemas = msgspec.json.schema_components([SimilarRequest, PaperGraph], ref_template=_REF)
+    props = schemas["SimilarRequest"]["properties"]
+    props["text"]["maxLength"] = cfg.max_text_length
+    props["text"]["description"] = (
+        "A pasted abstract or paragraph. The model reads its first [embedding] max_length "
+        "tokens (256 for the bundled MiniLM); whitespace is collapsed."
+    )
+    props["page_size"]["anyOf"][0]["maximum"] = cfg.max_page_size
+    return dict(schemas)
+
+
+def graph_paths(
+    cfg: SearchConfig,
+    categories: Sequence[str] | None,
+    json_: Callable[[str, str], dict[str, Any]],
+    errors: dict[str, Any],
+) -> dict[str, Any]:
+    lists = {
+        "references": ("paperReferences", "Papers in this index that this paper cites",
+                       "citedby"),
+        "citations": ("paperCitations", "Papers in this index that cite this paper", "cites"),
+    }  # fmt: skip
+    paths: dict[str, Any] = {}
+    for which, (op, summary, field) in lists.items():
+        paths[f"/api/v1/papers/{{id}}/{which}"] = {
+            "get": {
+                "operationId": op,
+                "summary": summary,
+                "description": f"The search `{field}:<id>` (with `q` added to it, and every "
+                "filter, sort and page of a search); newest first unless `sort` says otherwise. "
+                "Empty when enrichment (`papersift enrich`) has given the paper no edges.",
+                "parameters": [PAPER_ID, *search_parameters(cfg, categories)],
+                "responses": {"200": json_("SearchResponse", "One page of the list."), **errors},
+            }
+        }
+    paths["/api/v1/similar"] = {
+        "post": {
+            "operationId": "similarToText",
+            "summary": "Papers nearest in meaning to a pasted text",
+            "description": "Plain cosine similarity between the text's embedding and the "
+            "papers' (no floor), under the filters; the same hits as search. The text is not "
+            "echoed back (`request.q` is empty) and `next` is null: post `page` + 1.",
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": _REF.format(name="SimilarRequest")}}
+                },
+            },
+            "responses": {
+                "200": json_("SearchResponse", "The nearest papers, nearest first."),
+                "400": errors["400"],
+                "413": json_("Error", "The body is too large."),
+            },
+        }
+    }
+    return paths
