@@ -18,6 +18,7 @@ from server import (
     admin,
     api,
     errors,
+    export_routes,
     feed_routes,
     graph_api,
     institutions_api,
@@ -57,6 +58,7 @@ def create_app(engine: Engine, config: Config) -> Starlette:
             *pages.routes,
             *similar_page.routes,
             *graph_api.routes,  # before api's /api/v1/papers/{rest:path}
+            *export_routes.routes,
             *api.routes,
             *feed_routes.routes,
             *admin.routes,

@@ -9,6 +9,7 @@ from typing import Any
 
 import msgspec
 
+from feeds.export import EXPORT_FORMATS
 from papersift.config import SearchConfig
 from server.graph_views import PaperGraph, SimilarRequest
 from server.search_openapi import PAPER_ID, search_parameters
@@ -70,6 +71,43 @@ def graph_paths(
                 "200": json_("SearchResponse", "The nearest papers, nearest first."),
                 "400": errors["400"],
                 "413": json_("Error", "The body is too large."),
+            },
+        }
+    }
+    search = [
+        p for p in search_parameters(cfg, categories) if p["name"] not in ("page", "page_size")
+    ]
+    paths["/api/v1/export"] = {
+        "get": {
+            "operationId": "exportList",
+            "summary": "A result list as BibTeX, RIS or CSL-JSON",
+            "description": "Any list the search parameters describe (a search, a researcher's "
+            "papers with `researcher_id`, a paper's references with `q=citedby:<id>` or "
+            "citations with `q=cites:<id>`), its first `limit` papers in its order.",
+            "parameters": [
+                {
+                    "name": "format",
+                    "in": "query",
+                    "required": True,
+                    "schema": {"enum": list(EXPORT_FORMATS)},
+                },
+                {
+                    "name": "limit",
+                    "in": "query",
+                    "description": "How many (default and most: the result window).",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": cfg.max_window},
+                },
+                *search,
+            ],
+            "responses": {
+                "200": {
+                    "description": "The file (Content-Disposition: attachment).",
+                    "content": {
+                        media.split(";")[0]: {"schema": {"type": "string"}}
+                        for media, _ in EXPORT_FORMATS.values()
+                    },
+                },
+                "400": errors["400"],
             },
         }
     }

@@ -13,6 +13,7 @@ from engine.graph import GraphCounts
 from engine.results import Hit, SearchRequest, SearchResult
 from papersift.paper import Paper
 from server.context import AppContext
+from server.export_routes import export_links
 from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH, search_url
 from server.search_openapi import DATE_PATTERN
 
@@ -69,6 +70,7 @@ class GraphSection:
     hits: tuple[Hit, ...]
     total: int
     url: str  # the search page of the whole list
+    exports: list[tuple[str, str]]  # (format label, export URL) of the whole list
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,5 +93,6 @@ async def paper_graph_view(c: AppContext, paper: Paper) -> PaperGraphView | None
             continue
         req = SearchRequest(query=graph_query(paper, which), sort="newest", page_size=FIRST)
         result: SearchResult = await c.call(c.engine.search, req)
-        sections[which] = GraphSection(result.hits, result.total, search_url(req, page_size=None))
+        url = search_url(req, page_size=None)
+        sections[which] = GraphSection(result.hits, result.total, url, export_links(req))
     return PaperGraphView(counts, sections["references"], sections["citations"])

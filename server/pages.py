@@ -11,6 +11,7 @@ from engine.results import Filters, SearchRequest
 from papersift.errors import PapersiftError
 from server import meta, views
 from server.context import ctx
+from server.export_routes import export_links
 from server.feed_routes import search_feed_path
 from server.graph_views import paper_graph_view
 from server.lab_view import home_section
@@ -120,6 +121,8 @@ async def search(request: Request) -> Response:
         suggestions=views.suggestions(result) if not result.hits else [],
         first=(result.page - 1) * result.page_size + 1,
         follow_feed=follow,
+        exports=export_links(req),
+        window=c.config.search.max_window,
     )
     return render(request, "search.html", context)
 
@@ -184,6 +187,7 @@ async def paper(request: Request) -> Response:
     )
     context.update(
         graph=await paper_graph_view(c, found),
+        window=c.config.search.max_window,
         missing_version=missing,
         paper=found,
         versions=version_links(found),

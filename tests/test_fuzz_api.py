@@ -41,7 +41,10 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 _WINDOW = re.compile(r"with (\d+) per page the last page is (\d+)")
 _FILTERS = ("category", "researcher", "researcher_id", "institution")
 # Operations that read the search parameters (server.params.parse_search).
-_SEARCHES = ("/api/v1/search", "/api/v1/papers/{id}/references", "/api/v1/papers/{id}/citations")
+_SEARCHES = (
+    "/api/v1/search", "/api/v1/papers/{id}/references", "/api/v1/papers/{id}/citations",
+    "/api/v1/export",
+)  # fmt: skip
 
 
 def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) -> bool:
