@@ -254,10 +254,13 @@ def test_paper_page_sections(site: Site) -> None:
     cited = doc.cssselect("section.citations")[0]
     assert cited.cssselect("h2")[0].text_content() == "Cited by, in this index"
     assert len(cited.cssselect("li.hit")) == 5
-    more = cited.cssselect("p a")[-1]
+    more = cited.cssselect("p.graph-more a")[0]
     assert more.text_content().startswith("All 8")
     listed = parse_html(site.http.get(more.get("href")).text)
     assert len(listed.cssselect("li.hit")) == 8
+    exports = {a.text_content(): a.get("href") for a in cited.cssselect("p.export a")}
+    csl = site.http.get(exports["CSL-JSON"]).json()
+    assert sorted(i["number"] for i in csl) == sorted(site.citers)  # the whole list
     refs = doc.cssselect("section.references")[0]
     listed_ids = {s.text_content().removeprefix("arXiv:") for s in refs.cssselect(".arxiv-id")}
     assert listed_ids == {"1802.00010", "1802.00011"}
