@@ -33,8 +33,8 @@ from bench.common import (
     table,
 )
 from bench.run_core import DEMO_CACHE, ensure_demo_cache
-from engine.search import open_engine
-from server.app import create_app
+from papersift.engine.search import open_engine
+from papersift.server.app import create_app
 from tests.web_helpers import serving
 
 

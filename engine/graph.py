@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from engine.store import PaperStore
+from papersift.engine.store import PaperStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS work_keys (

@@ -12,13 +12,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from engine.hits import make_hits
-from engine.plan import _filter_query, canonical_filters
-from engine.results import FacetCount, Filters, SearchRequest, SearchResult
-from papersift.errors import QueryError
+from papersift.core.errors import QueryError
+from papersift.engine.hits import make_hits
+from papersift.engine.plan import _filter_query, canonical_filters
+from papersift.engine.results import FacetCount, Filters, SearchRequest, SearchResult
 
 if TYPE_CHECKING:
-    from engine.search import SearchEngine
+    from papersift.engine.search import SearchEngine
 
 _NO_FACETS: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
 

@@ -18,7 +18,7 @@ from bibtexparser import model
 from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 
-from papersift.paper import Paper
+from papersift.core.paper import Paper
 
 ARXIV_ABS = "https://arxiv.org/abs/"
 # format -> (media type, file extension)

@@ -11,11 +11,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine.results import SearchRequest
-from feeds.export import EXPORT_FORMATS, render_export
-from papersift.paper import Paper
-from server.context import Engine, ctx
-from server.params import ParamError, int_param, parse_search, query_items
+from papersift.core.paper import Paper
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.feeds.export import EXPORT_FORMATS, render_export
+from papersift.server.context import ctx
+from papersift.server.params import ParamError, int_param, parse_search, query_items
 
 EXPORT_PARAMS = ("format", "limit")
 
@@ -34,7 +35,7 @@ def export_links(req: SearchRequest) -> list[tuple[str, str]]:
     return [(LABELS[f], export_url(req, f)) for f in EXPORT_FORMATS]
 
 
-def collect(engine: Engine, req: SearchRequest, limit: int, page_size: int) -> list[Paper]:
+def collect(engine: SearchEngine, req: SearchRequest, limit: int, page_size: int) -> list[Paper]:
     """The first ``limit`` papers of the list, a page of ``page_size`` at a time."""
     papers: list[Paper] = []
     page = 1

@@ -17,13 +17,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine.results import Filters
-from server.api import search_json
-from server.context import ctx
-from server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
-from server.params import ParamError, clean_text, parse_date, parse_search
-from server.templating import json_response
-from server.urls import parse_paper_path, site_root
+from papersift.engine.results import Filters
+from papersift.server.api import search_json
+from papersift.server.context import ctx
+from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
+from papersift.server.params import ParamError, clean_text, parse_date, parse_search
+from papersift.server.templating import json_response
+from papersift.server.urls import parse_paper_path, site_root
 
 
 async def paper_list(request: Request, which: str) -> Response:

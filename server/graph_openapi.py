@@ -9,10 +9,10 @@ from typing import Any
 
 import msgspec
 
-from feeds.export import EXPORT_FORMATS
-from papersift.config import SearchConfig
-from server.graph_views import PaperGraph, SimilarRequest
-from server.search_openapi import PAPER_ID, search_parameters
+from papersift.core.config import SearchConfig
+from papersift.feeds.export import EXPORT_FORMATS
+from papersift.server.graph_views import PaperGraph, SimilarRequest
+from papersift.server.search_openapi import PAPER_ID, search_parameters
 
 _REF = "#/components/schemas/{name}"
 

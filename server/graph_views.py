@@ -9,13 +9,13 @@ from typing import Annotated
 
 import msgspec
 
-from engine.graph import GraphCounts
-from engine.results import Hit, SearchRequest, SearchResult
-from papersift.paper import Paper
-from server.context import AppContext
-from server.export_routes import export_links
-from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH, search_url
-from server.search_openapi import DATE_PATTERN
+from papersift.core.paper import Paper
+from papersift.engine.graph import GraphCounts
+from papersift.engine.results import Hit, SearchRequest, SearchResult
+from papersift.server.context import AppContext
+from papersift.server.export_routes import export_links
+from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH, search_url
+from papersift.server.search_openapi import DATE_PATTERN
 
 GRAPH_QUERY = {"references": "citedby", "citations": "cites"}  # list -> search field
 FIRST = 5  # papers of each list on the paper page

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.results import MODES, SORTS
-from papersift.config import SearchConfig
-from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
-from server.graph_openapi import graph_paths, graph_schemas
-from server.institutions_openapi import institution_paths, institution_schemas
-from server.people_openapi import people_paths, people_schemas
-from server.search_openapi import PAPER_ID, param, search_parameters
+from papersift.core.config import SearchConfig
+from papersift.engine.results import MODES, SORTS
+from papersift.server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
+from papersift.server.graph_openapi import graph_paths, graph_schemas
+from papersift.server.institutions_openapi import institution_paths, institution_schemas
+from papersift.server.people_openapi import people_paths, people_schemas
+from papersift.server.search_openapi import PAPER_ID, param, search_parameters
 
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server import errors
+from papersift.server import errors
 
 MAX_BODY = 64 * 1024
 MAX_CLIENTS = 10_000  # buckets kept; full (idle) ones are dropped first

@@ -9,11 +9,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine.results import Filters, SearchResult
-from server.context import ctx
-from server.graph_api import read_body
-from server.params import MAX_FILTER_VALUES, ParamError, clean_text
-from server.templating import page_meta, render
+from papersift.engine.results import Filters, SearchResult
+from papersift.server.context import ctx
+from papersift.server.graph_api import read_body
+from papersift.server.params import MAX_FILTER_VALUES, ParamError, clean_text
+from papersift.server.templating import page_meta, render
 
 FORM_LIMIT_FACTOR = 12  # form-encoding writes a non-ASCII character as up to 12 bytes
 

@@ -12,10 +12,10 @@ import httpx
 import pytest
 import rispy
 
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from feeds.export import EXPORT_FORMATS, balanced, render_export
-from papersift.paper import Paper
+from papersift.core.paper import Paper
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.feeds.export import EXPORT_FORMATS, balanced, render_export
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]

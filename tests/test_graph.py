@@ -15,16 +15,16 @@ from pathlib import Path
 import httpx
 import pytest
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.authors import parse_authors
-from indexer.enrich import apply_records
-from indexer.enrich_run import enrich_files
-from indexer.openalex import parse_work
-from indexer.semanticscholar import parse_paper
-from papersift.paper import Paper
-from server.app import create_app
+from papersift.core.authors import parse_authors
+from papersift.core.paper import Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.enrich import apply_records
+from papersift.indexer.enrich_run import enrich_files
+from papersift.indexer.openalex import parse_work
+from papersift.indexer.semanticscholar import parse_paper
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.web_helpers import parse_html, serving
 

@@ -10,8 +10,8 @@ import httpx
 import numpy as np
 import pytest
 
-from engine.results import Filters
-from engine.search import SearchEngine
+from papersift.engine.results import Filters
+from papersift.engine.search import SearchEngine
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
