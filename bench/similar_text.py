@@ -101,7 +101,11 @@ def main() -> None:
             "",
             "The model reads the first 256 tokens of a text; an abstract is most of what a "
             "paper was embedded from, so this is an easy case (a check that the endpoint "
-            "embeds and ranks as indexing did), not a retrieval-quality figure.",
+            "embeds and ranks as indexing did), not a retrieval-quality figure. Latency is per "
+            "request on the client, JSON included, and covers embedding the whole text (256 "
+            "tokens: an abstract fills them, a search query is a few) on the query session's "
+            "one thread and an exact scan for the nearest up to the result window; the machine "
+            "was shared with other work (the load above), so read it as an upper bound.",
         ]
     )
     publish("similar-text", body, args.write)
