@@ -29,6 +29,7 @@ from papersift.core.paper import Paper
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.embed import Embedder, default_model_id
 from papersift.engine.embed_progress import EmbeddingProgress, progress_key, read_progress
+from papersift.engine.graph import Graph
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.model_files import ModelSpec
 from papersift.engine.people import PEOPLE_SEQ, People
@@ -113,6 +114,7 @@ class DataDir:
         self.lexical.researcher_docids = self.people.docids_of
         # The researcher tables as last seen: a search result counts researchers from them.
         self.people_generation = self.store.get_meta(PEOPLE_SEQ) or "0"
+        self.graph = Graph(self.store)  # references and citations (enrichment writes them)
         self._indexing: Embedder | None = None  # the configured model
         self._serving: Embedder | None = None  # the model queries use
         self._vectors: VectorIndex | None = None  # the served model's, loaded
@@ -355,6 +357,7 @@ class DataDir:
         if people_seq != self.people_generation:
             self.people_generation = people_seq
             changed = True
+        changed |= self.graph.refresh()
         lexical_seq = self.store.get_meta("lexical_seq")  # set only after a lexical commit
         if lexical_seq != self._seen_lexical:
             self.lexical.reload()

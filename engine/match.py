@@ -27,7 +27,10 @@ import tantivy
 from papersift.engine.lexical import STOP_WORDS, LexicalIndex
 from papersift.engine.query import Clause, ParsedQuery
 
-FIELDED = ("au", "cat", "ti", "abs")
+FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
+GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
+# One graph clause (``cites:2401.10241``) as the Tantivy query of its papers, and a warning.
+GraphClause = Callable[[Clause], tuple[tantivy.Query, str | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,13 +75,21 @@ def keyword_query(
     *,
     categories: dict[str, str],
     author: Callable[[str], str],
+    graph: GraphClause | None = None,
 ) -> KeywordQuery:
     """Build the boolean query of ``parsed``: required, excluded and free clauses, the
     free ones under ``rule``. ``author(value)`` is the Tantivy string of one ``au:`` value
-    (``engine.author_query``); ``categories`` maps lowercased category names to their case."""
+    (``engine.author_query``); ``categories`` maps lowercased category names to their case;
+    ``graph`` turns ``cites:``/``citedby:`` clauses into their papers (none without it)."""
     warnings: list[str] = []
 
     def parse(c: Clause) -> tantivy.Query:
+        if c.field in GRAPH_FIELDS:
+            if graph is None:
+                return tantivy.Query.empty_query()
+            query, warning = graph(c)
+            warnings.extend([warning] if warning else [])
+            return query
         text = author(c.text) if c.field == "au" else c.tantivy_string(categories)
         query, errors = lex.parse(text)
         warnings.extend(f"ignored part of the query: {e}" for e in errors)
@@ -142,6 +153,7 @@ def constraint_query(
     *,
     categories: dict[str, str],
     author: Callable[[str], str],
+    graph: GraphClause | None = None,
 ) -> tantivy.Query | None:
     """The query's required and excluded clauses alone (no free words): what the semantic
     side and the title rule may return."""
@@ -151,7 +163,7 @@ def constraint_query(
     if not kept:
         return None
     built = keyword_query(
-        lex, ParsedQuery(kept), MatchRule(), categories=categories, author=author
+        lex, ParsedQuery(kept), MatchRule(), categories=categories, author=author, graph=graph
     )
     return built.query
 

@@ -9,14 +9,21 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
+from papersift.core.paper import parse_arxiv_id
 from papersift.engine.author_query import (
     author_clause,
     compatible_researchers,
     name_key,
     rewrite_author_clauses,
 )
-from papersift.engine.match import KeywordQuery, MatchRule, constraint_query, keyword_query
-from papersift.engine.query import ParsedQuery, parse_user_query
+from papersift.engine.match import (
+    GraphClause,
+    KeywordQuery,
+    MatchRule,
+    constraint_query,
+    keyword_query,
+)
+from papersift.engine.query import Clause, ParsedQuery, parse_user_query
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
 from papersift.engine.title_match import title_matches
 
@@ -76,10 +83,11 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         else parsed.semantic_text
     )  # fmt: skip
     lex = engine.data.lexical
-    kq = keyword_query(lex, parsed, rule, categories=lookup, author=author)
+    graph = graph_clause(engine)
+    kq = keyword_query(lex, parsed, rule, categories=lookup, author=author, graph=graph)
     warnings.extend(kq.warnings)
     filt = _filter_query(engine, filters)
-    constraint = constraint_query(lex, parsed, categories=lookup, author=author)
+    constraint = constraint_query(lex, parsed, categories=lookup, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
     mode, share = usable_mode(
@@ -166,6 +174,23 @@ def _filter_query(engine: SearchEngine, f: Filters) -> tantivy.Query | None:
     if filt is not None:
         must.append((tantivy.Occur.Must, filt))
     return tantivy.Query.boolean_query(must)
+
+
+def graph_clause(engine: SearchEngine) -> GraphClause:
+    """``cites:<id>`` (the papers here citing it) and ``citedby:<id>`` (the papers here it
+    cites) as a filter on those docids, read from the citation graph (``engine.graph``)."""
+    data = engine.data
+
+    def clause(c: Clause) -> tuple[tantivy.Query, str | None]:
+        parsed = parse_arxiv_id(c.text)
+        docid = data.store.docid_of(parsed[0]) if parsed else None
+        if docid is None:
+            what = "no paper of that id in this index" if parsed else "not an arXiv id"
+            return tantivy.Query.empty_query(), f"{c.field}:{c.text}: {what}; nothing matches it"
+        ids = data.graph.citations(docid) if c.field == "cites" else data.graph.references(docid)
+        return data.lexical.docids_for(ids), None
+
+    return clause
 
 
 def named_researchers(engine: SearchEngine, parsed: ParsedQuery) -> tuple[ResearcherRef, ...]:

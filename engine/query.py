@@ -1,7 +1,8 @@
 """The user's query syntax, parsed leniently into a safe Tantivy query string.
 
 Supported: plain words, "phrases", ``+must``, ``-exclude`` (and ``NOT word``), fielded
-``ti:``, ``au:``, ``abs:``, ``cat:`` (with long aliases), ``x OR y`` (either clause) and
+``ti:``, ``au:``, ``abs:``, ``cat:`` (with long aliases), the citation filters ``cites:<id>``
+(papers citing that paper) and ``citedby:<id>`` (papers it cites), ``x OR y`` (either clause) and
 ``x AND y`` (both required). Every value is re-quoted before it reaches Tantivy, so no input
 can trip its grammar; what we drop is reported as a warning. An arXiv id or arXiv URL as the
 whole query is recognised for a direct lookup. Which papers a parsed query *matches* is
@@ -20,7 +21,10 @@ FIELD_ALIASES = {
     "au": "au", "author": "au", "authors": "au",
     "abs": "abs", "abstract": "abs",
     "cat": "cat", "category": "cat",
+    "cites": "cites", "citedby": "citedby",
 }  # fmt: skip
+# Fields whose value is kept as written: a category, an arXiv id ("hep-th/9901001v2").
+RAW_FIELDS = frozenset({"cat", "cites", "citedby"})
 
 # A sign is an operator only before a letter or a quote: "-2", "+1" and "-5%" are text.
 _TOKEN = re.compile(
@@ -134,7 +138,7 @@ def parse_user_query(query: str) -> ParsedQuery:
             continue
         if negate_next:
             sign, negate_next = "-", False
-        if canonical != "cat":
+        if canonical not in RAW_FIELDS:
             cleaned = _WORDISH.sub(" ", text).strip(" .'’-")
             if cleaned != text.strip() and phrase is None:
                 dropped = "".join(sorted((set(text) - set(cleaned)) & _SYNTAX))

@@ -22,16 +22,19 @@ import tantivy
 
 from papersift.core.config import Config
 from papersift.core.errors import QueryError
+from papersift.core.paper import parse_arxiv_id
 from papersift.engine import fusion
 from papersift.engine.catalog import Catalog
 from papersift.engine.datadir import DataDir
 from papersift.engine.facet_table import FacetTable
+from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import direct_result, make_hits, missing_result
+from papersift.engine.like_text import similar_to_text
 from papersift.engine.match import semantic_matches
 from papersift.engine.plan import Plan, make_plan
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.result_cache import ResultCache
-from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
+from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
 from papersift.engine.title_match import put_first
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
@@ -75,7 +78,10 @@ class SearchEngine(Catalog):
         """Changes whenever an answer may change: the lexical and vector indexes and the
         researcher identities (the institution registry has its own ``version``)."""
         data = self.data
-        return (data.lexical.generation, data.vectors_generation, data.people_generation)
+        return (
+            data.lexical.generation, data.vectors_generation, data.people_generation,
+            data.graph.generation,
+        )  # fmt: skip
 
     def refresh(self, min_interval: float = 0.0) -> bool:
         """See papers another process committed (``DataDir.refresh``), at most every
@@ -87,13 +93,28 @@ class SearchEngine(Catalog):
             self._refreshed_at = now
             return self.data.refresh()
 
+    def similar_text(
+        self, text: str, filters: Filters, page: int = 1, page_size: int | None = None
+    ) -> SearchResult:
+        """Papers nearest in meaning to a pasted text (``engine.like_text``)."""
+        return similar_to_text(self, text, filters, page, page_size)
+
+    def paper_graph(self, arxiv_id: str) -> GraphCounts | None:
+        """Reference and citation counts of a paper (``engine.graph``); None if absent."""
+        parsed = parse_arxiv_id(arxiv_id)
+        docid = self.data.store.docid_of(parsed[0]) if parsed else None
+        return None if docid is None else self.data.graph.counts(docid)
+
     # -- search --------------------------------------------------------------------------
 
     def search(self, request: SearchRequest) -> SearchResult:
         """Answer one request. Raises QueryError for a request outside the allowed bounds."""
         start = time.perf_counter()
         data = self.data
-        key = (request, data.lexical.generation, data.vectors_generation, data.people_generation)
+        key = (
+            request, data.lexical.generation, data.vectors_generation, data.people_generation,
+            data.graph.generation,
+        )  # fmt: skip
         cached = self.cache.get(key)
         if cached is not None:
             return replace(cached, took_ms=(time.perf_counter() - start) * 1000)

@@ -7,7 +7,8 @@ an id of a source the author already has is kept, not overwritten) and instituti
 ROR ids; the paper gains its citation count (the larger of the sources). Writes go through
 the store's upsert, so changed papers bump the change sequence and the lexical index and
 researcher identities re-sync (which also refreshes the ``affiliations`` table: paper,
-author position, ROR id).
+author position, ROR id). A record's references (and citers) replace what that source said
+before in the citation graph (``engine.graph``).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from papersift.core.paper import Author, Paper
 from papersift.core.records import RecordError, checked
 from papersift.engine.affiliation_match import matcher
 from papersift.engine.enrichment import AFFILIATIONS_KEY
+from papersift.engine.graph import Graph, Key, WorkLinks
 from papersift.engine.institutions import Institutions
 from papersift.engine.ror import Match
 from papersift.engine.store import PaperStore
@@ -48,6 +50,9 @@ class WorkRecord:
     doi: str | None  # lower case, no resolver prefix
     citation_count: int | None
     authors: tuple[WorkAuthor, ...] = ()
+    keys: tuple[Key, ...] = ()  # the work's own identifiers (engine.graph)
+    references: tuple[tuple[Key, ...], ...] | None = None  # None: the source did not say
+    citers: tuple[tuple[Key, ...], ...] | None = None  # works citing it, where listed
 
 
 @dataclass
@@ -61,6 +66,7 @@ class EnrichReport:
     id_conflicts: int = 0  # a source gave an id different from one we had: kept ours
     affiliations: int = 0  # (author, ROR id) pairs on enriched papers
     affiliations_matched: int = 0  # of which our ROR matcher found from raw strings
+    graph_updated: int = 0  # papers whose references or citers changed
     skipped: list[str] = field(default_factory=list)  # "<id>: <field>: <reason>", not stored
 
     def line(self) -> str:
@@ -78,6 +84,7 @@ class EnrichReport:
             "ids_added": self.ids_added, "id_conflicts": self.id_conflicts,
             "affiliations": self.affiliations, "skipped": self.skipped,
             "affiliations_matched": self.affiliations_matched,
+            "graph_updated": self.graph_updated,
         }  # fmt: skip
 
 
@@ -200,8 +207,11 @@ def _matcher(store: PaperStore, records: Sequence[WorkRecord]) -> Matcher | None
     return matcher(registry).match
 
 
-def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichReport:
-    """Fold the records into the store (one upsert); the caller re-syncs the indexes."""
+def apply_records(
+    store: PaperStore, records: Iterable[WorkRecord], graph: Graph | None = None
+) -> EnrichReport:
+    """Fold the records into the store (one upsert) and their references into ``graph``
+    (default: the store's); the caller re-syncs the indexes."""
     recs = list(records)
     report = EnrichReport(records=len(recs))
     found = _find(store, recs)
@@ -219,4 +229,8 @@ def apply_records(store: PaperStore, records: Iterable[WorkRecord]) -> EnrichRep
                 report.skipped.append(str(exc))
     counts, _ = store.upsert(new)
     report.updated = counts.updated
+    graph = graph if graph is not None else Graph(store)
+    for d in sorted(found):
+        links = [WorkLinks(r.source, r.keys, r.references, r.citers) for r in found[d]]
+        report.graph_updated += graph.replace(d, links)
     return report

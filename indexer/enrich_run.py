@@ -66,7 +66,7 @@ def read_files(paths: Sequence[Path]) -> list[WorkRecord]:
 
 
 def enrich_files(data: DataDir, paths: Sequence[Path]) -> EnrichReport:
-    report = apply_records(data.store, read_files(paths))
+    report = apply_records(data.store, read_files(paths), data.graph)
     data.sync_lexical()
     refresh_people(data)  # new author ids and affiliations join and place researchers
     return report
@@ -135,7 +135,7 @@ def enrich_online(
                 if rec is not None:
                     records.append(replace_arxiv(rec, arxiv_id))
                 if len(records) >= BATCH or n == len(targets):
-                    _add(total, apply_records(data.store, records))
+                    _add(total, apply_records(data.store, records, data.graph))
                     records = []
             requests += fetcher.requests
             hits += cached.hits
@@ -172,6 +172,7 @@ def _targets(
 
 def _add(total: EnrichReport, part: EnrichReport) -> None:
     for key in ("records", "matched", "updated", "authors_matched", "ids_added",
-                "id_conflicts", "affiliations", "affiliations_matched"):  # fmt: skip
+                "id_conflicts", "affiliations", "affiliations_matched",
+                "graph_updated"):  # fmt: skip
         setattr(total, key, getattr(total, key) + getattr(part, key))
     total.unmatched += part.unmatched

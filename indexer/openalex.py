@@ -89,14 +89,26 @@ def parse_work(work: dict[str, Any]) -> WorkRecord:
             )
         )
     cited = work.get("cited_by_count")
+    arxiv_id = _arxiv_id(work)
+    doi = None if doi and _ARXIV_DOI.match(doi) else doi
+    mag = str((work.get("ids") or {}).get("mag") or "")
+    keys = [("openalex", work_id), ("doi", doi or ""), ("arxiv", arxiv_id or ""), ("mag", mag)]
+    refs = work.get("referenced_works")
     return WorkRecord(
         source="openalex",
         work_id=work_id,
-        arxiv_id=_arxiv_id(work),
-        doi=None if doi and _ARXIV_DOI.match(doi) else doi,
+        arxiv_id=arxiv_id,
+        doi=doi,
         citation_count=int(cited) if isinstance(cited, int) else None,
         authors=tuple(authors),
+        keys=tuple((k, v) for k, v in keys if v),
+        references=_references(refs) if isinstance(refs, list) else None,
     )
+
+
+def _references(refs: list[Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """``referenced_works`` (OpenAlex URLs) as graph keys; a malformed entry counts, bare."""
+    return tuple((("openalex", w),) if (w := _tail(r)).startswith("W") else () for r in refs)
 
 
 def parse_json_work(

@@ -8,7 +8,29 @@ from papersift.core.paper import parse_arxiv_id
 from papersift.indexer.enrich import WorkAuthor, WorkRecord, clean_doi
 from papersift.indexer.openalex import orcid_of, parse_json_work
 
-FIELDS = "externalIds,citationCount,authors.name,authors.externalIds,authors.affiliations"
+FIELDS = (
+    "externalIds,citationCount,authors.name,authors.externalIds,authors.affiliations,"
+    "references.externalIds,citations.externalIds"
+)
+
+
+def work_keys(paper: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The identifiers of one S2 paper object (engine.graph keys)."""
+    ext = paper.get("externalIds") or {}
+    arxiv = parse_arxiv_id(str(ext.get("ArXiv") or ""))
+    keys = [
+        ("s2", str(paper.get("paperId") or "")),
+        ("doi", clean_doi(str(ext.get("DOI") or "")) or ""),
+        ("arxiv", arxiv[0] if arxiv else ""),
+        ("mag", str(ext.get("MAG") or "")),
+    ]
+    return tuple((k, v) for k, v in keys if v)
+
+
+def _works(items: object) -> tuple[tuple[tuple[str, str], ...], ...] | None:
+    if not isinstance(items, list):
+        return None  # not asked for, or null: the source did not say
+    return tuple(work_keys(x) if isinstance(x, dict) else () for x in items)
 
 
 def parse_paper(paper: dict[str, Any]) -> WorkRecord:
@@ -41,6 +63,9 @@ def parse_paper(paper: dict[str, Any]) -> WorkRecord:
         doi=clean_doi(str(ext.get("DOI") or "")),
         citation_count=int(cited) if isinstance(cited, int) else None,
         authors=tuple(authors),
+        keys=work_keys(paper),
+        references=_works(paper.get("references")),
+        citers=_works(paper.get("citations")),
     )
 
 

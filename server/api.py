@@ -7,14 +7,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from papersift.engine.results import SearchResult
 from papersift.engine.serialize import stats_body
 from papersift.server.context import ctx
+from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
 from papersift.server.params import ParamError, int_param, parse_search, search_url
 from papersift.server.ratelimit import document_limits
 from papersift.server.schemas import (
     Health,
     PaperResponse,
+    SearchResponse,
     SimilarResponse,
     categories_body,
     hit_body,
@@ -36,11 +39,17 @@ async def search(request: Request) -> Response:
         known_categories=await c.known_categories(),
     )
     result = await c.call(c.engine.search, req)
-    root = site_root(request)
-    window = c.config.search.max_window
-    has_next = result.page < result.pages and (result.page + 1) * result.page_size <= window
+    page = search_page(result, site_root(request), c.config.search.max_window)
+    return json_response(request, page)
+
+
+def search_page(result: SearchResult, root: str, max_window: int) -> SearchResponse:
+    """A search answer with its ``next`` link: the same search, one page on, while that
+    page exists and lies within the result window."""
+    req = result.request
+    has_next = result.page < result.pages and (result.page + 1) * result.page_size <= max_window
     nxt = root + search_url(req, "/api/v1/search", page=req.page + 1) if has_next else None
-    return json_response(request, search_body(result, root, nxt))
+    return search_body(result, root, nxt)
 
 
 async def paper(request: Request) -> Response:
@@ -59,7 +68,9 @@ async def paper(request: Request) -> Response:
         raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
     root = site_root(request)
     if not want_similar:
-        return json_response(request, PaperResponse(paper_body(found, root)))
+        counts = await c.call(c.engine.paper_graph, found.arxiv_id)
+        graph = paper_graph(counts, found.arxiv_id, root) if counts else None
+        return json_response(request, PaperResponse(paper_body(found, root), graph))
     limit = int_param(request.query_params, "limit", 10, MAX_SIMILAR)
     hits = await c.call(c.engine.similar, found.arxiv_id, limit)
     similar = [hit_body(h, root) for h in hits]

@@ -15,7 +15,17 @@ from starlette.types import Scope
 from papersift.core.config import Config
 from papersift.core.errors import QueryError
 from papersift.engine.search import SearchEngine
-from papersift.server import admin, api, errors, feed_routes, institutions_api, pages
+from papersift.server import (
+    admin,
+    api,
+    errors,
+    export_routes,
+    feed_routes,
+    graph_api,
+    institutions_api,
+    pages,
+    similar_page,
+)
 from papersift.server.compress import CompressionMiddleware
 from papersift.server.context import AppContext
 from papersift.server.headers import SecurityHeadersMiddleware
@@ -47,6 +57,9 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
     app = Starlette(
         routes=[
             *pages.routes,
+            *similar_page.routes,
+            *graph_api.routes,  # before api's /api/v1/papers/{rest:path}
+            *export_routes.routes,
             *api.routes,
             *feed_routes.routes,
             *admin.routes,

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
 from papersift.core.paper import Paper
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import arxiv_abs, arxiv_pdf
+from papersift.feeds.export import balanced, bibtex_key
 
 SITE_NAME = "papersift"
 SITE_DESCRIPTION = (
@@ -87,32 +87,11 @@ def article_ld(paper: Paper, url: str) -> dict[str, Any]:
     return data
 
 
-def _bib_escape(text: str) -> str:
-    # Braces must stay balanced inside a BibTeX field; drop any that are not.
-    depth, out = 0, []
-    for ch in " ".join(text.split()):
-        if ch == "{":
-            depth += 1
-        elif ch == "}":
-            if depth == 0:
-                continue
-            depth -= 1
-        out.append(ch)
-    return "".join(out) + "}" * depth
-
-
-def bibtex_key(paper: Paper) -> str:
-    last = paper.authors[0].name.split()[-1] if paper.authors else "arxiv"
-    last = re.sub(r"[^A-Za-z]", "", last).lower() or "arxiv"
-    word = next((w for w in re.findall(r"[A-Za-z]{4,}", paper.title)), "paper").lower()
-    return f"{last}{paper.published.year}{word}"
-
-
 def bibtex(paper: Paper) -> str:
     """An ``@misc`` entry in the form arXiv itself suggests (eprint, archivePrefix)."""
     fields = [
-        ("title", "{" + _bib_escape(paper.title) + "}"),
-        ("author", " and ".join(_bib_escape(a.name) for a in paper.authors) or "Anonymous"),
+        ("title", "{" + balanced(paper.title) + "}"),
+        ("author", " and ".join(balanced(a.name) for a in paper.authors) or "Anonymous"),
         ("year", str(paper.published.year)),
         ("eprint", paper.arxiv_id),
         ("archivePrefix", "arXiv"),
@@ -120,8 +99,8 @@ def bibtex(paper: Paper) -> str:
         ("url", arxiv_abs(paper.arxiv_id)),
     ]
     if paper.doi:
-        fields.append(("doi", _bib_escape(paper.doi)))
+        fields.append(("doi", balanced(paper.doi)))
     if paper.journal_ref:
-        fields.append(("note", _bib_escape(paper.journal_ref)))
+        fields.append(("note", balanced(paper.journal_ref)))
     body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
     return f"@misc{{{bibtex_key(paper)},\n{body}\n}}\n"

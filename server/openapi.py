@@ -4,6 +4,7 @@ document and the responses cannot drift. Tests check it against the routes and r
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from functools import cache
 from typing import Any
@@ -13,6 +14,7 @@ import msgspec
 from papersift.core.config import SearchConfig
 from papersift.engine.serialize import Stats
 from papersift.server.admin_openapi import SECURITY_SCHEMES, admin_paths
+from papersift.server.graph_openapi import fill_similar_limits, graph_paths
 from papersift.server.institutions_openapi import institution_paths
 from papersift.server.people_openapi import people_paths
 from papersift.server.schemas import (
@@ -36,11 +38,17 @@ class Bodies:
         self.types: dict[str, type[msgspec.Struct]] = {}
 
     def __call__(self, kind: type[msgspec.Struct], description: str) -> dict[str, Any]:
+        return {
+            "description": description,
+            "content": {"application/json": {"schema": self.ref(kind)}},
+        }
+
+    def ref(self, kind: type[msgspec.Struct]) -> dict[str, str]:
+        """A reference to ``kind``'s component (a response, or a request body)."""
         name = kind.__name__
         if self.types.setdefault(name, kind) is not kind:
-            raise ValueError(f"two response types are called {name}")
-        schema = {"$ref": REF.format(name=name)}
-        return {"description": description, "content": {"application/json": {"schema": schema}}}
+            raise ValueError(f"two types are called {name}")
+        return {"$ref": REF.format(name=name)}
 
 
 @cache
@@ -122,6 +130,7 @@ def openapi_document(
         },
         **people_paths(body, errors),
         **institution_paths(param, body, errors),
+        **graph_paths(cfg, categories, body, body.ref, errors),
         **admin_paths(body, enabled=admin),
         "/healthz": {
             get: {
@@ -131,6 +140,8 @@ def openapi_document(
             }
         },
     }
+    schemas = copy.deepcopy(components(tuple(body.types.values())))  # cached: copy to fill in
+    fill_similar_limits(schemas, cfg)
     return {
         "openapi": "3.1.0",
         "jsonSchemaDialect": "https://spec.openapis.org/oas/3.1/dialect/base",
@@ -145,7 +156,7 @@ def openapi_document(
         "servers": [{"url": root}],
         "paths": paths,
         "components": {
-            "schemas": components(tuple(body.types.values())),
+            "schemas": schemas,
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

@@ -13,7 +13,9 @@ from papersift.core.urls import LATEST_FEED, category_feed, category_path, paper
 from papersift.engine.results import Filters, SearchRequest
 from papersift.server import meta, views
 from papersift.server.context import ctx
+from papersift.server.export_routes import export_links
 from papersift.server.feed_routes import search_feed_path
+from papersift.server.graph_views import paper_graph_view
 from papersift.server.lab_view import home_section
 from papersift.server.markdown import (
     MARKDOWN,
@@ -113,6 +115,8 @@ async def search(request: Request) -> Response:
         suggestions=views.suggestions(result) if not result.hits else [],
         first=(result.page - 1) * result.page_size + 1,
         follow_feed=follow,
+        exports=export_links(req),
+        window=c.config.search.max_window,
     )
     return render(request, "search.html", context)
 
@@ -176,6 +180,8 @@ async def paper(request: Request) -> Response:
         robots="noindex,follow" if missing else "index,follow",
     )
     context.update(
+        graph=await paper_graph_view(c, found),
+        window=c.config.search.max_window,
         missing_version=missing,
         paper=found,
         versions=version_links(found),

@@ -17,6 +17,7 @@ from papersift.engine.people import People, Profile, Researcher
 from papersift.engine.results import Filters, SearchRequest, SearchResult
 from papersift.server import institution_pages, people_api, views
 from papersift.server.context import ctx
+from papersift.server.export_routes import export_links
 from papersift.server.feed_routes import researcher_feed_path
 from papersift.server.markdown import (
     MARKDOWN,
@@ -141,6 +142,9 @@ async def researcher(request: Request) -> Response:
     context.update(_profile_context(profile, result, canonical, await c.citations_known()))
     context.update(most_cited=most_cited)
     context.update(person=found, result=result, req=req, links=external_links(found))
+    context.update(
+        exports=export_links(replace(req, filters=mine)), window=c.config.search.max_window
+    )
     context.update(feed={f: researcher_feed_path(f, found.rid) for f in ("rss", "atom")})
     return render(request, "researcher.html", context)
 

@@ -131,8 +131,19 @@ class SearchResponse(Struct):
     next: NULL_URL
 
 
+class PaperGraph(Struct, forbid_unknown_fields=True):
+    """A paper's place in the citation graph, as far as enrichment knows it."""
+
+    references: int  # references its sources list (the longest list of one source)
+    references_in_index: int  # of which papers in this index
+    citations_in_index: int  # papers in this index that cite it
+    references_url: str  # the API list of those references
+    citations_url: str
+
+
 class PaperResponse(Struct):
     paper: Paper
+    graph: PaperGraph | None  # references and citations, when enrichment gave any
 
 
 class SimilarResponse(Struct):

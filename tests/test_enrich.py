@@ -175,7 +175,7 @@ def test_enrich_online_is_polite_and_cached(tmp_path: Path, recorded: RecordedSe
     recorded.add(
         "/s2/paper/arXiv:1802.00002",
         {"fields": "externalIds,citationCount,authors.name,authors.externalIds,"
-                   "authors.affiliations"},
+                   "authors.affiliations,references.externalIds,citations.externalIds"},
         Reply(S2_PAPER.read_bytes()),
     )
     config = _online_config(tmp_path, recorded)

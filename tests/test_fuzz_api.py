@@ -18,9 +18,11 @@ import os
 import re
 from collections import Counter
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -29,7 +31,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 
-from papersift.server.params import parse_date
+from papersift.server.params import clean_text, parse_date
 
 pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
@@ -40,15 +42,33 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 # rules JSON Schema cannot state, which each failure is checked against before it is excused:
 # the result window (``page`` x ``page_size``), ``from`` after ``to``, and filter values that
 # repeat (they count once against ``maxItems``). Anything else fails.
+# uvicorn (h11) refuses a request head over 16 KB before the app sees it (papersift/serve.py),
+# so a query string that long is cut off with the connection: excused, as that one rule.
+MAX_HEAD = 16 * 1024 - 512  # less a margin for the request line and headers
 _WINDOW = re.compile(r"with (\d+) per page the last page is (\d+)")
 _FILTERS = ("category", "researcher", "researcher_id", "institution")
+# Operations that read the search parameters (server.params.parse_search).
+_SEARCHES = (
+    "/api/v1/search", "/api/v1/papers/{id}/references", "/api/v1/papers/{id}/citations",
+    "/api/v1/export",
+)  # fmt: skip
+
+
+def _head_bytes(case: schemathesis.Case[Any]) -> int:
+    """About how many bytes the request line of ``case`` takes (path and query string)."""
+    query = urlencode(case.query or {}, doseq=True)
+    return len(case.formatted_path.encode()) + len(query.encode())
 
 
 def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) -> bool:
     """Whether every failure of ``case`` is one of the documented cross-parameter rules."""
     q = dict(case.query or {})
+    if isinstance(case.body, dict):  # POST /api/v1/similar: the same rules on its body
+        q.update(case.body)
     if status == 400 and isinstance(body, dict):  # a schema-valid request rejected
         err = body.get("error", {})
+        if err.get("parameter") == "text":  # only whitespace or control characters
+            return not clean_text(str(q.get("text", "")))
         window = _WINDOW.search(err.get("message", ""))
         if err.get("parameter") == "page" and window:
             size, last = int(window.group(1)), int(window.group(2))
@@ -59,7 +79,7 @@ def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) 
             stop = parse_date("to", str(q["to"]), end=True)
             return start is not None and stop is not None and start > stop
         return False
-    if 200 <= status < 300 and case.path == "/api/v1/search":  # a violating one accepted
+    if 200 <= status < 300 and case.path in _SEARCHES:  # a violating one accepted
         params = {p["name"]: p for p in spec["paths"][case.path]["get"]["parameters"]}
         deduped = {}
         for name, value in q.items():
@@ -99,7 +119,13 @@ def fuzz(base_url: str, examples: int, derandomize: bool = True) -> Counter[str]
             )
             @given(case=operation.as_strategy(generation_mode=mode))
             def check(case: schemathesis.Case[Any]) -> None:
-                response = case.call(base_url=base_url, timeout=60)
+                try:
+                    response = case.call(base_url=base_url, timeout=60)
+                except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError):
+                    if _head_bytes(case) <= MAX_HEAD:
+                        raise
+                    counts["excused"] += 1  # refused by the HTTP layer, as documented
+                    return
                 counts["requests"] += 1
                 counts[f"{response.status_code // 100}xx"] += 1
                 try:

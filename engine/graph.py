@@ -1,0 +1,236 @@
+"""The citation graph: each enriched paper's references and citers as its sources list them,
+resolved to papers of this index when they read.
+
+A source (OpenAlex, Semantic Scholar) describes a paper's references, and Semantic Scholar
+also the papers citing it, as works with identifiers (``openalex:W...``, ``doi:10...``,
+``arxiv:2401.10241``, ``s2:...``, ``mag:...``). They are stored as the source gave them,
+replaced as a whole when that source enriches the paper again, and resolved when read: a
+key names a paper here if it is the paper's arXiv id, its DOI, or an id a source gave that
+paper when it was enriched. So a paper imported or enriched later joins the graph without
+rewriting anyone's edges, a deleted one leaves it, and both directions read the same rows
+(``references(a)`` holds ``b`` exactly when ``citations(b)`` holds ``a``).
+
+Docids stay across arXiv versions (the store updates a row in place), so edges survive a
+new version as the rest of the enrichment does.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from papersift.engine.store import PaperStore
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS work_keys (
+    scheme TEXT NOT NULL, value TEXT NOT NULL, docid INTEGER NOT NULL,
+    PRIMARY KEY (scheme, value, docid)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS work_keys_docid ON work_keys(docid);
+-- kind 'ref': owner cites the work; 'citer': the work cites owner. n numbers the works of
+-- one (owner, source, kind); a work with no identifier still has a row (scheme '').
+CREATE TABLE IF NOT EXISTS links (
+    owner INTEGER NOT NULL, source TEXT NOT NULL, kind TEXT NOT NULL, n INTEGER NOT NULL,
+    scheme TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (owner, source, kind, n, scheme, value)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS links_key ON links(scheme, value, kind);
+-- References by DOI resolve against the papers' own DOIs (as the snapshot gives them).
+CREATE INDEX IF NOT EXISTS papers_doi ON papers(lower(doi)) WHERE doi IS NOT NULL;
+"""
+VERSION_KEY = "graph_version"  # store meta: bumped by every write that changes an edge
+KINDS = ("ref", "citer")
+Key = tuple[str, str]  # (scheme, value): ("arxiv", "2401.10241"), ("doi", "10.1/x")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkLinks:
+    """What one source says about one paper's place in the graph. ``references`` or
+    ``citers`` None: the source did not say (the edges it gave before are kept)."""
+
+    source: str
+    keys: tuple[Key, ...]  # the paper's own identifiers at this source
+    references: tuple[tuple[Key, ...], ...] | None
+    citers: tuple[tuple[Key, ...], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphCounts:
+    references: int  # references the sources list (the longest list of one source)
+    references_here: int  # of which papers in this index
+    citations_here: int  # papers in this index that cite it
+
+    @property
+    def empty(self) -> bool:
+        return not (self.references or self.references_here or self.citations_here)
+
+
+class Graph:
+    """Reads and writes the graph tables of one store; safe to share across threads."""
+
+    def __init__(self, store: PaperStore) -> None:
+        self.store = store
+        with store.reading() as db:
+            db.executescript(SCHEMA)
+        self.generation = self._version()
+
+    def _version(self) -> str:
+        return self.store.get_meta(VERSION_KEY) or "0"
+
+    def refresh(self) -> bool:
+        """See writes of another process; returns whether there were any."""
+        now = self._version()
+        changed, self.generation = now != self.generation, now
+        return changed
+
+    # -- writing -------------------------------------------------------------------------
+
+    def replace(self, docid: int, links: Iterable[WorkLinks]) -> bool:
+        """Store what these sources say about ``docid`` in one transaction, replacing what
+        each said before; returns whether anything changed."""
+        changed = False
+        with self.store.transaction() as db:
+            for w in links:
+                changed |= _replace_one(db, docid, w)
+            if changed:
+                db.execute(
+                    "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
+                    "SET value = CAST(value AS INTEGER) + 1",
+                    (VERSION_KEY,),
+                )
+        if changed:
+            self.generation = self._version()
+        return changed
+
+    # -- reading -------------------------------------------------------------------------
+
+    def references(self, docid: int) -> list[int]:
+        """Papers here that ``docid`` cites, by docid."""
+        with self.store.reading() as db:
+            out = _resolve(db, _link_keys(db, docid, "ref"))
+            out |= _owners(db, _keys_of(db, docid), "citer")
+        out.discard(docid)
+        return sorted(out)
+
+    def citations(self, docid: int) -> list[int]:
+        """Papers here that cite ``docid``, by docid."""
+        with self.store.reading() as db:
+            out = _owners(db, _keys_of(db, docid), "ref")
+            out |= _resolve(db, _link_keys(db, docid, "citer"))
+        out.discard(docid)
+        return sorted(out)
+
+    def counts(self, docid: int) -> GraphCounts:
+        with self.store.reading() as db:
+            row = db.execute(
+                "SELECT MAX(c) FROM (SELECT COUNT(DISTINCT n) AS c FROM links "
+                "WHERE owner = ? AND kind = 'ref' GROUP BY source)",
+                (docid,),
+            ).fetchone()
+        refs = self.references(docid)
+        listed = int(row[0] or 0) if row else 0
+        return GraphCounts(max(listed, len(refs)), len(refs), len(self.citations(docid)))
+
+    def keys(self, docid: int) -> list[Key]:
+        """The identifiers that name this paper here."""
+        with self.store.reading() as db:
+            return sorted(_keys_of(db, docid))
+
+
+def _replace_one(db: sqlite3.Connection, docid: int, w: WorkLinks) -> bool:
+    changed = False
+    keys = {(s, v) for s, v in w.keys if s and v}
+    have = {(str(s), str(v)) for s, v in db.execute(
+        "SELECT scheme, value FROM work_keys WHERE docid = ?", (docid,))}  # fmt: skip
+    new_keys = keys - have
+    if new_keys:  # keys accumulate: an id a source once gave stays this paper's
+        db.executemany(
+            "INSERT OR IGNORE INTO work_keys (scheme, value, docid) VALUES (?, ?, ?)",
+            [(s, v, docid) for s, v in sorted(new_keys)],
+        )
+        changed = True
+    for kind, works in (("ref", w.references), ("citer", w.citers)):
+        if works is None:
+            continue
+        rows = sorted({(n, s, v) for n, work in enumerate(works) for s, v in (work or (("", ""),))})
+        old = db.execute(
+            "SELECT n, scheme, value FROM links WHERE owner = ? AND source = ? AND kind = ? "
+            "ORDER BY n, scheme, value",
+            (docid, w.source, kind),
+        ).fetchall()
+        if [(int(n), str(s), str(v)) for n, s, v in old] == rows:
+            continue
+        db.execute(
+            "DELETE FROM links WHERE owner = ? AND source = ? AND kind = ?",
+            (docid, w.source, kind),
+        )
+        db.executemany(
+            "INSERT OR IGNORE INTO links (owner, source, kind, n, scheme, value) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [(docid, w.source, kind, n, s, v) for n, s, v in rows],
+        )
+        changed = True
+    return changed
+
+
+def _keys_of(db: sqlite3.Connection, docid: int) -> set[Key]:
+    keys = {(str(s), str(v)) for s, v in db.execute(
+        "SELECT scheme, value FROM work_keys WHERE docid = ?", (docid,))}  # fmt: skip
+    row = db.execute("SELECT arxiv_id, doi FROM papers WHERE docid = ?", (docid,)).fetchone()
+    if row is None:  # deleted: it names nothing any more
+        return set()
+    keys.add(("arxiv", str(row[0])))
+    if row[1]:
+        keys.add(("doi", str(row[1]).lower()))
+    return keys
+
+
+def _link_keys(db: sqlite3.Connection, owner: int, kind: str) -> set[Key]:
+    return {(str(s), str(v)) for s, v in db.execute(
+        "SELECT scheme, value FROM links WHERE owner = ? AND kind = ? AND scheme != ''",
+        (owner, kind))}  # fmt: skip
+
+
+def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _resolve(db: sqlite3.Connection, keys: set[Key]) -> set[int]:
+    """The papers of this index these keys name."""
+    out: set[int] = set()
+    by_scheme: dict[str, list[str]] = {}
+    for s, v in keys:
+        by_scheme.setdefault(s, []).append(v)
+    for scheme, values in by_scheme.items():
+        for chunk in _chunks(sorted(values)):
+            marks = ",".join("?" * len(chunk))
+            if scheme == "arxiv":
+                sql = f"SELECT docid FROM papers WHERE arxiv_id IN ({marks})"
+                out.update(int(d) for (d,) in db.execute(sql, list(chunk)))
+                continue
+            if scheme == "doi":
+                sql = f"SELECT docid FROM papers WHERE lower(doi) IN ({marks}) AND doi IS NOT NULL"
+                out.update(int(d) for (d,) in db.execute(sql, list(chunk)))
+            sql = (
+                "SELECT w.docid FROM work_keys w JOIN papers p USING (docid) "
+                f"WHERE w.scheme = ? AND w.value IN ({marks})"
+            )
+            out.update(int(d) for (d,) in db.execute(sql, [scheme, *chunk]))
+    return out
+
+
+def _owners(db: sqlite3.Connection, keys: set[Key], kind: str) -> set[int]:
+    """The papers here with a ``kind`` link to any of these keys."""
+    out: set[int] = set()
+    for s, v in keys:
+        out.update(
+            int(d)
+            for (d,) in db.execute(
+                "SELECT l.owner FROM links l JOIN papers p ON p.docid = l.owner "
+                "WHERE l.scheme = ? AND l.value = ? AND l.kind = ?",
+                (s, v, kind),
+            )
+        )
+    return out

@@ -1,0 +1,130 @@
+"""The API of the paper graph and of "papers like this text": a paper's references and
+citations in this index, as search result pages, and ``POST /api/v1/similar``.
+
+``/api/v1/papers/<id>/references`` is the search ``citedby:<id>`` and ``/citations`` the
+search ``cites:<id>`` (with any further query, filters, sort and paging of a search), so
+their pages, hits and ``next`` links are exactly the search API's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import partial
+
+import msgspec
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from papersift.engine.results import Filters
+from papersift.server.api import search_page
+from papersift.server.context import ctx
+from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
+from papersift.server.params import ParamError, clean_text, parse_date, parse_search
+from papersift.server.templating import json_response
+from papersift.server.urls import parse_paper_path, site_root
+
+
+async def paper_list(request: Request, which: str) -> Response:
+    rest: str = request.path_params["rest"]
+    parsed = parse_paper_path(rest)
+    if parsed is None or parsed.slug is not None or parsed.ext:
+        raise ParamError(
+            "id", f"{rest[:100]!r} is not an arXiv id such as 2401.10241 or cmp-lg/9405001."
+        )
+    c = ctx(request)
+    req = parse_search(
+        request.query_params, c.config.search, strict=True,
+        known_categories=await c.known_categories(),
+    )  # fmt: skip
+    found = await c.call(c.engine.paper, parsed.arxiv_id)
+    if found is None:
+        raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
+    req = replace(req, query=graph_query(found, which, req.query))
+    result = await c.call(c.engine.search, req)
+    page = search_page(result, site_root(request), c.config.search.max_window)
+    return json_response(request, page)
+
+
+def body_limit(max_text: int) -> int:
+    """Bytes a similar-text body may have: the text at its longest, every character escaped
+    as ``\\uXXXX`` (6 bytes), plus the filters."""
+    return 6 * max_text + 16_384
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or a 413 as soon as it passes ``limit`` bytes."""
+    size = int(request.headers.get("content-length") or 0)
+    if size > limit:
+        raise HTTPException(413, f"The body has {size:,} bytes; the limit is {limit:,}.")
+    chunks, total = [], 0
+    async for chunk in request.stream():
+        total += len(chunk)
+        if total > limit:
+            raise HTTPException(413, f"The body is longer than {limit:,} bytes.")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def similar_filters(body: SimilarRequest) -> Filters:
+    date_from = parse_date("from", body.from_.strip(), end=False)
+    date_to = parse_date("to", body.to.strip(), end=True)
+    if date_from and date_to and date_from > date_to:
+        raise ParamError("from", "'from' is after 'to'; swap them.")
+    return Filters(
+        categories=tuple(c.strip() for c in body.category if c.strip()),
+        researchers=tuple(r.strip() for r in body.researcher if r.strip()),
+        date_from=date_from,
+        date_to=date_to,
+    )
+
+
+async def similar(request: Request) -> Response:
+    c = ctx(request)
+    cfg = c.config.search
+    raw = await read_body(request, body_limit(cfg.max_text_length))
+    try:
+        data = msgspec.json.decode(raw)
+        if isinstance(data, dict):  # 5.0 is an integer to JSON Schema: so it is to us
+            for key in ("page", "page_size"):
+                if isinstance(data.get(key), float) and data[key].is_integer():
+                    data[key] = int(data[key])
+        body = msgspec.convert(data, SimilarRequest)
+    except msgspec.ValidationError as exc:
+        raise ParamError("body", f"The body does not fit the schema: {exc}.") from None
+    except msgspec.DecodeError as exc:
+        raise ParamError("body", f"The body is not JSON: {exc}.") from None
+    text = clean_text(body.text)
+    if not text:
+        raise ParamError("text", "The text is empty: paste an abstract or a paragraph.")
+    if len(text) > cfg.max_text_length:
+        raise ParamError(
+            "text", f"The text has {len(text):,} characters; the limit is {cfg.max_text_length:,}."
+        )
+    size = body.page_size or cfg.page_size
+    if size > cfg.max_page_size:
+        raise ParamError("page_size", f"Give a page_size from 1 to {cfg.max_page_size}.")
+    if body.page * size > cfg.max_window:
+        last = max(1, cfg.max_window // size)
+        raise ParamError(
+            "page",
+            f"Only the first {cfg.max_window} results can be paged through: with "
+            f"{size} per page the last page is {last}.",
+        )
+    filters = similar_filters(body)
+    result = await c.call(c.engine.similar_text, text, filters, body.page, body.page_size)
+    page = search_page(result, site_root(request), cfg.max_window)
+    # The text is the caller's: not echoed back; a POST has no next URL (post page + 1).
+    echo = msgspec.structs.replace(page.request, q="")
+    out = msgspec.structs.replace(page, request=echo, next=None)
+    return json_response(request, out, cache="no-store")
+
+
+routes = [
+    *(
+        Route(f"/api/v1/papers/{{rest:path}}/{which}", partial(paper_list, which=which))
+        for which in GRAPH_QUERY
+    ),
+    Route("/api/v1/similar", similar, methods=["POST"]),
+]
