@@ -14,7 +14,16 @@ from starlette.types import Scope
 
 from papersift.config import Config
 from papersift.errors import QueryError
-from server import admin, api, errors, feed_routes, institutions_api, pages
+from server import (
+    account_pages,
+    admin,
+    api,
+    errors,
+    feed_routes,
+    institutions_api,
+    library_pages,
+    pages,
+)
 from server.compress import CompressionMiddleware
 from server.context import AppContext, Engine
 from server.headers import SecurityHeadersMiddleware
@@ -49,6 +58,8 @@ def create_app(engine: Engine, config: Config) -> Starlette:
             *api.routes,
             *feed_routes.routes,
             *admin.routes,
+            *account_pages.routes,  # members sign in (issue 19); their libraries:
+            *library_pages.routes,
             Mount("/static", app=CachedStatic(directory=STATIC_DIR), name="static"),
         ],
         middleware=[
