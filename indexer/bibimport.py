@@ -29,6 +29,7 @@ _ARXIV_IN_TEXT = re.compile(
 )
 _DOI = re.compile(r"10\.\d{4,9}/\S+", re.I)
 _TEX_WORD = re.compile(r"\\[A-Za-z]+")
+_TEX_ACCENT = re.compile(r"\\[`'\"^~=.]")  # \'{o}: the accent goes, the letter stays
 
 
 class BibImportError(PapersiftError):
@@ -63,7 +64,8 @@ class ImportReport:
 
 def normalise_title(text: str) -> str:
     """Lower case, no accents, TeX commands or braces, punctuation as spaces."""
-    text = _TEX_WORD.sub(" ", text.replace("\\&", " and "))
+    text = _TEX_ACCENT.sub("", text.replace("\\&", " and "))
+    text = _TEX_WORD.sub(" ", text).replace("{", "").replace("}", "")
     text = unicodedata.normalize("NFKD", text)
     text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
     return " ".join(re.sub(r"[\W_]+", " ", text).split())

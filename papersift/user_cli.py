@@ -106,9 +106,7 @@ def add_parser(
     r = acts.add_parser("reset", parents=[common], help="set a new password")
     r.add_argument("email", metavar="EMAIL")
     for q in (a, r):
-        q.add_argument(
-            "--password-stdin", action="store_true", help="read the password from stdin"
-        )
+        q.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
     d = acts.add_parser("remove", parents=[common], help="delete an account and its library")
     d.add_argument("email", metavar="EMAIL")
     ls = acts.add_parser("list", parents=[common], help="list the accounts")

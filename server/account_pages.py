@@ -141,9 +141,8 @@ async def account(request: Request) -> Response:
                 response = RedirectResponse("/account?changed=1", status_code=303)
                 start(request, response, fresh)  # other sessions end; this one goes on
                 return response
-            await c.call(
-                _save_profile, request, who, _text(form, "name", 300), _text(form, "researcher", 300)
-            )
+            name, profile = _text(form, "name", 300), _text(form, "researcher", 300)
+            await c.call(_save_profile, request, who, name, profile)
             notice = "Saved."
         except AccountError as exc:
             error, status = str(exc).capitalize() + ".", 400

@@ -23,6 +23,7 @@ from server import (
     institutions_api,
     library_pages,
     pages,
+    recommend_api,
 )
 from server.compress import CompressionMiddleware
 from server.context import AppContext, Engine
@@ -60,6 +61,7 @@ def create_app(engine: Engine, config: Config) -> Starlette:
             *admin.routes,
             *account_pages.routes,  # members sign in (issue 19); their libraries:
             *library_pages.routes,
+            *recommend_api.routes,
             Mount("/static", app=CachedStatic(directory=STATIC_DIR), name="static"),
         ],
         middleware=[

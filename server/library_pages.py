@@ -12,11 +12,13 @@ from starlette.routing import Route
 from engine.hits import make_hits
 from engine.library import LibraryError, Saved
 from engine.members import Member
+from engine.recommend import recommend
 from engine.results import Hit
 from engine.search import SearchEngine
 from indexer.bibimport import MAX_BYTES, BibImportError, ImportReport, match_entries, parse_library
 from server.account_pages import _page, _text
 from server.context import ctx
+from server.params import parse_search
 from server.sessions import accounts, checked_form, require
 from server.urls import parse_paper_path
 
@@ -183,12 +185,37 @@ async def import_file(request: Request) -> Response:
                  filename=upload.filename or "")  # fmt: skip
 
 
+async def recommended(request: Request) -> Response:
+    """The window's papers most like the tag's (``engine.recommend``); dates and filters
+    as on the search page (``from``, ``to``, ``category``, ...)."""
+    who = require(request)
+    if isinstance(who, Response):
+        return who
+    tag_id = _tag_id(request, who)
+    c, lib = ctx(request), accounts(request).library
+    req = parse_search(
+        request.query_params, c.config.search, known_categories=await c.known_categories()
+    )
+    saved = await c.call(lib.saved, who.id, tag_id)
+    tag = lib.tag(who.id, tag_id)
+    result = None
+    if saved:
+        ids = [s.arxiv_id for s in saved]
+        result = await c.call(
+            recommend, _engine(request), ids, req.filters, req.page, req.page_size
+        )
+    first = (req.page - 1) * (result.page_size if result else 1) + 1
+    title = f"Recommended for {tag.name if tag else ''}"
+    return _page(request, "recommended.html", title, tag=tag, result=result, first=first)
+
+
 routes = [
     Route("/library", library),
     Route("/library/tags", create_tag, methods=["POST"]),
     Route("/library/save", save, methods=["GET", "POST"]),
     Route("/library/import", import_file, methods=["POST"]),
     Route("/library/{tag}", tag_page),
+    Route("/library/{tag}/recommended", recommended),
     Route("/library/{tag}/delete", delete_tag, methods=["POST"]),
     Route("/library/{tag}/remove", remove, methods=["POST"]),
 ]

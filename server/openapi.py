@@ -10,6 +10,8 @@ from papersift.config import SearchConfig
 from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
 from server.institutions_openapi import institution_paths, institution_schemas
 from server.people_openapi import people_paths, people_schemas
+from server.recommend_schema import openapi_paths as recommend_paths
+from server.recommend_schema import openapi_schemas as recommend_schemas
 from server.search_openapi import PAPER_ID, param, search_parameters
 
 _STR = {"type": "string"}
@@ -135,9 +137,7 @@ SCHEMAS: dict[str, Any] = {
                 "description": "The arXiv id the query named, when this index does not hold it.",
             },
             "researchers": {
-                **_array(
-                    _obj({"id": _INT, "name": _STR, "papers": _INT, "url": _STR})
-                ),
+                **_array(_obj({"id": _INT, "name": _STR, "papers": _INT, "url": _STR})),
                 "description": "Researchers whose name the query is (shown above the results).",
             },
             "facets": {"type": "object", "additionalProperties": _array(_ref("FacetCount"))},
@@ -192,6 +192,7 @@ SCHEMAS: dict[str, Any] = {
     **people_schemas(_obj, _array, _ref),
     **institution_schemas(_obj, _array, _ref),
     **admin_schemas(_obj, _array, _ref),
+    **recommend_schemas(),
 }
 
 
@@ -275,6 +276,7 @@ def openapi_document(
             **people_paths(param, _json, _ERRORS),
             **institution_paths(param, _json, _ERRORS),
             **admin_paths(_json, enabled=admin),
+            **recommend_paths(cfg, _ERRORS),
             "/healthz": {
                 get: {
                     "operationId": "health",

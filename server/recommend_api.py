@@ -1,0 +1,83 @@
+"""``POST /api/v1/recommend``: papers like the seed papers, over a date window and the search
+filters; stateless (the seeds come with the request). Shapes: ``server.recommend_schema``."""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from engine.recommend import Recommendations, recommend
+from engine.search import SearchEngine
+from server.api import hit_json
+from server.context import ctx
+from server.params import ParamError, parse_search
+from server.recommend_schema import RecommendRequest, RecommendResponse
+from server.urls import site_root
+
+_EXPECTED = {
+    "ids": "arXiv ids such as 2401.10241 or cmp-lg/9405001",
+    "from": "a date such as 2024, 2024-05 or 2024-05-17",
+    "to": "a date such as 2024, 2024-05 or 2024-05-17",
+}
+_DECODER = msgspec.json.Decoder(RecommendRequest)
+
+
+def _filters_of(body: RecommendRequest) -> QueryParams:
+    """The body as the search parameters it shares, so they are checked the same way."""
+    pairs: list[tuple[str, str]] = [("page", str(body.page))]
+    if body.page_size is not None:
+        pairs.append(("page_size", str(body.page_size)))
+    for name, value in (("from", body.from_), ("to", body.to)):
+        if value:
+            pairs.append((name, value))
+    for name in ("category", "researcher", "institution"):
+        pairs += [(name, v) for v in getattr(body, name)]
+    pairs += [("researcher_id", str(v)) for v in body.researcher_id]
+    return QueryParams(pairs)
+
+
+def response_of(result: Recommendations, root: str) -> RecommendResponse:
+    return RecommendResponse(
+        total=result.total,
+        page=result.page,
+        page_size=result.page_size,
+        pages=max(1, -(-result.total // result.page_size)),
+        from_=result.date_from.isoformat() if result.date_from else None,
+        to=result.date_to.isoformat() if result.date_to else None,
+        seeds=list(result.seeds),
+        warnings=list(result.warnings),
+        hits=[hit_json(h, root) for h in result.hits],
+    )
+
+
+async def recommend_route(request: Request) -> Response:
+    c = ctx(request)
+    if not isinstance(c.engine, SearchEngine):
+        raise ParamError("ids", "This server cannot recommend.")
+    if "json" not in request.headers.get("content-type", ""):
+        raise ParamError("body", "Send a JSON object (Content-Type: application/json).")
+    try:
+        body = _DECODER.decode(await request.body())
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        where = text.rsplit("at `$.", 1)
+        name = where[1].split("`")[0].split("[")[0] if len(where) == 2 else "body"
+        if "unknown field `" in text:
+            name = text.split("unknown field `", 1)[1].split("`")[0]
+        if "matching regex" in text:  # the pattern itself says little to a reader
+            text = f"Expected {_EXPECTED.get(name, 'another value')}, at `$.{where[-1]}"
+        raise ParamError(name, f"{text}.") from None
+    except msgspec.DecodeError as exc:
+        raise ParamError("body", f"The body is not JSON: {exc}.") from None
+    req = parse_search(
+        _filters_of(body), c.config.search, strict=True, known_categories=await c.known_categories()
+    )
+    result = await c.call(recommend, c.engine, body.ids, req.filters, req.page, req.page_size)
+    payload = msgspec.json.encode(response_of(result, site_root(request)))
+    return Response(payload, media_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+routes = [Route("/api/v1/recommend", recommend_route, methods=["POST"])]

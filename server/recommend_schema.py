@@ -1,0 +1,90 @@
+"""The shapes of ``POST /api/v1/recommend`` (server.recommend_api), declared once as msgspec
+Structs: they decode and check the body, encode the answer and give the OpenAPI components."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from engine.recommend import MAX_SEEDS
+from papersift.config import SearchConfig
+from server.params import MAX_FILTER_VALUES
+from server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
+
+Ids = Annotated[
+    list[Annotated[str, msgspec.Meta(pattern=ARXIV_ID_PATTERN)]],
+    msgspec.Meta(min_length=1, max_length=MAX_SEEDS),
+]
+Values = Annotated[list[str], msgspec.Meta(max_length=MAX_FILTER_VALUES)]
+Day = Annotated[str, msgspec.Meta(pattern=DATE_PATTERN)]
+
+
+class RecommendRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """Seed papers and where to look. Without `from` and `to`: the 30 days up to the newest
+    paper. The filters are those of /api/v1/search."""
+
+    ids: Ids
+    from_: Day | None = msgspec.field(default=None, name="from")
+    to: Day | None = None
+    page: Annotated[int, msgspec.Meta(ge=1)] = 1
+    page_size: Annotated[int, msgspec.Meta(ge=1)] | None = None
+    category: Values = msgspec.field(default_factory=list)
+    researcher: Values = msgspec.field(default_factory=list)
+    researcher_id: Annotated[
+        list[Annotated[int, msgspec.Meta(ge=1)]], msgspec.Meta(max_length=MAX_FILTER_VALUES)
+    ] = msgspec.field(default_factory=list)
+    institution: Values = msgspec.field(default_factory=list)
+
+
+class RecommendResponse(msgspec.Struct, kw_only=True):
+    """The window's papers most like the seeds (never a seed), best first."""
+
+    total: int  # papers in the window and filters that were ranked
+    page: int
+    page_size: int
+    pages: int
+    from_: str | None = msgspec.field(name="from")
+    to: str | None
+    seeds: list[str]  # the seeds used: found here, with a vector
+    warnings: list[str]
+    hits: list[dict[str, Any]]  # Hit objects, as /api/v1/search answers them
+
+
+def openapi_schemas() -> dict[str, Any]:
+    """The components of both Structs (hits point at the document's Hit)."""
+    _, components = msgspec.json.schema_components(
+        [RecommendRequest, RecommendResponse], ref_template="#/components/schemas/{name}"
+    )
+    hits = components["RecommendResponse"]["properties"]["hits"]
+    hits["items"] = {"$ref": "#/components/schemas/Hit"}
+    return components
+
+
+def openapi_paths(cfg: SearchConfig, errors: dict[str, Any]) -> dict[str, Any]:
+    ref = "#/components/schemas/"
+    return {
+        "/api/v1/recommend": {
+            "post": {
+                "operationId": "recommend",
+                "summary": "Papers like some seed papers, over a date window",
+                "description": "Ranks the papers of the window (and the search filters) by "
+                "their cosine to the seeds' vector centroid; seeds are never recommended. "
+                f"`page_size` at most {cfg.max_page_size}; page x page_size at most "
+                f"{cfg.max_window}.",
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": {"$ref": ref + "RecommendRequest"}}},
+                },
+                "responses": {
+                    "200": {
+                        "description": "One page of recommendations.",
+                        "content": {
+                            "application/json": {"schema": {"$ref": ref + "RecommendResponse"}}
+                        },
+                    },
+                    "400": errors["400"],
+                },
+            }
+        }
+    }
