@@ -192,7 +192,6 @@ SCHEMAS: dict[str, Any] = {
     **people_schemas(_obj, _array, _ref),
     **institution_schemas(_obj, _array, _ref),
     **admin_schemas(_obj, _array, _ref),
-    **recommend_schemas(),
 }
 
 
@@ -285,5 +284,8 @@ def openapi_document(
                 }
             },
         },
-        "components": {"schemas": SCHEMAS, "securitySchemes": SECURITY_SCHEMES},
+        "components": {
+            "schemas": {**SCHEMAS, **recommend_schemas(cfg, categories)},
+            "securitySchemes": SECURITY_SCHEMES,
+        },
     }

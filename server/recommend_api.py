@@ -22,7 +22,23 @@ _EXPECTED = {
     "from": "a date such as 2024, 2024-05 or 2024-05-17",
     "to": "a date such as 2024, 2024-05 or 2024-05-17",
 }
-_DECODER = msgspec.json.Decoder(RecommendRequest)
+_INTS = ("page", "page_size")
+
+
+def _decode(raw: bytes) -> RecommendRequest:
+    """The body as a RecommendRequest. JSON Schema counts 2.0 as an integer, msgspec does
+    not: integral numbers of the integer fields become ints first, nothing else is coerced."""
+    data = msgspec.json.decode(raw)
+    if isinstance(data, dict):
+        for name in _INTS:
+            if isinstance(data.get(name), float) and data[name].is_integer():
+                data[name] = int(data[name])
+        ids = data.get("researcher_id")
+        if isinstance(ids, list):
+            data["researcher_id"] = [
+                int(v) if isinstance(v, float) and v.is_integer() else v for v in ids
+            ]
+    return msgspec.convert(data, RecommendRequest)
 
 
 def _filters_of(body: RecommendRequest) -> QueryParams:
@@ -60,7 +76,7 @@ async def recommend_route(request: Request) -> Response:
     if "json" not in request.headers.get("content-type", ""):
         raise ParamError("body", "Send a JSON object (Content-Type: application/json).")
     try:
-        body = _DECODER.decode(await request.body())
+        body = _decode(await request.body())
     except msgspec.ValidationError as exc:
         text = str(exc)
         where = text.rsplit("at `$.", 1)

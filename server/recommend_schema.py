@@ -3,13 +3,15 @@ Structs: they decode and check the body, encode the answer and give the OpenAPI 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 import msgspec
 
 from engine.recommend import MAX_SEEDS
 from papersift.config import SearchConfig
-from server.params import MAX_FILTER_VALUES
+from server.institutions_openapi import ROR_ID
+from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
 from server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
 
 Ids = Annotated[
@@ -17,6 +19,14 @@ Ids = Annotated[
     msgspec.Meta(min_length=1, max_length=MAX_SEEDS),
 ]
 Values = Annotated[list[str], msgspec.Meta(max_length=MAX_FILTER_VALUES)]
+Names = Annotated[
+    list[Annotated[str, msgspec.Meta(max_length=MAX_RESEARCHER_LENGTH)]],
+    msgspec.Meta(max_length=MAX_FILTER_VALUES),
+]
+Rors = Annotated[
+    list[Annotated[str, msgspec.Meta(pattern=f"^(?:{ROR_ID})?$")]],
+    msgspec.Meta(max_length=MAX_FILTER_VALUES),
+]
 Day = Annotated[str, msgspec.Meta(pattern=DATE_PATTERN)]
 
 
@@ -30,11 +40,12 @@ class RecommendRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     page: Annotated[int, msgspec.Meta(ge=1)] = 1
     page_size: Annotated[int, msgspec.Meta(ge=1)] | None = None
     category: Values = msgspec.field(default_factory=list)
-    researcher: Values = msgspec.field(default_factory=list)
+    researcher: Names = msgspec.field(default_factory=list)
     researcher_id: Annotated[
-        list[Annotated[int, msgspec.Meta(ge=1)]], msgspec.Meta(max_length=MAX_FILTER_VALUES)
+        list[Annotated[int, msgspec.Meta(ge=1, le=999_999_999)]],
+        msgspec.Meta(max_length=MAX_FILTER_VALUES),
     ] = msgspec.field(default_factory=list)
-    institution: Values = msgspec.field(default_factory=list)
+    institution: Rors = msgspec.field(default_factory=list)
 
 
 class RecommendResponse(msgspec.Struct, kw_only=True):
@@ -51,11 +62,18 @@ class RecommendResponse(msgspec.Struct, kw_only=True):
     hits: list[dict[str, Any]]  # Hit objects, as /api/v1/search answers them
 
 
-def openapi_schemas() -> dict[str, Any]:
-    """The components of both Structs (hits point at the document's Hit)."""
+def openapi_schemas(cfg: SearchConfig, categories: Sequence[str] | None) -> dict[str, Any]:
+    """The components of both Structs, with this server's limits and (when given) the
+    categories its index holds, as the search operation states them; hits are the
+    document's Hit."""
     _, components = msgspec.json.schema_components(
         [RecommendRequest, RecommendResponse], ref_template="#/components/schemas/{name}"
     )
+    props = components["RecommendRequest"]["properties"]
+    props["page"]["maximum"] = cfg.max_window
+    props["page_size"]["anyOf"][0]["maximum"] = cfg.max_page_size
+    if categories is not None:
+        props["category"]["items"] = {"enum": ["", *categories]}
     hits = components["RecommendResponse"]["properties"]["hits"]
     hits["items"] = {"$ref": "#/components/schemas/Hit"}
     return components

@@ -3,6 +3,7 @@ its OpenAPI schema, bad requests as clear 400s, the tag's recommended page."""
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from starlette.testclient import TestClient
 
-from engine.results import Filters
+from engine.recommend import _negatives, svm_scores
+from engine.results import Filters, SearchRequest
 from engine.search import SearchEngine
 from tests.member_kit import add_member, csrf_of, sign_in
 from tests.web_helpers import parse_html
@@ -23,26 +25,45 @@ WINDOW = {"from": "2020-01-01", "to": "2026-12-31"}
 
 
 def reference(engine: SearchEngine, seeds: list[str], start: str, end: str) -> list[str]:
-    """Every paper of the window by exact cosine to the normalised seed mean, seeds left out."""
+    """The window's papers (seeds left out) ranked by the product's model fitted directly
+    (``svm_scores`` on the texts, the same fixed negatives): checks the window, the
+    exclusion of seeds and the paging around it."""
     data = engine.data
     seed_docids = [data.store.docid_of(s) for s in seeds]
-    centre = np.mean([data.vectors.vector(d) for d in seed_docids], axis=0)
-    centre /= np.linalg.norm(centre)
-    from datetime import date
-
     filt = data.lexical.filter_query(
         Filters(date_from=date.fromisoformat(start), date_to=date.fromisoformat(end))
     )
     assert filt is not None
-    scored = []
-    for d in data.lexical.allowed(filt):
-        if int(d) in seed_docids:
-            continue
-        v = data.vectors.vector(int(d))
-        if v is not None:
-            scored.append((-float(v @ centre), int(d)))
-    papers = data.store.get([d for _, d in sorted(scored)])
-    return [papers[d].arxiv_id for _, d in sorted(scored)]
+    window = [int(d) for d in data.lexical.allowed(filt) if int(d) not in seed_docids]
+    papers = data.store.get([*seed_docids, *window])
+    text = {d: f"{p.title}. {p.abstract}" for d, p in papers.items()}
+    negatives = _negatives(engine, set(seed_docids))
+    scores = svm_scores(
+        [text[d] for d in seed_docids],
+        [f"{p.title}. {p.abstract}" for p in data.store.get(negatives).values()],
+        [text[d] for d in window],
+    )
+    assert scores is not None
+    order = np.argsort(-scores, kind="stable")
+    return [papers[window[i]].arxiv_id for i in order]
+
+
+def by_category(engine: SearchEngine, category: str, n: int) -> list[str]:
+    result = engine.search(
+        SearchRequest(filters=Filters(categories=(category,)), sort="newest", page_size=n)
+    )
+    return [h.paper.arxiv_id for h in result.hits]
+
+
+def test_seeds_of_a_topic_bring_that_topic(client: TestClient, engine: SearchEngine) -> None:
+    """Digital-libraries seeds bring digital-libraries papers, 1990s computational
+    linguistics brings more of it, from the whole corpus (mostly recent cs.CL)."""
+    everything = {"from": "1990-01-01", "to": "2026-12-31", "page_size": 10}
+    for category in ("cs.DL", "cmp-lg"):
+        seeds = by_category(engine, category, 5)
+        body = client.post("/api/v1/recommend", json={"ids": seeds, **everything}).json()
+        cats = [h["paper"]["categories"] for h in body["hits"]]
+        assert sum(category in c for c in cats) >= 8, (category, cats)
 
 
 def check_schema(spec: dict[str, Any], name: str, body: Any) -> None:
