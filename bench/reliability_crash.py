@@ -19,9 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.datadir import DataDir  # noqa: E402
-from indexer.build import import_files  # noqa: E402
-from indexer.harvest import harvest  # noqa: E402
+from papersift.engine.datadir import DataDir  # noqa: E402
+from papersift.indexer.build import import_files  # noqa: E402
+from papersift.indexer.harvest import harvest  # noqa: E402
 from tests.corpus import demo_records, make_config, sample_records, write_jsonl  # noqa: E402
 from tests.reliability_kit import (  # noqa: E402
     HARVEST,

@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.datadir import DataDir  # noqa: E402
-from indexer.build import embed_backlog, import_files  # noqa: E402
+from papersift.engine.datadir import DataDir  # noqa: E402
+from papersift.indexer.build import embed_backlog, import_files  # noqa: E402
+from papersift.indexer.identity_refresh import refresh_people  # noqa: E402
 from tests.corpus import demo_records, make_config, sample_records, write_jsonl  # noqa: E402
 from tests.load_kit import LoadGenerator, LoadStats, serve, wait_findable  # noqa: E402
 from tests.reliability_kit import (  # noqa: E402
@@ -53,7 +54,7 @@ def load_campaign(root: Path, idle_seconds: float, clients: int = 2) -> dict[str
     data = DataDir(config)
     try:
         import_files(data, [write_jsonl(root / "base.jsonl", sample_records(every=40))])
-        data.refresh_people()
+        refresh_people(data)
         embed_backlog(data)
     finally:
         data.close()

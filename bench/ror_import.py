@@ -40,9 +40,9 @@ import json, sys, tempfile, time
 from itertools import islice
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-from engine.institutions import Institutions
-from engine.store import PaperStore
-from indexer.ror import read_ror
+from papersift.engine.institutions import Institutions
+from papersift.engine.store import PaperStore
+from papersift.engine.ror import read_ror
 
 n = int(sys.argv[3])
 t0 = time.perf_counter()

@@ -27,10 +27,10 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench.common import load_average, log, machine_info, publish, table
 from bench.ror_import import EXTRACT
-from engine.affiliation_match import explain, matcher
-from engine.institutions import Institutions
-from engine.store import PaperStore
-from indexer.ror import parse_ror_id, read_ror
+from papersift.engine.affiliation_match import explain, matcher
+from papersift.engine.institutions import Institutions
+from papersift.engine.ror import parse_ror_id, read_ror
+from papersift.engine.store import PaperStore
 
 GOLD = EXTRACT.parent / "affiliation_gold"
 FIXTURE_SIZE = 600  # the first entries, copied into tests/fixtures/ror

@@ -41,7 +41,7 @@ from bench.peers import PEERS, load
 from bench.peers.compare import US, US_IDS, Timing, latency, latency_table, sample_docs
 from bench.peers.compare import title_queries as cut_queries
 from bench.peers.quality import quality
-from papersift.config import SearchConfig
+from papersift.core.config import SearchConfig
 
 TARGETS_NOTE = "Targets of issue 7, at the largest corpus measured (672,286 papers unless said)."
 

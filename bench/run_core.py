@@ -49,16 +49,17 @@ from bench.common import (
     table,
     write_section,
 )
-from engine import fusion
-from engine.datadir import DataDir
-from engine.embed import Embedder, default_tokenizer_path
-from engine.hits import make_hits
-from engine.query import parse_user_query
-from engine.results import Filters, Mode, SearchRequest, Sort
-from engine.search import SearchEngine, open_engine
-from indexer.build import embed_backlog, import_files
-from indexer.snapshot import SnapshotReader
-from papersift.resources import demo_corpus_path
+from papersift.core.resources import demo_corpus_path
+from papersift.engine import fusion
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed import Embedder, default_tokenizer_path
+from papersift.engine.hits import make_hits
+from papersift.engine.query import parse_user_query
+from papersift.engine.results import Filters, Mode, SearchRequest, Sort
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import embed_backlog, import_files
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.snapshot import SnapshotReader
 
 # The project's shared data folder sits beside the repository (as on CI).
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -121,7 +122,7 @@ def _import_once(path: Path, limit: int | None) -> dict[str, Any]:
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         # The backlog an import leaves besides embedding (papersift index / serve).
         t1 = time.perf_counter()
-        data.refresh_people()
+        refresh_people(data)
         people_s = time.perf_counter() - t1
         data.close()
         root = Path(tmp) / "data"
@@ -237,7 +238,7 @@ def ensure_demo_cache(fresh: bool) -> tuple[dict[str, Any], bool]:
     data = DataDir(bench_config(DEMO_CACHE))
     try:
         report = import_files(data, [demo_corpus_path()])
-        data.refresh_people()  # researcher identities: the backlog's first step
+        refresh_people(data)  # researcher identities: the backlog's first step
         t0 = time.perf_counter()
         emb = data.embedder  # loads the model; builds the float32 graph on first use
         load_s = time.perf_counter() - t0

@@ -39,8 +39,8 @@ from bench.common import (
 )
 from bench.peers.compare import sample_docs, title_queries
 from bench.run_core import HAND_QUERIES
-from engine.results import Filters, Mode, SearchRequest, Sort
-from engine.search import open_engine
+from papersift.engine.results import Filters, Mode, SearchRequest, Sort
+from papersift.engine.search import open_engine
 
 MODES: tuple[Mode, ...] = ("keyword", "semantic", "hybrid")
 CATEGORY = "quant-ph"  # about 13-19% of the first 10k and 100k papers: a broad filter

@@ -34,8 +34,9 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench.common import CACHE, bench_config, dir_size, load_average, log, machine_info
 from bench.run_core import ARXIV_BENCH
-from engine.datadir import LEXICAL_REBUILD_FROM, SCHEMA_VERSION, DataDir
-from indexer.build import embed_backlog, import_files
+from papersift.engine.datadir import LEXICAL_REBUILD_FROM, SCHEMA_VERSION, DataDir
+from papersift.indexer.build import embed_backlog, import_files
+from papersift.indexer.identity_refresh import refresh_people
 
 REAL = 10_000  # papers embedded for real
 SIZES = (10_000, 100_000, 0)  # 0: the whole snapshot
@@ -97,7 +98,7 @@ def _import(size: int) -> dict[str, Any]:
         report = import_files(data, [ARXIV_BENCH], limit=size or None)
         secs, cpu = time.perf_counter() - t0, time.process_time() - c0
         t1 = time.perf_counter()
-        data.refresh_people(progress=sys.stderr.isatty())  # what `papersift index` does first
+        refresh_people(data, progress=sys.stderr.isatty())  # what `papersift index` does first
         people_s = time.perf_counter() - t1
         papers = data.store.count()
     finally:

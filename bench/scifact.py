@@ -36,13 +36,13 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import CACHE, bench_config, load_average, log, sha256_file, table
-from engine.datadir import DataDir
-from engine.query import parse_user_query
-from engine.results import Mode, SearchRequest
-from engine.search import open_engine
-from indexer.build import embed_backlog
-from papersift.config import SearchConfig
-from papersift.paper import Paper
+from papersift.core.config import SearchConfig
+from papersift.core.paper import Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.query import parse_user_query
+from papersift.engine.results import Mode, SearchRequest
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog
 
 _SHARED = Path(__file__).resolve().parents[2] / "shared"  # beside the repository
 DATA = Path(os.environ.get("PAPERSIFT_SCIFACT", str(_SHARED / "data/eval/scifact")))

@@ -23,11 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import load_average, log, machine_info, table, write_section
-from engine.store import PaperStore
-from feeds.sitemap import MAX_URLS, sitemap_index, urlset
-from indexer.snapshot import SnapshotReader
-from papersift.paper import Paper
-from server.urls import slugify
+from papersift.core.paper import Paper
+from papersift.core.urls import slugify
+from papersift.engine.store import PaperStore
+from papersift.feeds.sitemap import MAX_URLS, sitemap_index, urlset
+from papersift.indexer.snapshot import SnapshotReader
 
 SNAPSHOT = Path(__file__).resolve().parents[2] / "shared/data/arxiv/arxiv-snapshot-bench.jsonl.xz"
 ROOT_URL = "https://papers.example.org"

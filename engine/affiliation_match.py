@@ -13,9 +13,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from engine.institutions import Institution, Institutions
-from engine.store import PaperStore
-from indexer.ror import ROR_PREFIX, Explanation, RorMatcher
+from papersift.engine.institutions import Institution, Institutions
+from papersift.engine.ror import ROR_PREFIX, Explanation, RorMatcher
+from papersift.engine.store import PaperStore
 
 MAX_AFFILIATION = 1000  # characters; ROR's gold affiliations are at most 508
 _CACHE: WeakKeyDictionary[PaperStore, tuple[int, RorMatcher]] = WeakKeyDictionary()

@@ -22,7 +22,7 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from engine.atomic import write_atomically
+from papersift.engine.atomic import write_atomically
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]

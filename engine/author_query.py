@@ -5,17 +5,17 @@ A user may type a name the way papers spell it or the way bibliographies do: ``B
 accents and the "Surname, Given" order in the raw query, before the query parser would
 drop the backslashes and commas; :func:`author_clause` then turns the clause into a Tantivy
 query string that matches the name as a phrase (as before) or any researcher whose name is
-compatible with it (``engine.names``), so every spelling an identity joined is found too.
+compatible with it (``papersift.core.names``), so every spelling an identity joined is found too.
 """
 
 from __future__ import annotations
 
 import re
 
-from engine.names import NameParts, compatible, split_name
-from engine.people import papers_of_any
-from engine.store import PaperStore
-from indexer.authors import decode_tex, normalise_name
+from papersift.core.authors import decode_tex, normalise_name
+from papersift.core.names import NameParts, compatible, split_name
+from papersift.engine.people import papers_of_any
+from papersift.engine.store import PaperStore
 
 # An au: value in the raw query; a backslash escapes the next character, so the TeX
 # umlaut ``G\"odel`` stays inside its phrase.

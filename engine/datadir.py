@@ -18,26 +18,23 @@ import threading
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from engine.atomic import sweep_temp_files, write_json_atomic
-from engine.embed import Embedder, default_model_id
-from engine.embed_progress import EmbeddingProgress, progress_key, read_progress
-from engine.lexical import LexicalIndex
-from engine.model_files import ModelSpec
-from engine.people import PEOPLE_SEQ, People
-from engine.store import PaperStore
-from engine.vectors import VectorIndex, model_dir_name
-from engine.writer_lock import LOCK_NAME
 from papersift import __version__
-from papersift.config import Config
-from papersift.errors import IndexVersionError, PapersiftError
-from papersift.paper import Paper
-
-if TYPE_CHECKING:
-    from indexer.identity_refresh import IdentityReport
+from papersift.core.config import Config
+from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir
+from papersift.core.paper import Paper
+from papersift.engine.atomic import sweep_temp_files, write_json_atomic
+from papersift.engine.embed import Embedder, default_model_id
+from papersift.engine.embed_progress import EmbeddingProgress, progress_key, read_progress
+from papersift.engine.lexical import LexicalIndex
+from papersift.engine.model_files import ModelSpec
+from papersift.engine.people import PEOPLE_SEQ, People
+from papersift.engine.store import PaperStore
+from papersift.engine.vectors import VectorIndex, model_dir_name
+from papersift.engine.writer_lock import LOCK_NAME
 
 # 2: researcher ids in the lexical index; 3: institutions (ROR ids); 4: the docid also as a
 # raw text term (a list of 1,000 docids is 4x quicker to match as text than as integers),
@@ -46,8 +43,6 @@ SCHEMA_VERSION = 4
 # Older versions whose store is current: only the lexical index is rebuilt, from the store.
 LEXICAL_REBUILD_FROM = frozenset({3})
 log = logging.getLogger(__name__)
-# Papers whose researcher identities one transaction brings up to date.
-PEOPLE_SLICE = 100_000
 MANIFEST = "manifest.json"
 SERVING_MODEL = "serving_model"  # store meta: {"spec": ModelSpec, "id": model id} queries use
 
@@ -89,7 +84,7 @@ class DataDir:
                 raise IndexVersionError(
                     f"no index at {self.root}; run `papersift import FILE...` first"
                 )
-            self.root.mkdir(parents=True, exist_ok=True)
+            make_data_dir(self.root)
             manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}
         version = manifest.get("schema_version")
         rebuild_lexical = version in LEXICAL_REBUILD_FROM
@@ -109,7 +104,7 @@ class DataDir:
                 "store's %d papers; this runs once",
                 self.root, SCHEMA_VERSION, version, self.store.count(),
             )  # fmt: skip
-            self.store.set_meta("lexical_seq", "0")
+            self.reset_lexical()
             shutil.rmtree(self.root / "lexical", ignore_errors=True)
         self.lexical = LexicalIndex(
             self.root / "lexical", title_boost=s.title_boost, author_boost=s.author_boost
@@ -375,29 +370,6 @@ class DataDir:
         decoding them again); returns the documents written or deleted."""
         return self._replay_lexical(known or {})
 
-    def refresh_people(
-        self, known: Mapping[int, Paper] | None = None, *, progress: bool = False
-    ) -> IdentityReport:
-        """Bring researcher identities up to date with the papers changed since the last
-        run (an import's or a harvest's), ``PEOPLE_SLICE`` papers per transaction so a
-        big backlog neither holds every paper in memory nor loses its work to a crash.
-        ``known`` as for ``sync_lexical``."""
-        from tqdm import tqdm
-
-        from indexer.identity_refresh import IdentityReport, refresh_identities
-
-        total = IdentityReport()
-        pending = self.people_pending()
-        with tqdm(total=pending, unit="paper", desc="researchers", disable=not progress) as bar:
-            while True:
-                r = refresh_identities(self.store, known, self.config.lab, limit=PEOPLE_SLICE)
-                total += r
-                bar.update(min(r.papers, bar.total - bar.n))
-                if r.papers < PEOPLE_SLICE:
-                    break
-        self.people_generation = self.store.get_meta(PEOPLE_SEQ) or "0"
-        return total
-
     def people_pending(self) -> int:
         """Papers changed since researcher identities were last brought up to date."""
         return self.store.changes_since(int(self.store.get_meta(PEOPLE_SEQ) or 0))
@@ -424,9 +396,18 @@ class DataDir:
         if dead:
             self.lexical.delete([d for d, _ in dead])
             n += len(dead)
-        self.lexical.commit()
-        self.store.set_meta("lexical_seq", str(target))
+        self.commit_lexical(target)
         return n
+
+    def commit_lexical(self, seq: int) -> None:
+        """Commit Tantivy, then record ``seq`` as the last store change it holds (the order
+        that keeps a crash, and a backup, consistent: see ``papersift.backup``)."""
+        self.lexical.commit()
+        self.store.set_meta("lexical_seq", str(seq))
+
+    def reset_lexical(self) -> None:
+        """Make the next ``sync_lexical`` replay every paper (a rebuilt lexical index)."""
+        self.store.set_meta("lexical_seq", "0")
 
     # -- manifest ------------------------------------------------------------------------
 
@@ -451,6 +432,12 @@ class DataDir:
     def close(self) -> None:
         self.lexical.close_writer()
         self.store.close()
+
+    def __enter__(self) -> DataDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def _now() -> str:

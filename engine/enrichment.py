@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from papersift.paper import Author, Paper
+from papersift.core.paper import Author, Paper
 
 # Paper.extra key written by enrichment: JSON [[author position, bare ROR id, name], ...].
 AFFILIATIONS_KEY = "affiliations"

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from engine.results import FacetCount
+from papersift.engine.results import FacetCount
 
 log = logging.getLogger(__name__)
 

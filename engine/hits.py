@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 
 import tantivy
 
-from engine.datadir import DataDir
-from engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
-from papersift.paper import Paper
+from papersift.core.paper import Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
 
 ABSTRACT_SNIPPET = 300  # characters of abstract shown when there is no query to highlight
 

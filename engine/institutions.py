@@ -13,10 +13,10 @@ from collections.abc import Iterable, Iterator, Sized
 from dataclasses import dataclass
 from itertools import islice
 
-from engine.enrichment import AFFILIATIONS_KEY
-from engine.store import PaperStore
-from indexer.ror import Organisation, normalise
-from papersift.paper import Paper
+from papersift.core.paper import Paper
+from papersift.engine.enrichment import AFFILIATIONS_KEY
+from papersift.engine.ror import Organisation, normalise
+from papersift.engine.store import PaperStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS institutions (
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS institutions (
     aliases TEXT NOT NULL,
     parents TEXT NOT NULL,
     status TEXT NOT NULL,
-    match_keys TEXT  -- JSON: indexer.ror.match_keys (name and aliases, normalised)
+    match_keys TEXT  -- JSON: papersift.engine.ror.match_keys (name and aliases, normalised)
 );
 CREATE TABLE IF NOT EXISTS institution_names (
     key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (key, iid)

@@ -18,10 +18,10 @@ import numpy as np
 import numpy.typing as npt
 import tantivy
 
-from engine.institutions import affiliation_rors
-from engine.results import FacetCount, Filters, Sort
-from indexer.authors import normalise_name
-from papersift.paper import Paper
+from papersift.core.authors import normalise_name
+from papersift.core.paper import Paper
+from papersift.engine.institutions import affiliation_rors
+from papersift.engine.results import FacetCount, Filters, Sort
 
 # (field, tokenizer) of the analysed text fields.
 TEXT_FIELDS = {"ti": "en_text", "abs": "en_text", "au": "name"}

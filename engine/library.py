@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.members import AccountError, Members, now_iso
+from papersift.engine.members import AccountError, Members, now_iso
 
 MAX_TAG = 60
 MAX_NOTE = 2000

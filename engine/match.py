@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 import tantivy
 
-from engine.lexical import STOP_WORDS, LexicalIndex
-from engine.query import Clause, ParsedQuery
+from papersift.engine.lexical import STOP_WORDS, LexicalIndex
+from papersift.engine.query import Clause, ParsedQuery
 
 FIELDED = ("au", "cat", "ti", "abs")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError
 
 FILENAME = "members.sqlite"
 SCHEMA_VERSION = 1

@@ -6,9 +6,9 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from engine.embed import default_model_path, default_tokenizer_path
-from papersift.config import Config
-from papersift.errors import ConfigError
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError
+from papersift.engine.embed import default_model_path, default_tokenizer_path
 
 
 def resolve_model_files(config: Config) -> tuple[Path, Path]:

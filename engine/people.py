@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from engine.names import compatible, split_name
-from engine.results import FacetCount
-from engine.store import PaperStore
-from indexer.authors import normalise_name
+from papersift.core.authors import normalise_name
+from papersift.core.names import compatible, split_name
+from papersift.engine.results import FacetCount
+from papersift.engine.store import PaperStore
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS researchers (
@@ -209,6 +209,17 @@ class People:
                 "SELECT COUNT(*) FROM researchers WHERE papers > 0 AND merged_into IS NULL"
             ).fetchone()
         return int(row[0])
+
+    def with_orcid(self, orcid: str) -> list[tuple[int, str, int]]:
+        """(rid, name, papers) of the researchers carrying this ORCID, most papers first."""
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT r.rid, r.name, r.papers FROM researcher_ids i JOIN researchers r "
+                "ON r.rid = i.rid WHERE i.source = 'orcid' AND i.value = ? "
+                "AND r.merged_into IS NULL AND r.papers > 0 ORDER BY r.papers DESC, r.rid",
+                (orcid,),
+            ).fetchall()
+        return [(int(r), str(n), int(p)) for r, n, p in rows]
 
     def sitemap_chunks(self, size: int, batch: int = 50_000) -> list[tuple[int, date | None]]:
         """(chunk, newest paper update) of each rid range ``[k*size+1, (k+1)*size]`` that

@@ -9,19 +9,19 @@ from typing import TYPE_CHECKING
 
 import tantivy
 
-from engine.author_query import (
+from papersift.engine.author_query import (
     author_clause,
     compatible_researchers,
     name_key,
     rewrite_author_clauses,
 )
-from engine.match import KeywordQuery, MatchRule, constraint_query, keyword_query
-from engine.query import ParsedQuery, parse_user_query
-from engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
-from engine.title_match import title_matches
+from papersift.engine.match import KeywordQuery, MatchRule, constraint_query, keyword_query
+from papersift.engine.query import ParsedQuery, parse_user_query
+from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
+from papersift.engine.title_match import title_matches
 
 if TYPE_CHECKING:
-    from engine.search import SearchEngine
+    from papersift.engine.search import SearchEngine
 
 NAMED_RESEARCHERS = 3  # researcher cards above the results of a query that is a name
 # A pasted text's keyword side: a paper matches with this share of its words (as Lucene's

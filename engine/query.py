@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from papersift.paper import parse_arxiv_id
+from papersift.core.paper import parse_arxiv_id
 
 FIELD_ALIASES = {
     "ti": "ti", "title": "ti",

@@ -22,11 +22,11 @@ import numpy.typing as npt
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
-from engine.hits import make_hits
-from engine.results import Filters, Hit
-from engine.search import SearchEngine
-from papersift.errors import QueryError
-from papersift.paper import parse_arxiv_id
+from papersift.core.errors import QueryError
+from papersift.core.paper import parse_arxiv_id
+from papersift.engine.hits import make_hits
+from papersift.engine.results import Filters, Hit
+from papersift.engine.search import SearchEngine
 
 FloatArray = npt.NDArray[np.float32]
 DEFAULT_DAYS = 30  # the window when a request names no dates

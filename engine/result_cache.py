@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 
-from engine.results import SearchResult
+from papersift.engine.results import SearchResult
 
 
 class ResultCache:

@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from engine.embed_progress import EmbeddingProgress
-from papersift.paper import Paper
+from papersift.core.paper import Paper
+from papersift.engine.embed_progress import EmbeddingProgress
 
 Mode = Literal["keyword", "semantic", "hybrid"]
 Sort = Literal["relevance", "newest", "oldest", "cited"]

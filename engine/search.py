@@ -20,27 +20,19 @@ import faiss
 import numpy as np
 import tantivy
 
-from engine import fusion
-from engine.datadir import DataDir
-from engine.facet_table import FacetTable
-from engine.hits import direct_result, make_hits, missing_result
-from engine.institutions import Institutions
-from engine.match import semantic_matches
-from engine.plan import Plan, make_plan
-from engine.query import arxiv_id_in
-from engine.result_cache import ResultCache
-from engine.results import (
-    FacetCount,
-    Hit,
-    Mode,
-    SearchRequest,
-    SearchResult,
-    Stats,
-)
-from engine.title_match import put_first
-from papersift.config import Config
-from papersift.errors import QueryError
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.core.config import Config
+from papersift.core.errors import QueryError
+from papersift.engine import fusion
+from papersift.engine.catalog import Catalog
+from papersift.engine.datadir import DataDir
+from papersift.engine.facet_table import FacetTable
+from papersift.engine.hits import direct_result, make_hits, missing_result
+from papersift.engine.match import semantic_matches
+from papersift.engine.plan import Plan, make_plan
+from papersift.engine.query import arxiv_id_in
+from papersift.engine.result_cache import ResultCache
+from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
+from papersift.engine.title_match import put_first
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
@@ -48,8 +40,11 @@ Facets = dict[str, tuple[FacetCount, ...]]
 _NONE: Facets = {"categories": (), "years": (), "researchers": (), "institutions": ()}
 
 
-class SearchEngine:
-    """Answers search requests over one data directory; safe to share across threads."""
+class SearchEngine(Catalog):
+    """Answers search requests over one data directory; safe to share across threads.
+
+    With :class:`~papersift.engine.catalog.Catalog`'s lookups this is the whole surface the
+    server, feeds and CLI use; close it (or use it as a context manager) when done."""
 
     def __init__(self, data: DataDir) -> None:
         # FAISS parallelises a flat search over queries and we send one at a time, so extra
@@ -57,14 +52,7 @@ class SearchEngine:
         # thread against 9.58 ms with two on the demo corpus (bench/run_core.py thread
         # check). Concurrency comes from serving requests in parallel instead.
         faiss.omp_set_num_threads(1)
-        self.data = data
-        self.config: Config = data.config
-        self.people = data.people  # researchers (engine.people), for pages and the API
-        self.institutions = Institutions(data.store)  # the ROR registry, if imported
-        self._cats_seq = -1
-        self._cats: dict[str, int] = {}
-        self._embedded: tuple[tuple[int, int] | None, int] = (None, 0)
-        self._cats_lock = threading.Lock()
+        super().__init__(data)
         self._refresh_lock = threading.Lock()
         self._refreshed_at = 0.0
         self.cache = ResultCache(self.config.search.cache_size)
@@ -77,6 +65,18 @@ class SearchEngine:
         self._pool.shutdown(wait=True)
         self.data.close()
 
+    def __enter__(self) -> SearchEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def generation(self) -> tuple[object, ...]:
+        """Changes whenever an answer may change: the lexical and vector indexes and the
+        researcher identities (the institution registry has its own ``version``)."""
+        data = self.data
+        return (data.lexical.generation, data.vectors_generation, data.people_generation)
+
     def refresh(self, min_interval: float = 0.0) -> bool:
         """See papers another process committed (``DataDir.refresh``), at most every
         ``min_interval`` seconds; returns whether anything changed."""
@@ -86,69 +86,6 @@ class SearchEngine:
                 return False
             self._refreshed_at = now
             return self.data.refresh()
-
-    # -- lookups -------------------------------------------------------------------------
-
-    def paper(self, arxiv_id: str) -> Paper | None:
-        """A paper by arXiv id, with or without version suffix."""
-        parsed = parse_arxiv_id(arxiv_id)
-        if parsed is None:
-            return None
-        docid = self.data.store.docid_of(parsed[0])
-        if docid is None:
-            return None
-        return self.data.store.get([docid]).get(docid)
-
-    def similar(self, arxiv_id: str, limit: int = 10) -> list[Hit]:
-        """Nearest papers to this one in the vector index (empty if it has no vector yet)."""
-        parsed = parse_arxiv_id(arxiv_id)
-        docid = self.data.store.docid_of(parsed[0]) if parsed else None
-        if docid is None or self.data.store.count() == 0:
-            return []
-        vec = self.data.vectors.vector(docid)
-        if vec is None:
-            return []
-        found = [(d, s) for d, s in self.data.vectors.search(vec, limit + 1) if d != docid]
-        return make_hits(self.data, found[:limit], None, {"semantic": 1})
-
-    def category_counts(self) -> dict[str, int]:
-        """Papers per category, cached until the lexical index reloads."""
-        with self._cats_lock:
-            generation = self.data.lexical.generation
-            if generation != self._cats_seq:
-                self._cats = self.data.lexical.category_counts()
-                self._cats_seq = generation
-            return self._cats
-
-    def stats(self) -> Stats:
-        store = self.data.store
-        emb = self.data.embedder
-        cats = sorted(self.category_counts().items(), key=lambda kv: (-kv[1], kv[0]))
-        # From the index's fast fields: the store's MIN/MAX scan took 0.35 s at 663k papers.
-        oldest, newest = self.data.lexical.date_range()
-        return Stats(
-            papers=store.count(),
-            embedded=self._embedded_count(),
-            model_id=emb.model_id,
-            dimension=emb.dim,
-            categories=tuple(FacetCount(c, n) for c, n in cats),
-            newest=newest,
-            oldest=oldest,
-            people_pending=self.data.people_pending(),
-        )
-
-    def _embedded_count(self) -> int:
-        """Papers with a vector of their current text, recounted only after a change: the
-        count joins every paper (0.4 s at 663k papers, 6 s under load) and holds the
-        store's lock meanwhile, which stalled every search on a busy server."""
-        key = (self.data.store.seq, self.data.vectors_generation)
-        with self._cats_lock:
-            if self._embedded[0] == key:
-                return self._embedded[1]
-        count = self.data.store.embedded_count(self.data.embedder.model_id)
-        with self._cats_lock:
-            self._embedded = (key, count)
-        return count
 
     # -- search --------------------------------------------------------------------------
 

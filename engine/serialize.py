@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.results import FacetCount, Hit, SearchResult, Stats
-from papersift.paper import Paper
+from papersift.core.paper import Paper
+from papersift.engine.results import FacetCount, Hit, SearchResult, Stats
 
 
 def paper_json(p: Paper) -> dict[str, Any]:

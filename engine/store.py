@@ -11,15 +11,16 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from engine.enrichment import carry_enrichment
-from papersift.paper import Author, Paper
-from papersift.records import RecordError, checked
+from papersift.core.paper import Author, Paper
+from papersift.core.records import RecordError, checked
+from papersift.engine.enrichment import carry_enrichment
+from papersift.engine.store_files import text_hashes
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,7 @@ class UpsertCounts:
     added: int = 0
     updated: int = 0
     unchanged: int = 0
-    rejected: int = 0  # records out of bounds (see papersift.records), logged and not stored
+    rejected: int = 0  # records out of bounds (see papersift.core.records), logged and not stored
 
     def __add__(self, other: UpsertCounts) -> UpsertCounts:
         return UpsertCounts(
@@ -434,6 +435,23 @@ class PaperStore:
                 (model, after_seq, limit),
             ).fetchall()
         return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3]), str(r[4])) for r in rows]
+
+    def all_text_hashes(self) -> dict[int, str]:
+        """docid -> text hash of every paper (``doctor --fix``: which vectors are current)."""
+        with self.reading() as db:
+            return text_hashes(db)
+
+    def forget_embeddings(self, model: str, keep: Container[int]) -> list[int]:
+        """Drop the "embedded" marks of ``model`` on papers outside ``keep`` (whose vectors
+        were lost), so the next ``index`` embeds them again; the docids dropped."""
+        with self.transaction() as db:
+            marked = db.execute("SELECT docid FROM embedded WHERE model = ?", (model,))
+            rows = [int(d) for (d,) in marked]
+            gone = [d for d in rows if d not in keep]
+            db.executemany(
+                "DELETE FROM embedded WHERE model = ? AND docid = ?", [(model, d) for d in gone]
+            )
+        return gone
 
     def sitemap_chunks(self, size: int) -> list[tuple[int, date]]:
         """(chunk, newest update) of each non-empty docid range ``[k*size+1, (k+1)*size]``."""

@@ -15,8 +15,8 @@ import re
 
 import tantivy
 
-from engine.lexical import STOP_WORDS, LexicalIndex
-from engine.query import ParsedQuery
+from papersift.engine.lexical import STOP_WORDS, LexicalIndex
+from papersift.engine.query import ParsedQuery
 
 # "dark matter" is a topic; three words or more read as (part of) a title. Two of them must
 # be indexed words: "the of quantum" is one word of a title, not a phrase from it.

@@ -21,9 +21,9 @@ import faiss
 import numpy as np
 import numpy.typing as npt
 
-from engine import ann
-from engine.atomic import write_atomically
-from papersift.errors import IndexVersionError
+from papersift.core.errors import IndexVersionError
+from papersift.engine import ann
+from papersift.engine.atomic import write_atomically
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError, make_data_dir
 
 LOCK_NAME = "writer.lock"
 _POLL = 0.2  # seconds between tries while waiting
@@ -50,7 +50,7 @@ def writer_lock(root: Path, what: str, *, wait: float = 0.0) -> Iterator[None]:
     Waits up to ``wait`` seconds, then raises WriterBusy naming the holder. The thread that
     holds it may take it again (nested blocks).
     """
-    root.mkdir(parents=True, exist_ok=True)
+    make_data_dir(root)
     key = root.resolve()
     with _guard:
         rlock, depth = _local.setdefault(key, (threading.RLock(), [0]))

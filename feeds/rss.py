@@ -16,9 +16,9 @@ from typing import Any, Literal
 from feedgen.entry import FeedEntry
 from feedgen.feed import FeedGenerator
 
-from papersift.paper import Paper
-from server.meta import plain_text
-from server.urls import arxiv_abs, arxiv_pdf
+from papersift.core.paper import Paper
+from papersift.core.tex import plain_text
+from papersift.core.urls import arxiv_abs, arxiv_pdf
 
 FeedFormat = Literal["rss", "atom"]
 FORMATS: tuple[FeedFormat, ...] = ("rss", "atom")

@@ -8,12 +8,12 @@ from datetime import date
 
 from lxml import etree
 
-from indexer.authors import parse_authors
-from indexer.fetch import Fetcher, HarvestError, RetryableResponse
-from indexer.oai import all_text, safe_parser
-from indexer.snapshot import _categories, _clean, _doi
-from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_out_of_range
-from papersift.records import RecordError, checked
+from papersift.core.authors import parse_authors
+from papersift.core.paper import MAX_VERSION, Paper, parse_arxiv_id, version_out_of_range
+from papersift.core.records import RecordError, checked
+from papersift.indexer.fetch import Fetcher, HarvestError, RetryableResponse
+from papersift.indexer.oai import all_text, safe_parser
+from papersift.indexer.snapshot import _categories, _clean, _doi
 
 ATOM = "{http://www.w3.org/2005/Atom}"
 ARXIV = "{http://arxiv.org/schemas/atom}"

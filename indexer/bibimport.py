@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import rispy
 from bibtexparser.entrypoint import parse_string
 
-from engine.query import arxiv_id_in
-from engine.search import SearchEngine
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError
+from papersift.engine.query import arxiv_id_in
+from papersift.engine.search import SearchEngine
 
 MAX_BYTES = 2 * 1024 * 1024
 MAX_ENTRIES = 5000

@@ -19,11 +19,12 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from engine.datadir import DataDir
-from indexer.embed_queue import EmbedQueue, EmbedRun, mark_imported
-from indexer.parse_worker import ParallelReader
-from indexer.snapshot import SkippedLine
-from papersift.progress import Progress
+from papersift.core.progress import Progress
+from papersift.engine.datadir import DataDir
+from papersift.indexer.embed_queue import EmbedQueue, EmbedRun, mark_imported
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.parse_worker import ParallelReader
+from papersift.indexer.snapshot import SkippedLine
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +103,7 @@ def import_files(
 def _commit_lexical(data: DataDir) -> None:
     """Commit Tantivy and record the store sequence it now reflects (import batches,
     harvest pages: the caller has written every change up to it)."""
-    seq = data.store.seq
-    data.lexical.commit()
-    data.store.set_meta("lexical_seq", str(seq))
+    data.commit_lexical(data.store.seq)
 
 
 def embed_backlog(
@@ -121,7 +120,7 @@ def embed_backlog(
     ``[embedding] cluster``) the batches run on a Dask scheduler at that address."""
     address = data.config.embedding.cluster if cluster is None else cluster
     if address:
-        from indexer.embed_cluster import embed_on_cluster
+        from papersift.indexer.embed_cluster import embed_on_cluster
 
         return embed_on_cluster(data, address, limit=limit, progress=progress, stop=stop)
     embedder = data.indexing_embedder
@@ -165,7 +164,7 @@ def index_backlog(
     """What an import leaves for later: researcher identities, then embeddings (``limit``
     caps the papers embedded; ``cluster`` as for ``embed_backlog``). Returns (papers
     clustered, papers embedded)."""
-    clustered = data.refresh_people(progress=progress).papers
+    clustered = refresh_people(data, progress=progress).papers
     if stop is not None and stop.is_set():
         return clustered, 0
     done = embed_backlog(data, limit=limit, progress=progress, stop=stop, cluster=cluster)
@@ -179,7 +178,7 @@ def bootstrap_if_empty(
     if data.store.count() > 0 or source == "none":
         return None
     if source == "demo":
-        from papersift.resources import demo_corpus_path
+        from papersift.core.resources import demo_corpus_path
 
         path = demo_corpus_path()
     else:

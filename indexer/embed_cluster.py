@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from tqdm import tqdm
 
-from engine.datadir import DataDir
-from engine.embed import Embedder, Vectors
-from engine.model_files import ModelSpec
-from indexer.embed_queue import EmbedQueue, EmbedRun, Row
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed import Embedder, Vectors
+from papersift.engine.model_files import ModelSpec
+from papersift.indexer.embed_queue import EmbedQueue, EmbedRun, Row
 
 if TYPE_CHECKING:
     from distributed import Future
@@ -122,7 +122,7 @@ def embed_on_cluster(
             "embedding on a cluster needs the `distributed` package: "
             "pip install 'papersift[cluster]'"
         ) from None
-    from indexer.build import finish_backlog
+    from papersift.indexer.build import finish_backlog
 
     emb = data.indexing_embedder  # hashes the files; the model loads on the workers only
     model = emb.model_id

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from engine.embed_progress import format_duration, record_progress
-from engine.store import PaperStore
+from papersift.engine.embed_progress import format_duration, record_progress
+from papersift.engine.store import PaperStore
 
 log = logging.getLogger(__name__)
 

@@ -16,15 +16,15 @@ import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from engine.affiliation_match import matcher
-from engine.enrichment import AFFILIATIONS_KEY
-from engine.institutions import Institutions
-from engine.names import compatible, split_name
-from engine.store import PaperStore
-from indexer.authors import normalise_name
-from indexer.ror import Match
-from papersift.paper import Author, Paper
-from papersift.records import RecordError, checked
+from papersift.core.authors import normalise_name
+from papersift.core.names import compatible, split_name
+from papersift.core.paper import Author, Paper
+from papersift.core.records import RecordError, checked
+from papersift.engine.affiliation_match import matcher
+from papersift.engine.enrichment import AFFILIATIONS_KEY
+from papersift.engine.institutions import Institutions
+from papersift.engine.ror import Match
+from papersift.engine.store import PaperStore
 
 ID_SOURCES = ("orcid", "openalex", "s2")
 

@@ -14,12 +14,13 @@ from typing import Any
 
 from tqdm import tqdm
 
-from engine.atomic import write_json_atomic
-from engine.datadir import DataDir
-from indexer import openalex, semanticscholar
-from indexer.enrich import EnrichReport, WorkRecord, apply_records
-from indexer.fetch import Fetcher, FetchSettings
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError
+from papersift.engine.atomic import write_json_atomic
+from papersift.engine.datadir import DataDir
+from papersift.indexer import openalex, semanticscholar
+from papersift.indexer.enrich import EnrichReport, WorkRecord, apply_records
+from papersift.indexer.fetch import Fetcher, FetchSettings
+from papersift.indexer.identity_refresh import refresh_people
 
 log = logging.getLogger(__name__)
 BATCH = 200  # papers fetched between two writes
@@ -67,7 +68,7 @@ def read_files(paths: Sequence[Path]) -> list[WorkRecord]:
 def enrich_files(data: DataDir, paths: Sequence[Path]) -> EnrichReport:
     report = apply_records(data.store, read_files(paths))
     data.sync_lexical()
-    data.refresh_people()  # new author ids and affiliations join and place researchers
+    refresh_people(data)  # new author ids and affiliations join and place researchers
     return report
 
 
@@ -139,7 +140,7 @@ def enrich_online(
             requests += fetcher.requests
             hits += cached.hits
     data.sync_lexical()
-    data.refresh_people()
+    refresh_people(data)
     return total, requests, hits
 
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 import httpx
 
 from papersift import __version__
-from papersift.errors import PapersiftError
+from papersift.core.errors import PapersiftError
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,14 @@ from datetime import date
 
 from tqdm import tqdm
 
-from engine.datadir import DataDir
-from indexer.arxiv_api import fetch_ids
-from indexer.build import _commit_lexical, index_backlog
-from indexer.fetch import Fetcher, FetchSettings, HarvestError
-from indexer.oai import OaiError, OaiPage, parse_response
-from papersift.config import Config
-from papersift.paper import Paper, parse_arxiv_id
+from papersift.core.config import Config
+from papersift.core.paper import Paper, parse_arxiv_id
+from papersift.engine.datadir import DataDir
+from papersift.indexer.arxiv_api import fetch_ids
+from papersift.indexer.build import _commit_lexical, index_backlog
+from papersift.indexer.fetch import Fetcher, FetchSettings, HarvestError
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.oai import OaiError, OaiPage, parse_response
 
 log = logging.getLogger(__name__)
 
@@ -158,7 +159,7 @@ def harvest(
         for set_spec in sets:
             _harvest_set(data, fx, endpoint, cfg.metadata_prefix, set_spec, date_from, until,
                          report, progress, stop)  # fmt: skip
-        data.refresh_people()  # researcher ids of the new papers (as after an import)
+        refresh_people(data)  # researcher ids of the new papers (as after an import)
     finally:
         report.requests = fx.requests
         if own:
@@ -261,7 +262,7 @@ def add_ids(
     try:
         papers = fetch_ids(fx, data.config.harvest.api_url, list(dict.fromkeys(wanted)))
         added, updated, unchanged, _ = apply_papers(data, papers, [])
-        data.refresh_people()
+        refresh_people(data)
         report.pages, report.records = 1, len(papers)
         report.added, report.updated, report.unchanged = added, updated, unchanged
     finally:

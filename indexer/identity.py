@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-from engine.names import NameParts, compatible, loose_given, specificity, split_name
+from papersift.core.names import NameParts, compatible, loose_given, specificity, split_name
 
 MAX_ROUNDS = 6
 
@@ -130,7 +130,7 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
     Indexed by the first given name, so a block of thousands of distinct full first names
     ("Author0 Many", "Author1 Many", ...) costs a pass, not every pair: two keys can only be
     compatible if their first given names match loosely, or one of them is an initial (or
-    missing; ``engine.names.given_compatible``). Collective names match only themselves.
+    missing; ``papersift.core.names.given_compatible``). Collective names match only themselves.
     """
     by_first: dict[str, list[str]] = defaultdict(list)
     open_keys: list[str] = []  # first given name an initial or missing: may match any

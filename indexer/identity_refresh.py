@@ -16,15 +16,26 @@ from collections.abc import Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from engine.institutions import SCHEMA as INSTITUTION_SCHEMA
-from engine.institutions import affiliations
-from engine.names import split_name
-from engine.people import ID_SOURCES, MAX_EVIDENCE_AUTHORS, PEOPLE_SEQ, encode_ids, ensure_schema
-from engine.store import PaperStore
-from indexer.identity import Row, Unit, cluster, display
-from indexer.lab import anchor_ids, lab_changes, lab_pending
-from papersift.config import LabConfig
-from papersift.paper import Paper
+from tqdm import tqdm
+
+from papersift.core.config import LabConfig
+from papersift.core.names import split_name
+from papersift.core.paper import Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.institutions import SCHEMA as INSTITUTION_SCHEMA
+from papersift.engine.institutions import affiliations
+from papersift.engine.people import (
+    ID_SOURCES,
+    MAX_EVIDENCE_AUTHORS,
+    PEOPLE_SEQ,
+    encode_ids,
+    ensure_schema,
+)
+from papersift.engine.store import PaperStore
+from papersift.indexer.identity import Row, Unit, cluster, display
+from papersift.indexer.lab import anchor_ids, lab_changes, lab_pending
+
+PEOPLE_SLICE = 100_000  # papers per transaction of refresh_people
 
 _T = TypeVar("_T")
 _NO_IDS: frozenset[tuple[str, str]] = frozenset()
@@ -316,3 +327,23 @@ def _plan_block(
         heirs = Counter(rid for u, rid in assigned for r in u.rows if r.old_rid == gone)
         writes.gone.append((heirs.most_common(1)[0][0] if heirs else None, gone))
     return next_rid
+
+
+def refresh_people(
+    data: DataDir, known: Mapping[int, Paper] | None = None, *, progress: bool = False
+) -> IdentityReport:
+    """Bring researcher identities up to date with the papers changed since the last
+    run (an import's or a harvest's), ``PEOPLE_SLICE`` papers per transaction so a
+    big backlog neither holds every paper in memory nor loses its work to a crash.
+    ``known`` may hold current records of changed papers (saves decoding them again)."""
+    total = IdentityReport()
+    pending = data.people_pending()
+    with tqdm(total=pending, unit="paper", desc="researchers", disable=not progress) as bar:
+        while True:
+            r = refresh_identities(data.store, known, data.config.lab, limit=PEOPLE_SLICE)
+            total += r
+            bar.update(min(r.papers, bar.total - bar.n))
+            if r.papers < PEOPLE_SLICE:
+                break
+    data.people_generation = data.store.get_meta(PEOPLE_SEQ) or "0"
+    return total

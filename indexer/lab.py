@@ -6,7 +6,7 @@ an authorship's ids, so identity rule 1 (a shared ORCID joins, different ones sp
 every anchored spelling in the member's researcher. Conservative, as identities are: an
 authorship is a member only when
 
-- its name is compatible with the member's (``engine.names``: same surname, compatible
+- its name is compatible with the member's (``papersift.core.names``: same surname, compatible
   given names) and with no other member's, and no other author of the paper is compatible
   with that member;
 - it carries no ORCID of its own that differs from the member's;
@@ -27,13 +27,13 @@ import sqlite3
 from dataclasses import dataclass
 from functools import lru_cache
 
-from engine.author_query import name_key
-from engine.institutions import affiliation_rors
-from engine.names import NameParts, compatible, split_name
-from engine.people import MAX_EVIDENCE_AUTHORS
-from engine.store import PaperStore
-from papersift.config import LabConfig
-from papersift.paper import Paper
+from papersift.core.config import LabConfig
+from papersift.core.names import NameParts, compatible, split_name
+from papersift.core.paper import Paper
+from papersift.engine.author_query import name_key
+from papersift.engine.institutions import affiliation_rors
+from papersift.engine.people import MAX_EVIDENCE_AUTHORS
+from papersift.engine.store import PaperStore
 
 RULES_VERSION = 1  # bump when the anchoring rules change: the next refresh re-reads
 META_FINGERPRINT = "lab_fingerprint"

@@ -15,11 +15,11 @@ from datetime import date
 
 from lxml import etree
 
-from indexer.authors import parse_authors
-from indexer.fetch import HarvestError, RetryableResponse
-from indexer.snapshot import _categories, _clean, _doi, _parse_date, _version_number
-from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_out_of_range
-from papersift.records import RecordError, checked
+from papersift.core.authors import parse_authors
+from papersift.core.paper import MAX_VERSION, Paper, parse_arxiv_id, version_out_of_range
+from papersift.core.records import RecordError, checked
+from papersift.indexer.fetch import HarvestError, RetryableResponse
+from papersift.indexer.snapshot import _categories, _clean, _doi, _parse_date, _version_number
 
 OAI_NS = "http://www.openarchives.org/OAI/2.0/"
 PREFIXES = ("arXiv", "arXivRaw")

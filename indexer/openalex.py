@@ -7,10 +7,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from indexer.enrich import WorkAuthor, WorkRecord, clean_doi
-from indexer.fetch import HarvestError, RetryableResponse
-from indexer.ror import parse_ror_id
-from papersift.paper import parse_arxiv_id
+from papersift.core.paper import parse_arxiv_id
+from papersift.engine.ror import parse_ror_id
+from papersift.indexer.enrich import WorkAuthor, WorkRecord, clean_doi
+from papersift.indexer.fetch import HarvestError, RetryableResponse
 
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?$", re.I)
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)

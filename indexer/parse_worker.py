@@ -27,9 +27,9 @@ from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
 
-from indexer.snapshot import SkippedLine, SnapshotReader
-from papersift.errors import ImportFormatError
-from papersift.paper import Author, Paper
+from papersift.core.errors import ImportFormatError
+from papersift.core.paper import Author, Paper
+from papersift.indexer.snapshot import SkippedLine, SnapshotReader
 
 __all__ = ["CHILD_MIN_BYTES", "CHILD_MIN_PAPERS", "ParallelReader"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from indexer.enrich import WorkAuthor, WorkRecord, clean_doi
-from indexer.openalex import orcid_of, parse_json_work
-from papersift.paper import parse_arxiv_id
+from papersift.core.paper import parse_arxiv_id
+from papersift.indexer.enrich import WorkAuthor, WorkRecord, clean_doi
+from papersift.indexer.openalex import orcid_of, parse_json_work
 
 FIELDS = "externalIds,citationCount,authors.name,authors.externalIds,authors.affiliations"
 

@@ -15,10 +15,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, TextIO
 
-from indexer.authors import parse_authors
-from papersift.errors import ImportFormatError
-from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_number, version_out_of_range
-from papersift.records import RecordError, checked
+from papersift.core.authors import parse_authors
+from papersift.core.errors import ImportFormatError
+from papersift.core.paper import (
+    MAX_VERSION,
+    Paper,
+    parse_arxiv_id,
+    version_number,
+    version_out_of_range,
+)
+from papersift.core.records import RecordError, checked
 
 __all__ = ["SkippedLine", "SnapshotReader", "open_text", "read_snapshot", "record_to_paper"]
 
@@ -35,7 +41,7 @@ class SkippedLine:
 
     line: int  # 1-based
     reason: str
-    arxiv_id: str = ""  # for a record out of bounds (papersift.records.RecordError)
+    arxiv_id: str = ""  # for a record out of bounds (papersift.core.records.RecordError)
     field: str = ""
 
 

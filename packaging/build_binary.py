@@ -107,7 +107,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--force", action="store_true", help="rebuild from scratch")
     parser.add_argument("--json", action="store_true", help="print the stamp as JSON")
+    parser.add_argument(
+        "--check", action="store_true", help="only say whether dist/papersift is current"
+    )
     args = parser.parse_args()
+    if args.check:
+        current = BINARY.is_file() and read_stamp().get("hash") == source_hash()
+        print(f"{BINARY.relative_to(ROOT)}: {'current' if current else 'missing or stale'}")
+        return 0 if current else 1
     result = build(force=args.force)
     if args.json:
         print(json.dumps(result))

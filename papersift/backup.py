@@ -28,15 +28,15 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import sqlite3
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from engine.datadir import MANIFEST, read_manifest
-from papersift.config import Config
-from papersift.errors import PapersiftError
+from papersift.core.config import Config
+from papersift.core.errors import PapersiftError
+from papersift.engine.datadir import MANIFEST, read_manifest
+from papersift.engine.store_files import backup_store
 
 ATTEMPTS = 20
 # Copied above in order, or (models/: the float32 graph) rebuilt on first use.
@@ -84,7 +84,7 @@ def backup(config: Config, dest: Path) -> BackupReport:
     dest.mkdir(parents=True, exist_ok=True)
     for attempt in range(1, ATTEMPTS + 1):
         before = _read_meta(root)
-        papers = _backup_store(root / "papers.sqlite", dest / "papers.sqlite")
+        papers = backup_store(root / "papers.sqlite", dest / "papers.sqlite")
         copied = _copy_lexical(root / "lexical", dest / "lexical", before)
         if copied and _read_meta(root) == before:
             break
@@ -113,21 +113,6 @@ def _read_meta(root: Path) -> bytes:
         return (root / "lexical" / "meta.json").read_bytes()
     except FileNotFoundError:
         raise BackupError(f"{root / 'lexical'} has no meta.json; run `papersift doctor`") from None
-
-
-def _backup_store(source: Path, target: Path) -> int:
-    target.unlink(missing_ok=True)
-    src = sqlite3.connect(f"file:{source}?mode=ro", uri=True)
-    dst = sqlite3.connect(target)
-    try:
-        src.execute("PRAGMA busy_timeout = 10000")
-        # pages=-1: one step, so the copy is one snapshot even while a writer commits.
-        src.backup(dst, pages=-1)
-        dst.execute("PRAGMA journal_mode = WAL")  # as PaperStore opens it
-        return int(dst.execute("SELECT COUNT(*) FROM papers").fetchone()[0])
-    finally:
-        dst.close()
-        src.close()
 
 
 def _copy_lexical(source: Path, target: Path, meta: bytes) -> bool:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from papersift import __version__
-from papersift.config import Config, load_config
-from papersift.errors import PapersiftError
+from papersift.core.config import Config, load_config
+from papersift.core.errors import PapersiftError
 
 log = logging.getLogger("papersift")
 
@@ -60,9 +60,9 @@ def _print_json(data: Any) -> None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import import_files
-    from indexer.snapshot import SkippedLine
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import import_files
+    from papersift.indexer.snapshot import SkippedLine
 
     config = _config(args)
     paths = [Path(p) for p in args.files]
@@ -74,8 +74,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"skipped line {s.line}: {s.reason}", file=sys.stderr)
 
-    data = DataDir(config)
-    try:
+    with DataDir(config) as data:
         report = import_files(
             data,
             paths,
@@ -83,8 +82,6 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=not args.json and sys.stderr.isatty(),
             on_skip=warn,
         )
-    finally:
-        data.close()
     if args.json:
         _print_json(
             {
@@ -109,11 +106,10 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import index_backlog
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import index_backlog
 
-    data = DataDir(_config(args), create=False)
-    try:
+    with DataDir(_config(args), create=False) as data:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
         clustered, done = index_backlog(
@@ -121,8 +117,6 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
         model = data.indexing_embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
-    finally:
-        data.close()
     if args.json:
         _print_json(
             {"clustered_now": clustered, "embedded_now": done, "embedded": embedded,
@@ -136,12 +130,11 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from engine.results import Filters, SearchRequest
-    from engine.search import open_engine
-    from engine.serialize import result_json
+    from papersift.engine.results import Filters, SearchRequest
+    from papersift.engine.search import open_engine
+    from papersift.engine.serialize import result_json
 
-    engine = open_engine(_config(args))
-    try:
+    with open_engine(_config(args)) as engine:
         request = SearchRequest(
             query=args.query,
             mode=args.mode,
@@ -156,8 +149,6 @@ def cmd_search(args: argparse.Namespace) -> int:
             page_size=args.page_size,
         )
         result = engine.search(request)
-    finally:
-        engine.close()
     if args.json:
         _print_json(result_json(result))
         return 0
@@ -178,15 +169,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    from engine.search import open_engine
-    from engine.serialize import stats_json
-    from engine.stats import stats_with_progress
+    from papersift.engine.search import open_engine
+    from papersift.engine.serialize import stats_json
 
-    engine = open_engine(_config(args))
-    try:
-        stats = stats_with_progress(engine)
-    finally:
-        engine.close()
+    with open_engine(_config(args)) as engine:
+        stats = engine.stats_with_progress()
     data = stats_json(stats)
     data["data_dir"] = str(engine.config.data_dir)
     if args.json:
@@ -213,19 +200,16 @@ def _harvest_json(report: Any) -> dict[str, Any]:
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import embed_backlog
-    from indexer.harvest import harvest
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import embed_backlog
+    from papersift.indexer.harvest import harvest
 
     tty = not args.json and sys.stderr.isatty()
-    data = DataDir(_config(args))
-    try:
+    with DataDir(_config(args)) as data:
         report = harvest(
             data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
         )
         embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
-    finally:
-        data.close()
     if args.json:
         _print_json({**_harvest_json(report), "embedded": embedded})
     else:
@@ -234,16 +218,13 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.build import embed_backlog
-    from indexer.harvest import add_ids
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.build import embed_backlog
+    from papersift.indexer.harvest import add_ids
 
-    data = DataDir(_config(args))
-    try:
+    with DataDir(_config(args)) as data:
         report, missing = add_ids(data, args.ids)
         embedded = 0 if args.no_embed else embed_backlog(data)
-    finally:
-        data.close()
     if args.json:
         _print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
@@ -254,15 +235,12 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.harvest import reindex
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.harvest import reindex
 
-    data = DataDir(_config(args), create=False)
-    try:
+    with DataDir(_config(args), create=False) as data:
         done = reindex(data, progress=not args.json and sys.stderr.isatty())
         papers = data.store.count()
-    finally:
-        data.close()
     if args.json:
         _print_json({"embedded_now": done, "papers": papers})
     else:
@@ -271,8 +249,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 
 def cmd_enrich(args: argparse.Namespace) -> int:
-    from engine.datadir import DataDir
-    from indexer.enrich_run import enrich_files, enrich_online
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.enrich_run import enrich_files, enrich_online
 
     data = DataDir(_config(args), create=False)
     requests = cached = 0
@@ -299,23 +277,20 @@ def cmd_enrich(args: argparse.Namespace) -> int:
 def cmd_import_ror(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from engine.datadir import DataDir
-    from engine.institutions import Institutions
-    from indexer.ror import read_ror
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.institutions import Institutions
+    from papersift.engine.ror import read_ror
 
     config = _config(args)
     path = Path(args.file)
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
-    data = DataDir(config)
-    try:
+    with DataDir(config) as data:
         registry = Institutions(data.store)
         before = registry.count()
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
             read = registry.import_organisations(bar.update(1) or org for org in read_ror(path))
         total = registry.count()
-    finally:
-        data.close()
     if args.json:
         _print_json({"read": read, "added": total - before, "institutions": total})
     else:
@@ -324,9 +299,9 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
 
 
 def cmd_match_affiliation(args: argparse.Namespace) -> int:
-    from engine.affiliation_match import as_json, explain
-    from engine.datadir import DataDir
-    from engine.institutions import Institutions
+    from papersift.engine.affiliation_match import as_json, explain
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.institutions import Institutions
 
     data = DataDir(_config(args))
     try:
@@ -348,7 +323,7 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from papersift import doctor
-    from papersift.errors import ConfigError
+    from papersift.core.errors import ConfigError
 
     path = args.config or os.environ.get("PAPERSIFT_CONFIG")
     if path is None and Path("config.toml").is_file():
@@ -390,7 +365,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from engine.results import MODES, SORTS
+    from papersift.engine.results import MODES, SORTS
 
     parser = argparse.ArgumentParser(
         prog="papersift", description="Self-hostable hybrid search engine for research papers."
@@ -562,12 +537,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
-    for name in ("papersift", "engine", "indexer", "server", "feeds"):
-        logging.getLogger(name).setLevel(logging.DEBUG if args.verbose else logging.INFO)
+    logging.getLogger("papersift").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
         if args.command not in WRITERS:
             return int(args.func(args))
-        from engine.writer_lock import writer_lock
+        from papersift.engine.writer_lock import writer_lock
 
         # One writer per data directory: a second one says who holds it, in one line.
         with writer_lock(_config(args).data_dir, f"`papersift {args.command}`"):

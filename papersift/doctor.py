@@ -11,7 +11,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable
 
-from papersift.config import Config
+from papersift.core.config import Config
 from papersift.doctor_checks import (
     Check,
     Status,
@@ -67,38 +67,23 @@ def diagnose(config: Config) -> list[Check]:
 def repair(config: Config, say: Callable[[str], None] = print) -> None:
     """Rebuild the lexical index from the store if it disagrees; forget embeddings whose
     vectors are gone. Run with the server stopped (it takes the index writer)."""
-    from engine.datadir import DataDir
+    from papersift.engine.datadir import DataDir
 
     checks = {c.name: c for c in diagnose(config)}
     root = config.data_dir
     if checks.get("lexical index", Check("", "OK", "")).status == "FAIL":
         shutil.rmtree(root / "lexical", ignore_errors=True)
-        data = DataDir(config, create=False)
-        try:
-            data.store.set_meta("lexical_seq", "0")  # replay every paper into a new index
+        with DataDir(config, create=False) as data:
+            data.reset_lexical()  # replay every paper into a new index
             n = data.sync_lexical()
             data.lexical.close_writer()
-        finally:
-            data.close()
         say(f"rebuilt the lexical index from the store ({n} changes replayed)")
     if checks.get("vectors", Check("", "OK", "")).status == "FAIL":
-        data = DataDir(config, create=False)
-        try:
+        with DataDir(config, create=False) as data:
             model, dim = data.indexing_embedder.model_id, data.indexing_embedder.dim
-            with data.store.reading() as db:
-                current = dict(db.execute("SELECT docid, text_hash FROM papers").fetchall())
-            live, _ = segment_docids(root, model, dim, current)
-            with data.store.transaction() as db:
-                rows = [
-                    d for (d,) in db.execute("SELECT docid FROM embedded WHERE model = ?", (model,))
-                ]
-                gone = [d for d in rows if d not in live]
-                db.executemany(
-                    "DELETE FROM embedded WHERE model = ? AND docid = ?", [(model, d) for d in gone]
-                )
+            live, _ = segment_docids(root, model, dim, data.store.all_text_hashes())
+            gone = data.store.forget_embeddings(model, keep=live)
             data.write_manifest()
-        finally:
-            data.close()
         say(f"forgot {len(gone)} embeddings without vectors; run `papersift index`")
 
 

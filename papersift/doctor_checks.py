@@ -6,7 +6,6 @@ Safe next to a running server: SQLite is opened read-only, the indexes are only 
 from __future__ import annotations
 
 import shutil
-import sqlite3
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -14,9 +13,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
-from papersift.config import Config
-from papersift.errors import ConfigError, PapersiftError
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError, PapersiftError
+from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
+from papersift.engine.store_files import (
+    StoreFacts,
+    StoreUnreadable,
+    embedding_state,
+    identity_backlog,
+    store_facts,
+)
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
@@ -33,14 +39,6 @@ class Check:
 
     def json(self) -> dict[str, str]:
         return asdict(self)
-
-
-@dataclass
-class StoreFacts:
-    papers: int
-    seq: int
-    lexical_seq: int
-    docids: tuple[int, int, int]  # sum, min, max
 
 
 def _gib(n: float) -> str:
@@ -113,10 +111,6 @@ def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
     return Check("manifest", "OK", f"schema version {version} (written by {built})"), manifest
 
 
-def connect(root: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"file:{root / 'papers.sqlite'}?mode=ro", uri=True)
-
-
 def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
     path = root / "papers.sqlite"
     if not path.is_file():
@@ -127,43 +121,23 @@ def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
             "restore the data directory from a backup, or rebuild it",
         ), None
     try:
-        db = connect(root)
-        try:
-            db.execute("PRAGMA busy_timeout = 10000")
-            papers, total, low, high = db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(docid), 0), COALESCE(MIN(docid), 0), "
-                "COALESCE(MAX(docid), 0) FROM papers"
-            ).fetchone()
-            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        finally:
-            db.close()
-    except sqlite3.Error as exc:
+        store = store_facts(root)
+    except StoreUnreadable as exc:
         return Check(
             "store",
             "FAIL",
             f"{path} cannot be read: {exc}",
             "restore the data directory from a backup",
         ), None
-    store = StoreFacts(
-        papers,
-        int(meta.get("seq", 0)),
-        int(meta.get("lexical_seq", 0)),
-        (int(total), int(low), int(high)),
-    )
-    return Check("store", "OK", f"{papers} papers, change sequence {store.seq}"), store
+    return Check("store", "OK", f"{store.papers} papers, change sequence {store.seq}"), store
 
 
 def check_researchers(root: Path, store: StoreFacts) -> Check:
     """Papers an import left for the backlog's identity clustering (``papersift index``)."""
-    db = connect(root)
     try:
-        row = db.execute("SELECT value FROM meta WHERE key = 'people_seq'").fetchone()
-        done = int(row[0]) if row else 0
-        pending = db.execute("SELECT COUNT(*) FROM papers WHERE seq > ?", (done,)).fetchone()[0]
-    except sqlite3.Error as exc:
+        pending = identity_backlog(root)
+    except StoreUnreadable as exc:
         return Check("researchers", "WARN", f"cannot read the identity state: {exc}")
-    finally:
-        db.close()
     if pending:
         return Check(
             "researchers",
@@ -175,7 +149,7 @@ def check_researchers(root: Path, store: StoreFacts) -> Check:
 
 
 def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
-    from engine.lexical import LexicalIndex
+    from papersift.engine.lexical import LexicalIndex
 
     folder = root / "lexical"
     if not (folder / "meta.json").is_file():
@@ -208,8 +182,8 @@ def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
 def check_model(
     config: Config, root: Path, manifest: dict[str, Any]
 ) -> tuple[Check, tuple[str, int] | None]:
-    from engine.embed import Embedder
-    from engine.model_files import resolve_model_files
+    from papersift.engine.embed import Embedder
+    from papersift.engine.model_files import resolve_model_files
 
     e = config.embedding
     fix = "set [embedding] model and tokenizer to an ONNX model and its tokenizer.json"
@@ -255,26 +229,11 @@ def check_model(
 
 
 def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
-    from engine.embed_progress import format_duration, parse_progress, progress_key
-    from engine.vectors import model_dir_name
+    from papersift.engine.embed_progress import format_duration, parse_progress, progress_key
+    from papersift.engine.vectors import model_dir_name
 
-    db = connect(root)
-    try:
-        db.execute("PRAGMA busy_timeout = 10000")
-        current = dict(db.execute("SELECT docid, text_hash FROM papers").fetchall())
-        marked = {
-            int(d)
-            for (d,) in db.execute(
-                "SELECT e.docid FROM embedded e JOIN papers p USING (docid) "
-                "WHERE e.model = ? AND e.text_hash = p.text_hash",
-                (model_id,),
-            )
-        }
-        row = db.execute("SELECT value FROM meta WHERE key = ?", (progress_key(model_id),))
-        recorded = row.fetchone()
-    finally:
-        db.close()
-    progress = parse_progress(recorded[0] if recorded else None, model_id, len(marked), papers)
+    current, marked, recorded = embedding_state(root, model_id, progress_key(model_id))
+    progress = parse_progress(recorded, model_id, len(marked), papers)
     live, bad_dim = segment_docids(root, model_id, dim, current)
     folder = root / "vectors" / model_dir_name(model_id)
     out = []
@@ -316,7 +275,7 @@ def segment_docids(
     root: Path, model_id: str, dim: int, current: dict[int, str]
 ) -> tuple[set[int], int]:
     """Docids with a vector of their current text in some segment; unreadable segments."""
-    from engine.vectors import VectorIndex, model_dir_name
+    from papersift.engine.vectors import VectorIndex, model_dir_name
 
     live: set[int] = set()
     bad = 0

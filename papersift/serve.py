@@ -6,10 +6,10 @@ import logging
 import sys
 import threading
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine
-from indexer.build import bootstrap_if_empty
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import bootstrap_if_empty
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +18,7 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     """Open (or bootstrap) the data directory and serve until interrupted."""
     import uvicorn
 
-    from server.app import create_app
+    from papersift.server.app import create_app
 
     data = DataDir(config, create=True)
     report = bootstrap_if_empty(data, config.data.bootstrap, progress=sys.stderr.isatty())
@@ -30,7 +30,7 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     # The query session (engine.embed) loads beside the server's start-up, not in the first
     # request; a request arriving meanwhile waits for it.
     threading.Thread(target=data.embedder.embed_query, args=("warm-up",), daemon=True).start()
-    from papersift.scheduler import JobRunner
+    from papersift.indexer.scheduler import JobRunner
 
     # On a terminal the first embedding draws a bar; otherwise it logs its rate and time left.
     runner = JobRunner(engine, config, progress=sys.stderr.isatty())  # checks the crons too

@@ -13,12 +13,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from papersift.config import Config
-from papersift.errors import PapersiftError
+from papersift.core.config import Config
+from papersift.core.errors import PapersiftError
 
 
 def _members(config: Config) -> Any:
-    from engine.members import Members
+    from papersift.engine.members import Members
 
     if not config.data_dir.is_dir():
         raise PapersiftError(f"no data directory at {config.data_dir}; run `papersift import`")
@@ -27,7 +27,7 @@ def _members(config: Config) -> Any:
 
 def _password(args: argparse.Namespace) -> tuple[str, bool]:
     """(password, generated?)"""
-    from engine.members import new_password
+    from papersift.engine.members import new_password
 
     if not args.password_stdin:
         return new_password(), True
@@ -41,8 +41,8 @@ def _researcher(config: Config, rid: int | None) -> None:
     """Check that a researcher id exists (when the store has the researcher tables)."""
     if rid is None:
         return
-    from engine.people import People
-    from engine.store import PaperStore
+    from papersift.engine.people import People
+    from papersift.engine.store import PaperStore
 
     path = config.data_dir / "papers.sqlite"
     if not path.is_file():

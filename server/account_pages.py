@@ -7,11 +7,11 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.members import AccountError, Member
-from engine.people import People
-from server.context import ctx
-from server.people_views import researcher_url
-from server.sessions import (
+from papersift.core.urls import researcher_url
+from papersift.engine.members import AccountError, Member
+from papersift.engine.people import People
+from papersift.server.context import ctx
+from papersift.server.sessions import (
     accounts,
     checked_form,
     finish,
@@ -21,7 +21,7 @@ from server.sessions import (
     start,
     throttle,
 )
-from server.templating import page_meta, render
+from papersift.server.templating import page_meta, render
 
 
 def _text(form: object, name: str, limit: int = 2000) -> str:

@@ -20,8 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.scheduler import JOBS, JobRunner
-from server.templating import page_meta, render
+from papersift.indexer.scheduler import JOBS, JobRunner
+from papersift.server.templating import page_meta, render
 
 NO_STORE = {"Cache-Control": "no-store"}
 DISABLED = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from papersift.scheduler import JOBS
+from papersift.indexer.scheduler import JOBS
 
 Build = Callable[..., dict[str, Any]]
 _STR = {"type": "string"}

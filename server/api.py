@@ -10,17 +10,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from engine import serialize
-from engine.results import FacetCount, Hit, ResearcherRef, SearchResult, Stats
-from papersift.paper import Paper
-from server.context import ctx
-from server.openapi import openapi_document
-from server.params import ParamError, int_param, parse_search, search_url
-from server.people_views import researcher_url
-from server.ratelimit import document_limits
-from server.taxonomy import category_name
-from server.templating import json_response
-from server.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, parse_paper_path, site_root
+from papersift.core.paper import Paper
+from papersift.core.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, researcher_url
+from papersift.engine import serialize
+from papersift.engine.results import FacetCount, Hit, ResearcherRef, SearchResult, Stats
+from papersift.server.context import ctx
+from papersift.server.openapi import openapi_document
+from papersift.server.params import ParamError, int_param, parse_search, search_url
+from papersift.server.ratelimit import document_limits
+from papersift.server.taxonomy import category_name
+from papersift.server.templating import json_response
+from papersift.server.urls import parse_paper_path, site_root
 
 MAX_SIMILAR = 50
 

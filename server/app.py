@@ -12,9 +12,10 @@ from starlette.routing import Mount
 from starlette.staticfiles import PathLike, StaticFiles
 from starlette.types import Scope
 
-from papersift.config import Config
-from papersift.errors import QueryError
-from server import (
+from papersift.core.config import Config
+from papersift.core.errors import QueryError
+from papersift.engine.search import SearchEngine
+from papersift.server import (
     account_pages,
     admin,
     api,
@@ -25,15 +26,15 @@ from server import (
     pages,
     recommend_api,
 )
-from server.compress import CompressionMiddleware
-from server.context import AppContext, Engine
-from server.headers import SecurityHeadersMiddleware
-from server.page_cache import PageCache
-from server.params import ParamError
-from server.people_pages import install as install_people
-from server.ratelimit import RequestLimitMiddleware
-from server.templating import STATIC_DIR, make_environment
-from server.urlguard import UrlGuardMiddleware
+from papersift.server.compress import CompressionMiddleware
+from papersift.server.context import AppContext
+from papersift.server.headers import SecurityHeadersMiddleware
+from papersift.server.page_cache import PageCache
+from papersift.server.params import ParamError
+from papersift.server.people_pages import install as install_people
+from papersift.server.ratelimit import RequestLimitMiddleware
+from papersift.server.templating import STATIC_DIR, make_environment
+from papersift.server.urlguard import UrlGuardMiddleware
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=3600"
@@ -51,7 +52,7 @@ class CachedStatic(StaticFiles):
         return response
 
 
-def create_app(engine: Engine, config: Config) -> Starlette:
+def create_app(engine: SearchEngine, config: Config) -> Starlette:
     """The web app over an open engine; the caller keeps ownership of the engine."""
     app = Starlette(
         routes=[

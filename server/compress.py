@@ -10,6 +10,8 @@ from typing import Any
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from papersift.server.negotiate import qualities
+
 MIN_SIZE = 512
 MAX_BUFFER = 16 * 1024 * 1024  # larger bodies are passed through as they come
 _COMPRESSIBLE = (
@@ -37,23 +39,6 @@ _BROTLI = _load_brotli()
 _GZIP: Callable[[bytes], bytes] = lambda data: gzip.compress(data, compresslevel=6, mtime=0)  # noqa: E731
 
 
-def accepted_encodings(header: str) -> dict[str, float]:
-    """``gzip, br;q=0.5`` -> ``{"gzip": 1.0, "br": 0.5}``."""
-    out: dict[str, float] = {}
-    for part in header.split(","):
-        name, _, params = part.strip().partition(";")
-        q = 1.0
-        params = params.strip()
-        if params.startswith("q="):
-            try:
-                q = float(params[2:])
-            except ValueError:
-                q = 0.0
-        if name:
-            out[name.strip().lower()] = q
-    return out
-
-
 def is_compressible(headers: Headers) -> bool:
     """A text type, not already encoded."""
     ctype = headers.get("content-type", "")
@@ -61,7 +46,7 @@ def is_compressible(headers: Headers) -> bool:
 
 
 def choose_encoding(header: str) -> tuple[str, Callable[[bytes], bytes]] | None:
-    accepted = accepted_encodings(header)
+    accepted = qualities(header)
     if _BROTLI is not None and accepted.get("br", 0) > 0:
         return "br", _BROTLI
     if accepted.get("gzip", 0) > 0:

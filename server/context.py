@@ -6,16 +6,15 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import anyio.to_thread
 from anyio import CapacityLimiter
 from starlette.requests import Request
 
-from engine.results import Hit, SearchRequest, SearchResult, Stats
-from engine.stats import stats_with_progress
-from papersift.config import Config
-from papersift.paper import Paper
+from papersift.core.config import Config
+from papersift.engine.results import SearchRequest, Stats
+from papersift.engine.search import SearchEngine
 
 T = TypeVar("T")
 STATS_TTL = 30.0  # seconds a stats snapshot is reused (home page, category checks)
@@ -23,15 +22,6 @@ STATS_TTL = 30.0  # seconds a stats snapshot is reused (home page, category chec
 
 class EngineFailure(RuntimeError):
     """The engine failed in a way Python code does not normally fail (a native panic)."""
-
-
-class Engine(Protocol):
-    """The part of ``engine.search.SearchEngine`` the web app uses."""
-
-    def search(self, request: SearchRequest) -> SearchResult: ...
-    def paper(self, arxiv_id: str) -> Paper | None: ...
-    def similar(self, arxiv_id: str, limit: int = 10) -> list[Hit]: ...
-    def stats(self) -> Stats: ...
 
 
 @dataclass
@@ -45,7 +35,7 @@ class _StatsCache:
 class AppContext:
     """Held in ``app.state.ctx``; the engine is synchronous, so calls run in threads."""
 
-    def __init__(self, engine: Engine, config: Config) -> None:
+    def __init__(self, engine: SearchEngine, config: Config) -> None:
         self.engine = engine
         self.config = config
         # Searches release the GIL in Tantivy, FAISS and onnxruntime, so one worker per core
@@ -71,7 +61,7 @@ class AppContext:
         now = time.monotonic()
         cached = self._stats
         if cached.stats is None or now - cached.at > STATS_TTL:
-            cached.stats = await self.call(stats_with_progress, self.engine)
+            cached.stats = await self.call(self.engine.stats_with_progress)
             cached.at = now
             cached.known = None
             cached.cited = None

@@ -9,11 +9,11 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
 
-from papersift.errors import QueryError
-from server.headers import SECURITY_HEADERS
-from server.markdown import md_text, wants_markdown
-from server.params import ParamError
-from server.templating import page_meta, render
+from papersift.core.errors import QueryError
+from papersift.server.headers import SECURITY_HEADERS
+from papersift.server.markdown import md_text, wants_markdown
+from papersift.server.params import ParamError
+from papersift.server.templating import page_meta, render
 
 log = logging.getLogger(__name__)
 

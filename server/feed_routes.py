@@ -19,20 +19,17 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.institutions import Institutions
-from engine.people import People
-from engine.results import Filters, SearchRequest
-from feeds.opensearch import CONTENT_TYPE as OPENSEARCH_TYPE
-from feeds.opensearch import description as opensearch_description
-from feeds.rss import CONTENT_TYPES, FORMATS, FeedFormat, FeedInfo, render_feed
-from server.context import ctx
-from server.params import default_sort, parse_search, query_items
-from server.people_views import researcher_url
-from server.sitemap_routes import institution_path
-from server.sitemap_routes import routes as sitemap_routes
-from server.taxonomy import category_name
-from server.templating import etag_for, not_modified, page_meta, render
-from server.urls import category_path, paper_path, shared_cache, site_root
+from papersift.core.urls import category_path, institution_url, paper_path, researcher_url
+from papersift.engine.results import Filters, SearchRequest
+from papersift.feeds.opensearch import CONTENT_TYPE as OPENSEARCH_TYPE
+from papersift.feeds.opensearch import description as opensearch_description
+from papersift.feeds.rss import CONTENT_TYPES, FORMATS, FeedFormat, FeedInfo, render_feed
+from papersift.server.context import ctx
+from papersift.server.params import default_sort, parse_search, query_items
+from papersift.server.sitemap_routes import routes as sitemap_routes
+from papersift.server.taxonomy import category_name
+from papersift.server.templating import etag_for, not_modified, page_meta, render
+from papersift.server.urls import shared_cache, site_root
 
 Handler = Callable[[Request, FeedFormat], Awaitable[Response]]
 FEED_PARAMS = ("q", "mode", "category", "researcher", "from", "to")
@@ -192,8 +189,7 @@ async def researcher(request: Request, fmt: FeedFormat) -> Response:
     """A researcher's newest papers; a merged id redirects to the feed of the surviving one."""
     c = ctx(request)
     rid = _feed_id(request, "researcher")
-    people = getattr(c.engine, "people", None)
-    found = await c.call(people.get, rid) if isinstance(people, People) else None
+    found = await c.call(c.engine.people.get, rid)
     if found is None or found.papers == 0:
         raise HTTPException(404, f"There is no researcher {rid} in this index.")
     if found.rid != rid:
@@ -215,15 +211,14 @@ async def institution(request: Request, fmt: FeedFormat) -> Response:
     arXiv records carry no affiliations, so a known institution's feed may well be empty)."""
     c = ctx(request)
     iid = _feed_id(request, "institution")
-    reg = getattr(c.engine, "institutions", None)
-    found = await c.call(reg.get, iid) if isinstance(reg, Institutions) else None
+    found = await c.call(c.engine.institutions.get, iid)
     if found is None:
         raise HTTPException(404, f"There is no institution {iid} in this index.")
     root = site_root(request)
     info = FeedInfo(
         title=f"papersift: {found.name}",
         description=f"The newest papers from {found.name}.",
-        page_url=root + institution_path(found.iid, found.name),
+        page_url=root + institution_url(found.iid, found.name),
         self_url=root + institution_feed_path(fmt, found.iid),
     )
     return await _respond(

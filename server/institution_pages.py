@@ -12,31 +12,27 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.institutions import Institution, Institutions
-from indexer.ror import ROR_PREFIX, parse_ror_id
-from server.context import ctx
-from server.feed_routes import institution_feed_path
-from server.markdown import MARKDOWN, institution_markdown, list_markdown, wants_markdown
-from server.params import clean_text, int_param, page_link
-from server.people_views import researcher_url, slug
-from server.templating import cached_response, page_meta, render
-from server.urls import site_root
+from papersift.core.urls import institution_url, researcher_url
+from papersift.engine.institutions import Institution, Institutions
+from papersift.engine.ror import ROR_PREFIX, parse_ror_id
+from papersift.server.context import ctx
+from papersift.server.feed_routes import institution_feed_path
+from papersift.server.markdown import MARKDOWN, institution_markdown, list_markdown, wants_markdown
+from papersift.server.params import clean_text, int_param, page_link
+from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.urls import site_root
 
 INDEX_PAGE = 50
 _OURS = re.compile(r"^(?P<id>\d{1,12})(?:-(?P<slug>[A-Za-z0-9-]*))?/?$")
 _ROR_URL = re.compile(r"^https?:/+ror\.org/", re.IGNORECASE)
 
 
-def institution_url(i: Institution) -> str:
-    s = slug(i.name)
-    return f"/institutions/{i.iid}-{s}" if s else f"/institutions/{i.iid}"
+def _place(i: Institution) -> str:
+    return ", ".join(x for x in (i.city, i.country) if x)
 
 
 def _registry(request: Request) -> Institutions:
-    found = getattr(ctx(request).engine, "institutions", None)
-    if not isinstance(found, Institutions):
-        raise HTTPException(404, "This index has no institution pages.")
-    return found
+    return ctx(request).engine.institutions
 
 
 def organization_ld(i: Institution, url: str) -> dict[str, Any]:
@@ -66,8 +62,10 @@ async def index(request: Request) -> Response:
     found, total = await ctx(request).call(reg.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
     if wants_markdown(request):
         root = site_root(request)
-        items = [(i.name, root + institution_url(i), ", ".join(x for x in (i.city, i.country) if x))
-                 for i in found]  # fmt: skip
+        items = [
+            (i.name, root + institution_url(i.iid, i.name), _place(i))
+            for i in found
+        ]
         nxt = page_link("/institutions", q=q, page=page + 1) if page * INDEX_PAGE < total else None
         heading = f"Institutions matching “{q}”" if q else "Institutions"
         text = list_markdown(heading, items, total, root + nxt if nxt else None)
@@ -82,7 +80,7 @@ async def index(request: Request) -> Response:
     )
     context.update(
         q=q,
-        institutions=[(i, institution_url(i)) for i in found],
+        institutions=[(i, institution_url(i.iid, i.name)) for i in found],
         total=total,
         first=(page - 1) * INDEX_PAGE + 1,
         candidates=False,
@@ -109,7 +107,7 @@ async def institution(request: Request) -> Response:
             found = named[0] if named else None
     if found is None:
         raise HTTPException(404, f"There is no institution “{rest[:100]}” in this index.")
-    canonical = institution_url(found)
+    canonical = institution_url(found.iid, found.name)
     if request.url.path != canonical:
         return RedirectResponse(canonical, status_code=301)
     parents = [p for r in found.parents if (p := await c.call(reg.by_ror, r)) is not None]
@@ -140,7 +138,7 @@ async def institution(request: Request) -> Response:
         feed={f: institution_feed_path(f, found.iid) for f in ("rss", "atom")},
         inst=found,
         ror_url=ROR_PREFIX + found.ror_id,
-        parents=[(p, institution_url(p)) for p in parents],
+        parents=[(p, institution_url(p.iid, p.name)) for p in parents],
         linked=await c.call(reg.linked, found.ror_id),
         members=members,
         papers_url=papers_url,
@@ -159,7 +157,7 @@ def _candidates(request: Request, name: str, found: list[Institution]) -> Respon
     )
     context.update(
         q=name,
-        institutions=[(i, institution_url(i)) for i in found],
+        institutions=[(i, institution_url(i.iid, i.name)) for i in found],
         total=len(found),
         first=1,
         candidates=True,

@@ -14,18 +14,18 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.affiliation_match import MAX_AFFILIATION, as_json, explain
-from engine.institutions import Institution, Institutions
-from engine.results import SearchResult
-from indexer.ror import ROR_PREFIX, parse_ror_id
-from server.context import ctx
-from server.institution_pages import _registry, institution_url
-from server.params import ParamError, clean_text, page_link, with_filters
-from server.people_api import _int
-from server.people_views import researcher_url
-from server.templating import json_response
-from server.urls import site_root
-from server.views import FACET_LIMIT, Link
+from papersift.core.urls import institution_url, researcher_url
+from papersift.engine.affiliation_match import MAX_AFFILIATION, as_json, explain
+from papersift.engine.institutions import Institution, Institutions
+from papersift.engine.results import SearchResult
+from papersift.engine.ror import ROR_PREFIX, parse_ror_id
+from papersift.server.context import ctx
+from papersift.server.institution_pages import _registry
+from papersift.server.params import ParamError, clean_text, page_link, with_filters
+from papersift.server.people_api import _int
+from papersift.server.templating import json_response
+from papersift.server.urls import site_root
+from papersift.server.views import FACET_LIMIT, Link
 
 MAX_LIMIT = 100
 MEMBERS = 50
@@ -39,7 +39,7 @@ def institution_json(i: Institution, root: str) -> dict[str, Any]:
         "country": i.country,
         "city": i.city,
         "types": list(i.types),
-        "url": root + institution_url(i),
+        "url": root + institution_url(i.iid, i.name),
         "papers_url": f"{root}/api/v1/search?institution={i.ror_id}",
     }
 
@@ -159,9 +159,8 @@ def institution_filters(
 
 
 def install(app: Starlette) -> None:
-    registry = getattr(app.state.ctx.engine, "institutions", None)
-    found = registry if isinstance(registry, Institutions) else None
-    app.state.templates.globals["institution_filters"] = institution_filters(found)
+    registry = app.state.ctx.engine.institutions
+    app.state.templates.globals["institution_filters"] = institution_filters(registry)
     app.router.routes[0:0] = routes
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from engine.affiliation_match import MAX_AFFILIATION
+from papersift.engine.affiliation_match import MAX_AFFILIATION
 
 _STR = {"type": "string"}
 _INT = {"type": "integer", "minimum": 0}
@@ -93,7 +93,7 @@ def institution_schemas(_obj: Fn, _array: Fn, _ref: Fn) -> dict[str, Any]:
     }
 
 
-# A ROR id as ``indexer.ror.parse_ror_id`` accepts it (any case, optionally as a URL).
+# A ROR id as ``papersift.engine.ror.parse_ror_id`` accepts it (any case, optionally as a URL).
 ROR_ID = (
     "(?:[hH][tT][tT][pP][sS]?://[rR][oO][rR]\\.[oO][rR][gG]/)?"
     "0[a-hj-km-np-tv-zA-HJ-KM-NP-TV-Z0-9]{6}[0-9]{2}/?"

@@ -8,12 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
-from engine.people import papers_of_any
-from engine.results import Hit
-from engine.search import SearchEngine
-from papersift.config import Config, LabConfig
-from server.institution_pages import institution_url
-from server.people_views import researcher_url
+from papersift.core.config import Config, LabConfig
+from papersift.core.urls import institution_url, researcher_url
+from papersift.engine.results import Hit
+from papersift.engine.search import SearchEngine
 
 ORCID_URL = "https://orcid.org/"
 SNIPPET = 300
@@ -64,18 +62,6 @@ class LabSection:
         return ld
 
 
-def _researchers(engine: SearchEngine, orcid: str) -> list[tuple[int, str, int]]:
-    """(rid, name, papers) of the researchers carrying this ORCID, most papers first."""
-    with engine.data.store.reading() as db:
-        rows = db.execute(
-            "SELECT r.rid, r.name, r.papers FROM researcher_ids i JOIN researchers r "
-            "ON r.rid = i.rid WHERE i.source = 'orcid' AND i.value = ? "
-            "AND r.merged_into IS NULL AND r.papers > 0 ORDER BY r.papers DESC, r.rid",
-            (orcid,),
-        ).fetchall()
-    return [(int(r), str(n), int(p)) for r, n, p in rows]
-
-
 def lab_section(
     engine: SearchEngine, lab: LabConfig, limit: int, max_query: int
 ) -> LabSection | None:
@@ -85,21 +71,17 @@ def lab_section(
     inst = engine.institutions.by_ror(lab.ror) if lab.ror else None
     members, rids = [], []
     for m in lab.members:
-        found = _researchers(engine, m.orcid)
+        found = engine.people.with_orcid(m.orcid)
         rids += [r for r, _, _ in found]
         url = researcher_url(found[0][0], found[0][1]) if found else None
         members.append(MemberView(m.name, m.orcid, url, sum(p for _, _, p in found)))
     latest: list[Hit] = []
     total = 0
     if rids:
-        lex = engine.data.lexical
-        query = lex.docids_for(papers_of_any(engine.data.store, rids))
-        docids, _, total = lex.search(query, limit, 0, "newest")
-        papers = engine.data.store.get(docids)
-        for d in docids:
-            if (p := papers.get(d)) is not None:
-                text = p.abstract if len(p.abstract) <= SNIPPET else p.abstract[:SNIPPET] + " …"
-                latest.append(Hit(p, 0.0, html.escape(p.title), html.escape(text), {}))
+        papers, total = engine.newest_papers_of(rids, limit)
+        for p in papers:
+            text = p.abstract if len(p.abstract) <= SNIPPET else p.abstract[:SNIPPET] + " …"
+            latest.append(Hit(p, 0.0, html.escape(p.title), html.escape(text), {}))
     # Fielded clauses are all required unless joined by OR: any member's papers.
     clauses = " OR ".join(f'au:"{m.name}"' for m in lab.members if '"' not in m.name)
     search = "/search?" + urlencode({"q": clauses, "sort": "newest"}) if clauses else None
@@ -109,7 +91,7 @@ def lab_section(
     return LabSection(
         name=name,
         institution=inst.name if inst else None,
-        institution_url=institution_url(inst) if inst else None,
+        institution_url=institution_url(inst.iid, inst.name) if inst else None,
         members=tuple(members),
         latest=tuple(latest),
         papers=total,
@@ -117,8 +99,6 @@ def lab_section(
     )
 
 
-def home_section(engine: object, config: Config) -> LabSection | None:
-    """The section of the configured lab, for an engine over a data directory."""
-    if not isinstance(engine, SearchEngine):
-        return None
+def home_section(engine: SearchEngine, config: Config) -> LabSection | None:
+    """The section of the configured lab (None when ``[lab]`` is empty)."""
     return lab_section(engine, config.lab, HOME_PAPERS, config.search.max_query_length)

@@ -9,18 +9,24 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.hits import make_hits
-from engine.library import LibraryError, Saved
-from engine.members import Member
-from engine.recommend import recommend
-from engine.results import Hit
-from engine.search import SearchEngine
-from indexer.bibimport import MAX_BYTES, BibImportError, ImportReport, match_entries, parse_library
-from server.account_pages import _page, _text
-from server.context import ctx
-from server.params import parse_search
-from server.sessions import accounts, checked_form, require
-from server.urls import parse_paper_path
+from papersift.engine.hits import make_hits
+from papersift.engine.library import LibraryError, Saved
+from papersift.engine.members import Member
+from papersift.engine.recommend import recommend
+from papersift.engine.results import Hit
+from papersift.engine.search import SearchEngine
+from papersift.indexer.bibimport import (
+    MAX_BYTES,
+    BibImportError,
+    ImportReport,
+    match_entries,
+    parse_library,
+)
+from papersift.server.account_pages import _page, _text
+from papersift.server.context import ctx
+from papersift.server.params import parse_search
+from papersift.server.sessions import accounts, checked_form, require
+from papersift.server.urls import parse_paper_path
 
 TAG_SORTS = {"saved": "Recently saved", "newest": "Newest", "oldest": "Oldest"}
 

@@ -8,16 +8,16 @@ from urllib.parse import quote, urlsplit
 
 from starlette.requests import Request
 
-from engine.institutions import Institution
-from engine.people import Profile, Researcher
-from engine.results import SearchResult, Stats
-from papersift.paper import Author, Paper
-from server import meta
-from server.params import search_url
-from server.people_views import researcher_url
-from server.taxonomy import category_name
-from server.urls import arxiv_abs, arxiv_pdf, paper_path
-from server.urls import researcher_path as name_search_path
+from papersift.core.paper import Author, Paper
+from papersift.core.tex import plain_text, shorten
+from papersift.core.urls import arxiv_abs, arxiv_pdf, name_search_path, paper_path, researcher_url
+from papersift.engine.institutions import Institution
+from papersift.engine.people import Profile, Researcher
+from papersift.engine.results import SearchResult, Stats
+from papersift.server import meta
+from papersift.server.negotiate import qualities
+from papersift.server.params import search_url
+from papersift.server.taxonomy import category_name
 
 MARKDOWN = "text/markdown; charset=utf-8"
 AuthorLinks = Callable[[Paper], Sequence[tuple[Author, str]]]
@@ -69,28 +69,12 @@ def author_links_of(request: Request) -> AuthorLinks:
     return links  # type: ignore[no-any-return]
 
 
-def _quality(accept: str, media: str) -> float:
-    best = -1.0
-    for part in accept.split(","):
-        name, *params = (p.strip() for p in part.split(";"))
-        if name.lower() != media:
-            continue
-        q = 1.0
-        for p in params:
-            if p.startswith("q="):
-                try:
-                    q = float(p[2:])
-                except ValueError:
-                    q = 0.0
-        best = max(best, q)
-    return best
-
-
 def wants_markdown(request: Request) -> bool:
     """True when the client asks for text/markdown and prefers it to HTML."""
     accept = request.headers.get("accept", "")
-    md = _quality(accept, "text/markdown")
-    return md > 0 and md >= _quality(accept, "text/html")
+    q = qualities(accept)
+    md = q.get("text/markdown", -1.0)
+    return md > 0 and md >= q.get("text/html", -1.0)
 
 
 def llms_txt(root: str, stats: Stats | None = None) -> str:
@@ -167,7 +151,7 @@ def paper_markdown(paper: Paper, root: str, links: AuthorLinks) -> str:
     bib = meta.bibtex(paper).rstrip()
     fence = _fence(bib)
     lines = [
-        f"# {md_text(meta.plain_text(paper.title))}",
+        f"# {md_text(plain_text(paper.title))}",
         "",
         f"- arXiv: {md_link(paper.arxiv_id, arxiv_abs(paper.arxiv_id))} (version "
         f"{paper.version}), {md_link('PDF', arxiv_pdf(paper.arxiv_id))}",
@@ -220,10 +204,10 @@ def hit_lines(result: SearchResult, root: str, links: AuthorLinks) -> list[str]:
     for i, hit in enumerate(result.hits, start=(result.page - 1) * result.page_size + 1):
         p = hit.paper
         lines += [
-            f"{i}. {md_link(meta.plain_text(p.title), root + paper_path(p))} - arXiv "
+            f"{i}. {md_link(plain_text(p.title), root + paper_path(p))} - arXiv "
             f"{md_text(p.arxiv_id)}, {p.published.isoformat()}, {md_text(', '.join(p.categories))}",
             f"   {_authors(p, root, links, limit=5)}",
-            f"   {md_text(meta.shorten(meta.plain_text(p.abstract), 300), line_start=True)}",
+            f"   {md_text(shorten(plain_text(p.abstract), 300), line_start=True)}",
         ]
     return lines
 

@@ -5,94 +5,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from functools import lru_cache
 from typing import Any
 
-from pylatexenc.latex2text import LatexNodes2Text
-
-from papersift.paper import Paper
-from server.urls import arxiv_abs, arxiv_pdf
+from papersift.core.paper import Paper
+from papersift.core.tex import plain_text, shorten
+from papersift.core.urls import arxiv_abs, arxiv_pdf
 
 SITE_NAME = "papersift"
 SITE_DESCRIPTION = (
     "Search research papers from arXiv by keyword and by meaning: hybrid full-text and "
     "semantic search over titles, abstracts and authors."
 )
-_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
-_ESCAPES = {
-    r"\%": "%",
-    r"\&": "&",
-    r"\_": "_",
-    r"\#": "#",
-    r"\$": "$",
-    "~": " ",
-    "``": '"',
-    "''": '"',
-}
-_latex = LatexNodes2Text(math_mode="text")
-_TEX_TEXT = re.compile(r"[\\{}]")  # what pylatexenc has work to do on outside math
-_BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")  # a comment, a table cell: literal in titles
-_ESCAPED_DOLLAR = "\x00"
-
-
-def _math_text(tex: str) -> str:
-    try:
-        return str(_latex.latex_to_text(tex)).strip()
-    except Exception:  # pylatexenc is lenient, but a description must never fail a page
-        return tex
-
-
-@lru_cache(maxsize=8192)
-def _text_mode(part: str) -> str:
-    """Accents, ``\\textsc{}``, ``{\\alpha}`` and braces outside math as Unicode text."""
-    if not _TEX_TEXT.search(part):
-        return part
-    guarded = _BARE_SPECIAL.sub(r"\\\1", part.replace("\\$", _ESCAPED_DOLLAR))
-    try:
-        out = str(_latex.latex_to_text(guarded))
-    except Exception:  # lenient, not total: the raw text is better than no page
-        return part
-    out = out.replace(_ESCAPED_DOLLAR, "\\$")
-    # Keep the spaces at the edges: the part sits between two math spans.
-    lead = " " if part[:1].isspace() else ""
-    trail = " " if part[-1:].isspace() else ""
-    return lead + " ".join(out.split()) + trail
-
-
-def tex_text(text: str) -> str:
-    """A title or abstract for HTML: TeX outside math (``Rozw\\'oj``, ``h{\\alpha}``,
-    ``\\textsc{DiARC}``) decoded to Unicode; ``$...$`` and ``\\(...\\)`` spans kept as
-    they are for KaTeX to typeset in the browser."""
-    if not _TEX_TEXT.search(text):
-        return text
-    out: list[str] = []
-    at = 0
-    for m in _MATH.finditer(text):
-        out.append(_text_mode(text[at : m.start()]))
-        out.append(m.group(0))
-        at = m.end()
-    out.append(_text_mode(text[at:]))
-    return "".join(out)
-
-
-def plain_text(text: str) -> str:
-    """Readable text for meta tags and markdown: TeX math turned into Unicode where simple,
-    and TeX outside math (accents, ``\\textsc``) decoded."""
-    out = _MATH.sub(
-        lambda m: _math_text(next(g for g in m.groups() if g is not None)), tex_text(text)
-    )
-    for escape, char in _ESCAPES.items():
-        out = out.replace(escape, char)
-    return " ".join(out.split())
-
-
-def shorten(text: str, limit: int = 200) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[:limit].rsplit(" ", 1)[0]
-    return cut.rstrip(",;:.-") + "…"
-
-
 def dump_jsonld(data: dict[str, Any]) -> str:
     """JSON for a ``<script type=application/ld+json>``: ``<``, ``>``, ``&`` escaped."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))

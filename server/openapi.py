@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.results import MODES, SORTS
-from papersift.config import SearchConfig
-from server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
-from server.institutions_openapi import institution_paths, institution_schemas
-from server.people_openapi import people_paths, people_schemas
-from server.recommend_schema import openapi_paths as recommend_paths
-from server.recommend_schema import openapi_schemas as recommend_schemas
-from server.search_openapi import PAPER_ID, param, search_parameters
+from papersift.core.config import SearchConfig
+from papersift.engine.results import MODES, SORTS
+from papersift.server.admin_openapi import SECURITY_SCHEMES, admin_paths, admin_schemas
+from papersift.server.institutions_openapi import institution_paths, institution_schemas
+from papersift.server.people_openapi import people_paths, people_schemas
+from papersift.server.recommend_schema import openapi_paths as recommend_paths
+from papersift.server.recommend_schema import openapi_schemas as recommend_schemas
+from papersift.server.search_openapi import PAPER_ID, param, search_parameters
 
 _STR = {"type": "string"}
 _NSTR = {"type": ["string", "null"]}

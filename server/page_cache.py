@@ -26,10 +26,10 @@ from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 
-from server.compress import MIN_SIZE, choose_encoding, is_compressible
-from server.context import ctx
-from server.markdown import wants_markdown
-from server.templating import not_modified
+from papersift.server.compress import MIN_SIZE, choose_encoding, is_compressible
+from papersift.server.context import ctx
+from papersift.server.markdown import wants_markdown
+from papersift.server.templating import not_modified
 
 MAX_BYTES = 32 * 1024 * 1024
 REGISTRY_POLL = 1.0  # seconds between reads of the institution registry's version
@@ -80,19 +80,16 @@ class PageCache:
 
 
 async def data_generation(request: Request, cache: PageCache) -> tuple[object, ...] | None:
-    """What the pages' data depends on; None for an engine that does not expose it, or
-    with the result cache off (every request is then computed afresh)."""
+    """What the pages' data depends on; None with the result cache off (every request is
+    then computed afresh, and so is every page)."""
     c = ctx(request)
-    data = getattr(c.engine, "data", None)
-    results = getattr(c.engine, "cache", None)
-    if data is None or results is None or results.size <= 0:
+    if c.engine.cache.size <= 0:
         return None
-    registry = getattr(c.engine, "institutions", None)
     read_at, version = cache.registry
-    if registry is not None and time.monotonic() - read_at >= REGISTRY_POLL:
-        version = await c.call(registry.version)
+    if time.monotonic() - read_at >= REGISTRY_POLL:
+        version = await c.call(c.engine.institutions.version)
         cache.registry = (time.monotonic(), version)
-    return (data.lexical.generation, data.vectors_generation, data.people_generation, version)
+    return (*c.engine.generation(), version)
 
 
 def _finish(response: Response, encoding: str | None) -> _Page:

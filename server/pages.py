@@ -7,13 +7,15 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.results import Filters, SearchRequest
-from papersift.errors import PapersiftError
-from server import meta, views
-from server.context import ctx
-from server.feed_routes import search_feed_path
-from server.lab_view import home_section
-from server.markdown import (
+from papersift.core.errors import PapersiftError
+from papersift.core.tex import plain_text, shorten
+from papersift.core.urls import LATEST_FEED, category_feed, category_path, paper_path, version_links
+from papersift.engine.results import Filters, SearchRequest
+from papersift.server import meta, views
+from papersift.server.context import ctx
+from papersift.server.feed_routes import search_feed_path
+from papersift.server.lab_view import home_section
+from papersift.server.markdown import (
     MARKDOWN,
     author_links_of,
     llms_txt,
@@ -21,19 +23,11 @@ from server.markdown import (
     search_markdown,
     wants_markdown,
 )
-from server.page_cache import cached_page
-from server.params import parse_search
-from server.taxonomy import category_name
-from server.templating import cached_response, page_meta, render
-from server.urls import (
-    LATEST_FEED,
-    category_feed,
-    category_path,
-    paper_path,
-    parse_paper_path,
-    site_root,
-    version_links,
-)
+from papersift.server.page_cache import cached_page
+from papersift.server.params import parse_search
+from papersift.server.taxonomy import category_name
+from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.urls import parse_paper_path, site_root
 
 HOME_LATEST = 10
 SIMILAR = 8
@@ -168,12 +162,12 @@ async def paper(request: Request) -> Response:
         similar = []
     primary = found.primary_category
     trail = [(primary, category_path(primary))] if primary else []
-    trail.append((meta.shorten(meta.plain_text(found.title), 60), canonical))
+    trail.append((shorten(plain_text(found.title), 60), canonical))
     root = site_root(request)
     context = page_meta(
         request,
-        title=f"{meta.plain_text(found.title)} - papersift",
-        description=meta.plain_text(found.abstract),
+        title=f"{plain_text(found.title)} - papersift",
+        description=plain_text(found.abstract),
         path=canonical,
         trail=trail,
         feeds=[(f"Latest in {primary}", category_feed(primary))] if primary else [LATEST],

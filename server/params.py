@@ -17,8 +17,8 @@ from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 
-from engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
-from papersift.config import SearchConfig
+from papersift.core.config import SearchConfig
+from papersift.engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
 
 SEARCH_PARAMS = (
     "q", "mode", "category", "researcher", "researcher_id", "institution", "from", "to",
@@ -180,7 +180,7 @@ def _researcher_ids(params: QueryParams) -> tuple[int, ...]:
 
 def _institutions(params: QueryParams) -> tuple[str, ...]:
     """``institution=03acrzv41`` (a ROR id, bare or as its ror.org URL), repeatable."""
-    from indexer.ror import parse_ror_id
+    from papersift.engine.ror import parse_ror_id
 
     out: list[str] = []
     for raw in params.getlist("institution"):

@@ -10,14 +10,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.people import People, Profile, Researcher
-from engine.results import SearchRequest
-from papersift.config import SearchConfig
-from server.context import ctx
-from server.params import ParamError, clean_text, int_param, page_link, parse_search
-from server.people_views import researcher_url
-from server.templating import json_response
-from server.urls import site_root
+from papersift.core.config import SearchConfig
+from papersift.core.urls import researcher_url
+from papersift.engine.people import People, Profile, Researcher
+from papersift.engine.results import SearchRequest
+from papersift.server.context import ctx
+from papersift.server.params import ParamError, clean_text, int_param, page_link, parse_search
+from papersift.server.templating import json_response
+from papersift.server.urls import site_root
 
 MAX_LIMIT = 100
 
@@ -30,10 +30,7 @@ def papers_request(
 
 
 def _people(request: Request) -> People:
-    people = getattr(ctx(request).engine, "people", None)
-    if not isinstance(people, People):
-        raise HTTPException(404, "This index has no researchers.")
-    return people
+    return ctx(request).engine.people
 
 
 def researcher_json(r: Researcher, root: str) -> dict[str, Any]:

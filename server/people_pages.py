@@ -12,23 +12,24 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from engine.people import People, Profile, Researcher
-from engine.results import Filters, SearchRequest, SearchResult
-from server import institution_pages, people_api, views
-from server.context import ctx
-from server.feed_routes import researcher_feed_path
-from server.markdown import (
+from papersift.core.urls import researcher_url
+from papersift.engine.people import People, Profile, Researcher
+from papersift.engine.results import Filters, SearchRequest, SearchResult
+from papersift.server import institution_pages, people_api, views
+from papersift.server.context import ctx
+from papersift.server.feed_routes import researcher_feed_path
+from papersift.server.markdown import (
     MARKDOWN,
     author_links_of,
     list_markdown,
     researcher_markdown,
     wants_markdown,
 )
-from server.params import clean_text, int_param, page_link, search_url, with_filters
-from server.people_views import author_links, researcher_filters, researcher_url
-from server.svg import Bar, Node, bar_chart, network
-from server.templating import cached_response, page_meta, render
-from server.urls import site_root
+from papersift.server.params import clean_text, int_param, page_link, search_url, with_filters
+from papersift.server.people_views import author_links, researcher_filters
+from papersift.server.svg import Bar, Node, bar_chart, network
+from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.urls import site_root
 
 INDEX_PAGE = 50
 _PATH = re.compile(r"^(?P<id>\d{1,12})(?:-(?P<slug>[A-Za-z0-9-]*))?/?$")
@@ -38,10 +39,7 @@ S2_URL = "https://www.semanticscholar.org/author/"
 
 
 def people_of(request: Request) -> People:
-    people = getattr(ctx(request).engine, "people", None)
-    if not isinstance(people, People):
-        raise HTTPException(404, "This index has no researcher pages.")
-    return people
+    return ctx(request).engine.people
 
 
 def external_links(r: Researcher) -> list[tuple[str, str]]:
@@ -215,10 +213,9 @@ def _year(y: int, end: bool = False) -> Any:
 
 def install(app: Starlette) -> None:
     """Add the researcher and institution routes; make author names link to researchers."""
-    people = getattr(app.state.ctx.engine, "people", None)
-    store_people = people if isinstance(people, People) else None
-    app.state.templates.globals["author_links"] = author_links(store_people)
-    app.state.templates.globals["researcher_filters"] = researcher_filters(store_people)
+    people = app.state.ctx.engine.people
+    app.state.templates.globals["author_links"] = author_links(people)
+    app.state.templates.globals["researcher_filters"] = researcher_filters(people)
     app.state.templates.globals["researcher_url"] = researcher_url
     app.router.routes[0:0] = [*routes, *people_api.routes, *institution_pages.routes]
 

@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Callable
 from typing import Any
 
-from engine.people import People, Researcher
-from engine.results import SearchResult
-from papersift.paper import Author, Paper
-from server.params import with_filters
-from server.urls import researcher_path as name_search_path
-from server.views import FACET_LIMIT, Link
-
-
-def slug(name: str) -> str:
-    """``Balázs Kégl`` -> ``balazs-kegl``; a name with no Latin letters has no slug."""
-    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
-    return "-".join(re.findall(r"[a-z0-9]+", text.lower())[:8])
-
-
-def researcher_url(rid: int, name: str) -> str:
-    """The canonical page of a researcher: ``/researchers/42-balazs-kegl``."""
-    s = slug(name)
-    return f"/researchers/{rid}-{s}" if s else f"/researchers/{rid}"
+from papersift.core.paper import Author, Paper
+from papersift.core.urls import name_search_path, researcher_url
+from papersift.engine.people import People, Researcher
+from papersift.engine.results import SearchResult
+from papersift.server.params import with_filters
+from papersift.server.views import FACET_LIMIT, Link
 
 
 def author_links(people: People | None) -> Callable[[Paper], list[tuple[Author, str]]]:

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from server import errors
+from papersift.server import errors
 
 MAX_BODY = 64 * 1024
 # Routes that take a file: a library import (indexer.bibimport.MAX_BYTES plus the form).

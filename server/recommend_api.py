@@ -9,13 +9,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from engine.recommend import Recommendations, recommend
-from engine.search import SearchEngine
-from server.api import hit_json
-from server.context import ctx
-from server.params import ParamError, parse_search
-from server.recommend_schema import RecommendRequest, RecommendResponse
-from server.urls import site_root
+from papersift.engine.recommend import Recommendations, recommend
+from papersift.engine.search import SearchEngine
+from papersift.server.api import hit_json
+from papersift.server.context import ctx
+from papersift.server.params import ParamError, parse_search
+from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
+from papersift.server.urls import site_root
 
 _EXPECTED = {
     "ids": "arXiv ids such as 2401.10241 or cmp-lg/9405001",

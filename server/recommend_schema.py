@@ -8,11 +8,11 @@ from typing import Annotated, Any
 
 import msgspec
 
-from engine.recommend import MAX_SEEDS
-from papersift.config import SearchConfig
-from server.institutions_openapi import ROR_ID
-from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
-from server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
+from papersift.core.config import SearchConfig
+from papersift.engine.recommend import MAX_SEEDS
+from papersift.server.institutions_openapi import ROR_ID
+from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+from papersift.server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
 
 Ids = Annotated[
     list[Annotated[str, msgspec.Meta(pattern=ARXIV_ID_PATTERN)]],

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from engine.results import MODES, SORTS
-from papersift.config import SearchConfig
-from server.institutions_openapi import ROR_ID
-from server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+from papersift.core.config import SearchConfig
+from papersift.engine.results import MODES, SORTS
+from papersift.server.institutions_openapi import ROR_ID
+from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
 
 # Exactly the dates ``server.params.parse_date`` accepts: a year (0001-9999), a month of it or
 # a real day of it (29 February only in leap years); or empty, which means "not given".

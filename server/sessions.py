@@ -25,10 +25,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from engine.library import Library
-from engine.members import Member, Members, load_secret
-from server.context import ctx
-from server.ratelimit import RateLimiter
+from papersift.engine.library import Library
+from papersift.engine.members import Member, Members, load_secret
+from papersift.server.context import ctx
+from papersift.server.ratelimit import RateLimiter
 
 COOKIE = "papersift_session"
 PRIVATE = "private, no-store"  # pages for one member: never kept by a shared cache

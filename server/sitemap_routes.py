@@ -20,25 +20,22 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from engine.institutions import Institutions
-from engine.people import People
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from engine.store import PaperStore
-from feeds.sitemap import CONTENT_TYPE, Entry, chunk_entries, chunk_lastmods, sitemap_index, urlset
-from server.context import AppContext, ctx
-from server.people_views import researcher_url, slug
-from server.templating import not_modified
-from server.urls import category_path, shared_cache, site_root, slugify
+from papersift.core.urls import category_path, institution_url, researcher_url, slugify
+from papersift.engine.results import Filters, SearchRequest
+from papersift.feeds.sitemap import (
+    CONTENT_TYPE,
+    Entry,
+    chunk_entries,
+    chunk_lastmods,
+    sitemap_index,
+    urlset,
+)
+from papersift.server.context import AppContext, ctx
+from papersift.server.templating import not_modified
+from papersift.server.urls import shared_cache, site_root
 
 STATIC_PAGES = ("/categories", "/feeds", "/developers")
 BATCH = 5000  # ids per store read of the researcher and institution chunks
-
-
-def institution_path(iid: int, name: str) -> str:
-    """The canonical institution page (as ``server.institution_pages.institution_url``)."""
-    s = slug(name)
-    return f"/institutions/{iid}-{s}" if s else f"/institutions/{iid}"
 
 
 @dataclass(frozen=True)
@@ -59,12 +56,6 @@ def listed(name: str, rows: Callable[[AppContext], Sequence[Entry]]) -> SitemapK
     )
 
 
-def _store(c: AppContext) -> PaperStore:
-    if not isinstance(c.engine, SearchEngine):
-        raise HTTPException(503, "The sitemap needs the paper store.")
-    return c.engine.data.store
-
-
 # kind -> ((store path, store seq, size), lastmod of each chunk)
 _NUMBER = re.compile(r"[1-9][0-9]{0,8}\Z")  # a chunk number, bounded before int()
 _chunk_cache: dict[str, tuple[tuple[str, int, int], list[date | None]]] = {}
@@ -76,8 +67,7 @@ def _cached_chunks(
 ) -> list[date | None]:
     """Lastmod of each id-range chunk, dense (an empty range lists no URLs and has no date),
     recomputed only when the store changes: one state per kind is worth keeping."""
-    store = _store(c)
-    key = (str(store.path), store.seq, size)
+    key = (*c.engine.store_version(), size)
     with _chunk_lock:
         hit = _chunk_cache.get(kind)
     if hit is not None and hit[0] == key:
@@ -90,11 +80,11 @@ def _cached_chunks(
 
 
 def _paper_chunks(c: AppContext, size: int) -> list[date | None]:
-    return _cached_chunks(c, "papers", size, _store(c).sitemap_chunks)
+    return _cached_chunks(c, "papers", size, c.engine.sitemap_chunks)
 
 
 def _paper_entries(c: AppContext, size: int, n: int) -> Iterable[Entry]:
-    rows = _store(c).iter_sitemap_rows((n - 1) * size + 1, n * size)
+    rows = c.engine.sitemap_rows((n - 1) * size + 1, n * size)
     return ((f"/papers/{i}-{slugify(t)}", u) for i, t, u in rows)
 
 
@@ -115,28 +105,13 @@ def _pages(c: AppContext) -> list[Entry]:
     return out
 
 
-def _people(c: AppContext) -> People | None:
-    found = getattr(c.engine, "people", None)
-    return found if isinstance(found, People) else None
-
-
-def _institutions(c: AppContext) -> Institutions | None:
-    found = getattr(c.engine, "institutions", None)
-    return found if isinstance(found, Institutions) else None
-
-
 def _researcher_chunks(c: AppContext, size: int) -> list[date | None]:
     """Researchers by id range; lastmod is the newest update among their papers."""
-    people = _people(c)
-    if people is None:
-        return []
-    return _cached_chunks(c, "researchers", size, people.sitemap_chunks)
+    return _cached_chunks(c, "researchers", size, c.engine.people.sitemap_chunks)
 
 
 def _researcher_entries(c: AppContext, size: int, n: int) -> Iterator[Entry]:
-    people = _people(c)
-    if people is None:
-        return
+    people = c.engine.people
     last = n * size
     for first in range((n - 1) * size + 1, last + 1, BATCH):  # the lock is free between batches
         for rid, name, newest in people.sitemap_rows(first, min(first + BATCH - 1, last)):
@@ -145,19 +120,16 @@ def _researcher_entries(c: AppContext, size: int, n: int) -> Iterator[Entry]:
 
 def _institution_chunks(c: AppContext, size: int) -> list[date | None]:
     """Institutions by id range, without lastmod: nothing dates a registry entry yet."""
-    reg = _institutions(c)
-    found = set(reg.sitemap_chunks(size)) if reg is not None else set()
+    found = set(c.engine.institutions.sitemap_chunks(size))
     return [None] * (max(found, default=-1) + 1)
 
 
 def _institution_entries(c: AppContext, size: int, n: int) -> Iterator[Entry]:
-    reg = _institutions(c)
-    if reg is None:
-        return
+    reg = c.engine.institutions
     last = n * size
     for first in range((n - 1) * size + 1, last + 1, BATCH):
         for iid, name in reg.sitemap_rows(first, min(first + BATCH - 1, last)):
-            yield institution_path(iid, name), None
+            yield institution_url(iid, name), None
 
 
 KINDS: tuple[SitemapKind, ...] = (
@@ -175,9 +147,9 @@ def _size(c: AppContext) -> int:
 def _etag(c: AppContext, *parts: object) -> str:
     """Sitemaps change with the store: its change sequence stands for the body (with the
     registry's size for the index and institution chunks: importing it bumps no sequence)."""
-    reg = _institutions(c) if parts[0] in ("index", "institutions") else None
+    reg = c.engine.institutions if parts[0] in ("index", "institutions") else None
     registry = reg.fingerprint() if reg is not None else ""
-    key = "\n".join(str(p) for p in (_store(c).seq, _size(c), registry, *parts))
+    key = "\n".join(str(p) for p in (c.engine.store_version()[1], _size(c), registry, *parts))
     return 'W/"sm-' + hashlib.blake2b(key.encode(), digest_size=12).hexdigest() + '"'
 
 

@@ -15,9 +15,11 @@ from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
-from engine.results import Hit
-from server import meta, people_views, urls
-from server.taxonomy import category_name
+from papersift.core import tex, urls
+from papersift.engine.results import Hit
+from papersift.server import meta, people_views
+from papersift.server.taxonomy import category_name
+from papersift.server.urls import site_root
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
@@ -42,9 +44,9 @@ def tex_html(html: str, whole: str | None = None) -> Markup:
     if "\\" not in html and "{" not in html:
         return snippet(html)
     pieces = _MARK.split(html)
-    out = [p if p in ("<b>", "</b>") else escape(meta.tex_text(unescape(p))) for p in pieces]
+    out = [p if p in ("<b>", "</b>") else escape(tex.tex_text(unescape(p))) for p in pieces]
     if whole is not None:
-        decoded = meta.tex_text(whole)
+        decoded = tex.tex_text(whole)
         if "".join(p for p in out if p not in ("<b>", "</b>")) != escape(decoded):
             return Markup(escape(decoded))
     return snippet("".join(out))
@@ -91,7 +93,7 @@ def make_environment() -> Environment:
         static=StaticVersions(STATIC_DIR),
         site_name=meta.SITE_NAME,
         paper_path=urls.paper_path,
-        researcher_path=urls.researcher_path,
+        researcher_path=urls.name_search_path,
         # Replaced with store-backed versions by server.people_pages.install.
         author_links=people_views.author_links(None),
         researcher_filters=people_views.researcher_filters(None),
@@ -105,8 +107,8 @@ def make_environment() -> Environment:
         date=_date,
         number=lambda n: f"{n:,}",
         jsonld=lambda data: Markup(meta.dump_jsonld(data)),
-        plain=meta.plain_text,
-        tex=meta.tex_text,
+        plain=tex.plain_text,
+        tex=tex.tex_text,
         tex_html=tex_html,
         hit_title=hit_title,
     )
@@ -179,14 +181,14 @@ def page_meta(
     robots: str = "index,follow",
 ) -> dict[str, Any]:
     """What base.html puts in <head>: title, description, canonical, OpenGraph, JSON-LD."""
-    root = urls.site_root(request)
+    root = site_root(request)
     ld: list[dict[str, Any]] = [meta.website_ld(root)]
     if trail:
         ld.append(meta.breadcrumbs_ld(root, [("Home", "/"), *trail]))
     ld += extra_ld or []
     return {
         "title": title,
-        "description": meta.shorten(description, 300),
+        "description": tex.shorten(description, 300),
         "canonical": root + path,
         "og_type": og_type,
         "jsonld": ld,

@@ -7,7 +7,7 @@ from urllib.parse import unquote_to_bytes
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from server import errors
+from papersift.server import errors
 
 
 def _valid_utf8(raw: bytes) -> bool:

@@ -1,18 +1,16 @@
-"""The site's URL forms: canonical paper paths and slugs, and absolute URLs."""
+"""URLs that need the request: parsing a paper path, the site's root and absolute links.
+
+The URL forms themselves are built in ``papersift.core.urls``."""
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 
-from papersift.paper import MAX_VERSION, Paper, parse_arxiv_id, version_number
+from papersift.core.paper import MAX_VERSION, parse_arxiv_id, version_number
 
-SLUG_WORDS = 10
-SLUG_CHARS = 80
 # A paper path after /papers/: an id (new or old style), optional version, optional slug,
 # optional format suffix. The old-style id keeps its slash, as on arXiv.
 _PAPER_PATH = re.compile(
@@ -20,28 +18,6 @@ _PAPER_PATH = re.compile(
     r"(?P<v>v\d+)?(?:-(?P<slug>[a-z0-9-]*))?(?P<ext>\.bib|\.md)?/?$",
     re.IGNORECASE,
 )
-_TEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
-
-
-def slugify(title: str) -> str:
-    """``Zero Bubble $\\alpha$-Pipeline`` -> ``zero-bubble-alpha-pipeline``; ASCII, short."""
-    text = _TEX_COMMAND.sub(lambda m: " " + m.group(0)[1:] + " ", title)
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    words = re.findall(r"[a-z0-9]+", text.lower())[:SLUG_WORDS]
-    slug = ""
-    for word in words:
-        candidate = f"{slug}-{word}" if slug else word
-        if len(candidate) > SLUG_CHARS:
-            break
-        slug = candidate
-    return slug or "paper"
-
-
-def paper_path(paper: Paper) -> str:
-    """The canonical path of a paper's page: ``/papers/2401.10241-zero-bubble-...``."""
-    return f"/papers/{paper.arxiv_id}-{slugify(paper.title)}"
-
-
 @dataclass(frozen=True, slots=True)
 class PaperPath:
     arxiv_id: str  # without version
@@ -54,7 +30,7 @@ class PaperPath:
 def parse_paper_path(rest: str) -> PaperPath | None:
     """Split what follows ``/papers/``; None if it names no arXiv id. Raises ParamError (a
     400) for an id whose version is out of range, such as ``2401.10241v99999999999``."""
-    from server.params import ParamError
+    from papersift.server.params import ParamError
 
     m = _PAPER_PATH.match(rest)
     if not m:
@@ -67,30 +43,6 @@ def parse_paper_path(rest: str) -> PaperPath | None:
             )
         return None
     return PaperPath(parsed[0], parsed[1], m.group("slug"), (m.group("ext") or "").lower(), rest)
-
-
-def arxiv_abs(arxiv_id: str, version: int | None = None) -> str:
-    return f"https://arxiv.org/abs/{arxiv_id}" + (f"v{version}" if version else "")
-
-
-VERSION_LINKS = 12  # a paper page links at most this many versions, then "all N"
-
-
-def version_links(paper: Paper) -> list[tuple[str, str]]:
-    """(label, URL) of the versions a paper page links: all of a few, else the first and the
-    latest ones and a link to arXiv's page, which lists them all. Bounded whatever the
-    stored version (ingest bounds it too: ``papersift.paper.MAX_VERSION``)."""
-    n = paper.version
-    if n <= VERSION_LINKS:
-        return [(f"v{v}", arxiv_abs(paper.arxiv_id, v)) for v in range(1, n + 1)]
-    shown = [1, *range(n - VERSION_LINKS + 2, n + 1)]
-    links = [(f"v{v}", arxiv_abs(paper.arxiv_id, v)) for v in shown]
-    links.insert(1, (f"… all {n:,} versions", arxiv_abs(paper.arxiv_id)))
-    return links
-
-
-def arxiv_pdf(arxiv_id: str) -> str:
-    return f"https://arxiv.org/pdf/{arxiv_id}"
 
 
 # A Host header we put into links: a DNS name or an IP literal, and a port. Anything else
@@ -122,19 +74,3 @@ def shared_cache(request: Request) -> str:
 
 def absolute(request: Request, path: str) -> str:
     return site_root(request) + path
-
-
-def researcher_path(name: str) -> str:
-    """Where an author name links until researcher pages exist: the researcher filter."""
-    return "/search?" + urlencode({"researcher": name})
-
-
-def category_path(category: str) -> str:
-    return f"/categories/{category}"
-
-
-def category_feed(category: str) -> str:
-    return f"/rss/{category}.xml"
-
-
-LATEST_FEED = "/rss/latest.xml"

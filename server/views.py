@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from engine.results import MODES, SORTS, Filters, SearchResult
-from server.params import search_url, with_filters
-from server.taxonomy import category_name
+from papersift.engine.results import MODES, SORTS, Filters, SearchResult
+from papersift.server.params import search_url, with_filters
+from papersift.server.taxonomy import category_name
 
 SORT_LABELS = {
     "relevance": "Relevance",

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine, open_engine
-from indexer.build import import_files, index_backlog
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import import_files, index_backlog
 from tests.corpus import make_config, sample_records, write_jsonl
 
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from papersift.config import Config, load_config
-from papersift.resources import demo_corpus_path
+from papersift.core.config import Config, load_config
+from papersift.core.resources import demo_corpus_path
 
 # Papers the tests look up by id: a new-style id shown on public sites, an old-style id.
 REQUIRED_IDS = ("2401.10241", "2208.08124", "2402.02447", "cmp-lg/9405001")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from engine.search import SearchEngine
-from papersift.config import Config
-from server.app import create_app
+from papersift.core.config import Config
+from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
 from tests.member_kit import member_config
 
 

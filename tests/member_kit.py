@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 from starlette.testclient import TestClient
 
-from engine.members import Members
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.members import Members
 from tests.web_helpers import parse_html
 
 PASSWORD = "correct horse battery"

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.datadir import DataDir
-from papersift.config import load_config
+from papersift.core.config import load_config
+from papersift.engine.datadir import DataDir
 from tests.recorded_server import RecordedServer, oai
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,12 +14,12 @@ import pytest
 from itsdangerous import TimestampSigner, URLSafeTimedSerializer
 from starlette.testclient import TestClient
 
-from engine.members import SECRET_FILE, Members, load_secret
-from engine.search import SearchEngine
 from papersift.cli import main
-from papersift.config import Config
-from server.app import create_app
-from server.sessions import COOKIE
+from papersift.core.config import Config
+from papersift.engine.members import SECRET_FILE, Members, load_secret
+from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
+from papersift.server.sessions import COOKIE
 from tests.member_kit import PASSWORD, add_member, csrf_of, member_config, sign_in
 from tests.web_helpers import parse_html, serving
 

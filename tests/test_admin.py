@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine
-from papersift.scheduler import JobRunner
-from server.app import create_app
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine
+from papersift.indexer.scheduler import JobRunner
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.recorded_server import RecordedServer, Reply, oai, serve
 from tests.web_helpers import parse_html
@@ -92,6 +92,7 @@ def test_token_is_required(admin: tuple[TestClient, JobRunner]) -> None:
     assert page.status_code == 401 and page.headers["www-authenticate"].startswith("Basic")
 
 
+@pytest.mark.slow
 def test_status_and_run(admin: tuple[TestClient, JobRunner]) -> None:
     client, runner = admin
     r = client.get("/api/v1/admin/status", headers=BEARER)
@@ -111,6 +112,7 @@ def test_status_and_run(admin: tuple[TestClient, JobRunner]) -> None:
     assert client.post("/api/v1/admin/run/compile", headers=BEARER).status_code == 404
 
 
+@pytest.mark.slow
 def test_run_refused_while_running(
     admin: tuple[TestClient, JobRunner], recorded: RecordedServer
 ) -> None:

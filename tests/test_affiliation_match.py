@@ -15,17 +15,18 @@ import httpx
 import pytest
 from starlette.testclient import TestClient
 
-from engine import institutions
-from engine.affiliation_match import MAX_AFFILIATION, explain, matcher
-from engine.datadir import DataDir
-from engine.institutions import Institutions
-from engine.search import open_engine
-from engine.store import PaperStore
-from indexer.enrich import WorkRecord, apply_records
-from indexer.openalex import parse_work
-from indexer.ror import RorMatcher, match_keys, parse_ror_id, read_ror
-from indexer.semanticscholar import parse_paper
-from server.app import create_app
+from papersift.engine import institutions
+from papersift.engine.affiliation_match import MAX_AFFILIATION, explain, matcher
+from papersift.engine.datadir import DataDir
+from papersift.engine.institutions import Institutions
+from papersift.engine.ror import RorMatcher, match_keys, parse_ror_id, read_ror
+from papersift.engine.search import open_engine
+from papersift.engine.store import PaperStore
+from papersift.indexer.enrich import WorkRecord, apply_records
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.openalex import parse_work
+from papersift.indexer.semanticscholar import parse_paper
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.test_cli import config_path, run
 from tests.test_enrich import OA_WORK, PAPERS, S2_PAPER
@@ -217,7 +218,7 @@ def test_enrichment_matches_unlinked_strings(tmp_path: Path) -> None:
         assert apply_records(data.store, [parse_work(_unlinked_work())]).affiliations == 0
         Institutions(data.store).import_organisations(read_ror(ROR))
         report = apply_records(data.store, [parse_work(_unlinked_work())])
-        data.refresh_people()  # as enrich_files does: fills the affiliations table
+        refresh_people(data)  # as enrich_files does: fills the affiliations table
         with data.store.reading() as db:
             rows = set(db.execute("SELECT position, ror_id FROM affiliations"))
         papers = data.store.get([data.store.docid_of("1802.00001") or 0])
@@ -270,6 +271,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[TestClien
     engine.close()
 
 
+@pytest.mark.slow
 def test_api_match_over_a_real_socket(tmp_path: Path) -> None:
     """``papersift import-ror`` in its own process, then the endpoint through uvicorn."""
     config = make_config(tmp_path)
@@ -287,6 +289,7 @@ def test_api_match_over_a_real_socket(tmp_path: Path) -> None:
         engine.close()
 
 
+@pytest.mark.slow
 def test_cli_match_affiliation(served: tuple[TestClient, Path]) -> None:
     _, config = served
     out = run("match-affiliation", "--config", str(config), UW_TEXT)
@@ -337,6 +340,7 @@ def test_api_match_rejects_bad_input(
     assert r.json()["error"]["parameter"] == parameter
 
 
+@pytest.mark.slow
 def test_api_match_is_documented(served: tuple[TestClient, Path]) -> None:
     client, _ = served
     spec = client.get("/openapi.json").json()

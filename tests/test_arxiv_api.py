@@ -7,13 +7,13 @@ from datetime import date
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.arxiv_api import ArxivApiError, fetch_ids, parse_feed
-from indexer.fetch import Fetcher, FetchSettings, HarvestError
-from indexer.harvest import add_ids
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.arxiv_api import ArxivApiError, fetch_ids, parse_feed
+from papersift.indexer.fetch import Fetcher, FetchSettings, HarvestError
+from papersift.indexer.harvest import add_ids
 from tests.corpus import make_config
 from tests.recorded_server import FIXTURES, RecordedServer, api, serve
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from engine.author_query import name_key, rewrite_author_clauses
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.snapshot import record_to_paper
+from papersift.engine.author_query import name_key, rewrite_author_clauses
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import sample_records
 
 

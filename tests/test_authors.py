@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from indexer import authors
-from indexer.authors import is_affiliation, normalise_name, parse_authors
-from papersift.resources import demo_corpus_path
+from papersift.core import authors
+from papersift.core.authors import is_affiliation, normalise_name, parse_authors
+from papersift.core.resources import demo_corpus_path
 
 KAGGLE_HEAD = Path(__file__).parent / "fixtures" / "snapshot" / "kaggle-head200.jsonl"
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import open_engine
-from indexer.build import embed_backlog, import_files
 from papersift import doctor
 from papersift.backup import BackupError, backup
 from papersift.cli import main
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import demo_records, make_config, write_jsonl
 
 CHUNK = 150
@@ -28,6 +28,7 @@ def _chunks(root: Path, n: int) -> list[Path]:
     ]
 
 
+@pytest.mark.slow
 def test_backup_while_importing_is_consistent(fresh_config: Config, tmp_path: Path) -> None:
     chunks = _chunks(tmp_path, 6)
     data = DataDir(fresh_config)
@@ -105,7 +106,7 @@ def test_commit_during_the_store_copy_is_retried(
     chunks = _chunks(tmp_path, 2)
     data = DataDir(fresh_config)
     first = import_files(data, chunks[:1]).added
-    real = mod._backup_store
+    real = mod.backup_store
     calls: list[int] = []
 
     def store_then_commit(source: Path, target: Path) -> int:
@@ -115,7 +116,7 @@ def test_commit_during_the_store_copy_is_retried(
             import_files(data, chunks[1:])  # commits Tantivy and raises lexical_seq
         return n
 
-    monkeypatch.setattr(mod, "_backup_store", store_then_commit)
+    monkeypatch.setattr(mod, "backup_store", store_then_commit)
     try:
         report = backup(fresh_config, tmp_path / "copy" / "data")
         total = data.store.count()

@@ -13,13 +13,13 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine, open_engine
-from indexer.build import import_files
-from papersift.config import Config
-from server.app import create_app
-from server.params import page_link
-from server.urls import VERSION_LINKS
+from papersift.core.config import Config
+from papersift.core.urls import VERSION_LINKS
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import import_files
+from papersift.server.app import create_app
+from papersift.server.params import page_link
 from tests.corpus import demo_records, make_config, write_jsonl
 from tests.web_helpers import parse_html
 
@@ -90,6 +90,7 @@ def _version_links(html: str) -> list[str]:
     return [str(a.text_content()) for a in dd.xpath(".//a")]
 
 
+@pytest.mark.slow
 def test_paper_page_caps_version_links(versions_client: tuple[TestClient, Path]) -> None:
     client, _ = versions_client
     records = demo_records()[:3]

@@ -18,13 +18,13 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine
-from indexer.ror import read_ror
 from papersift.backup import backup
-from papersift.config import Config
-from server.app import create_app
-from server.people_views import researcher_url
+from papersift.core.config import Config
+from papersift.core.urls import researcher_url
+from papersift.engine.datadir import DataDir
+from papersift.engine.ror import read_ror
+from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.web_helpers import serving
 
@@ -37,6 +37,8 @@ from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 from selenium.webdriver.support import expected_conditions as ec  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "screenshots"
 TEX_PAPER = "/papers/2606.22361"  # "p < $10^{-5}$" and "$σ$" in the abstract

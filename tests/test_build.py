@@ -12,12 +12,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.datadir import MANIFEST, SCHEMA_VERSION, DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine, open_engine
-from indexer.build import embed_backlog, import_files
-from papersift.config import Config
-from papersift.errors import IndexVersionError
+from papersift.core.config import Config
+from papersift.core.errors import IndexVersionError
+from papersift.engine.datadir import MANIFEST, SCHEMA_VERSION, DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import demo_records, write_jsonl
 
 
@@ -64,6 +64,7 @@ def test_malformed_lines_are_reported_and_skipped(
     assert all(s.reason for s in report.skipped)
 
 
+@pytest.mark.slow
 def test_newer_version_replaces_older_everywhere(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
@@ -95,6 +96,7 @@ def test_newer_version_replaces_older_everywhere(
     engine.close()
 
 
+@pytest.mark.slow
 def test_interrupted_embedding_resumes_without_loss(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
@@ -138,7 +140,7 @@ def test_lexical_index_catches_up_after_a_crash(
     data = DataDir(fresh_config)
     import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:5])])
     # The store committed, the process died before the Tantivy commit.
-    from indexer.snapshot import record_to_paper
+    from papersift.indexer.snapshot import record_to_paper
 
     data.store.upsert([record_to_paper(r) for r in records[5:12]])
     assert data.lexical.num_docs == 5
@@ -192,6 +194,7 @@ def test_foreign_directory_is_not_touched(fresh_config: Config) -> None:
     assert sorted(p.name for p in fresh_config.data_dir.iterdir()) == ["notes.txt"]
 
 
+@pytest.mark.slow
 def test_reader_loads_a_checkpoint_before_the_store_records_it(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from papersift.config import Config
+from papersift.core.config import Config
 from tests.corpus import demo_records, write_jsonl
 
 COMMANDS = ("import", "index", "search", "stats", "serve")
@@ -38,6 +38,7 @@ def test_help(command: str) -> None:
     assert "--config" in out.stdout
 
 
+@pytest.mark.slow
 def test_search_json(built_config: Config) -> None:
     out = run("search", "--config", config_path(built_config), "--json", "parsing grammar")
     assert out.returncode == 0, out.stderr
@@ -72,6 +73,7 @@ def test_stats_json(built_config: Config) -> None:
     assert data["coverage"] == 1.0 and data["researchers_pending"] == 0
 
 
+@pytest.mark.slow
 def test_import_and_index_json(tmp_path: Path, fresh_config: Config) -> None:
     path = write_jsonl(tmp_path / "few.jsonl", demo_records()[:12])
     cfg = config_path(fresh_config)
@@ -104,6 +106,7 @@ def test_bad_input_is_one_line(args: tuple[str, ...], needle: str, fresh_config:
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.slow
 def test_bad_config_and_missing_index(tmp_path: Path, fresh_config: Config) -> None:
     bad = tmp_path / "bad.toml"
     bad.write_text("[search]\npage_size = -1\n")
@@ -113,3 +116,18 @@ def test_bad_config_and_missing_index(tmp_path: Path, fresh_config: Config) -> N
     out = run("search", "--config", config_path(fresh_config), "x")
     assert out.returncode == 1 and "papersift import" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["/proc/nope", "/dev/null/sub"])
+def test_unusable_data_dir_is_one_line(where: str, tmp_path: Path) -> None:
+    """A data directory that cannot be created: one line naming it and the setting."""
+    source = tmp_path / "papers.jsonl"
+    write_jsonl(source, demo_records()[:2])
+    for args in (("import", str(source)), ("index",)):
+        out = run(*args, env={"PAPERSIFT_DATA_DIR": where})
+        assert out.returncode == 1, out.stderr
+        assert "Traceback" not in out.stderr
+        lines = out.stderr.strip().splitlines()
+        assert len(lines) == 1 and where in lines[0], out.stderr
+        assert "PAPERSIFT_DATA_DIR" in lines[0] or "no index" in lines[0]

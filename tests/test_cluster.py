@@ -18,12 +18,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.datadir import DataDir
-from engine.vectors import VectorIndex, model_dir_name
-from indexer.build import import_files
-from indexer.embed_cluster import ClusterError, embed_on_cluster
 from papersift.cli import main
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.vectors import VectorIndex, model_dir_name
+from papersift.indexer.build import import_files
+from papersift.indexer.embed_cluster import ClusterError, embed_on_cluster
+from papersift.indexer.identity_refresh import refresh_people
 from tests.cluster_kit import Cluster, start_cluster
 from tests.corpus import make_config, sample_records, write_jsonl
 
@@ -43,7 +44,7 @@ def fresh_import(root: Path) -> Config:
     config = make_config(root)
     data = DataDir(config)
     import_files(data, [write_jsonl(root / "sample.jsonl", sample_records())])
-    data.refresh_people()
+    refresh_people(data)
     data.close()
     return config
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from papersift.config import iter_settings, load_config
-from papersift.errors import ConfigError
+from papersift.core.config import iter_settings, load_config
+from papersift.core.errors import ConfigError
+from papersift.core.settings_docs import config_toml, readme_table, with_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,6 +38,12 @@ def test_shipped_config_equals_defaults() -> None:
         ("[search]\nsemantic_floor = 2\n", "semantic_floor must be <= 1.0"),
         ("[search\n", "not valid TOML"),
         ("search = 3\n", "[search] must be a table"),
+        ("[feeds]\nsitemap_urls = 50001\n", "[feeds] sitemap_urls must be <= 50000"),
+        ('[schedule]\nembed = "every 15 minutes"\n', "[schedule] embed must be a cron expression"),
+        ('[schedule]\nharvest = "0 3 * * 1-5 7"\n', "[schedule] harvest must be a cron"),
+        ('[schedule]\nenrich = "61 * * * *"\n', "[schedule] enrich must be a cron expression"),
+        ("[schedule]\nmaintenance = 5\n", "[schedule] maintenance must be a string"),
+        ('[lab]\nror = "03acrzv42"\n', "[lab] ror must be a ROR id"),
     ],
 )
 def test_bad_config_is_one_line_naming_it(tmp_path: Path, text: str, needle: str) -> None:
@@ -60,6 +67,28 @@ def test_env_overrides(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="file not found"):
         load_config(tmp_path / "nope.toml", env={})
+
+
+def test_cron_from_the_environment_is_checked_at_load() -> None:
+    with pytest.raises(ConfigError, match="PAPERSIFT_SCHEDULE_EMBED must be a cron expression"):
+        load_config(None, env={"PAPERSIFT_SCHEDULE_EMBED": "*/15 * *"})
+    cfg = load_config(None, env={"PAPERSIFT_SCHEDULE_HARVEST": " 0 3 * * 1-5 "})
+    assert cfg.schedule.harvest == "0 3 * * 1-5"
+
+
+def test_lab_ror_is_stored_bare() -> None:
+    cfg = load_config(None, env={"PAPERSIFT_LAB_ROR": "https://ror.org/03ACRZV41"})
+    assert cfg.lab.ror == "03acrzv41"
+
+
+def test_docs_are_generated_from_the_declarations() -> None:
+    """config.toml and the README table are exactly what the declarations generate."""
+    assert (ROOT / "config.toml").read_text("utf-8") == config_toml()
+    readme = (ROOT / "README.md").read_text("utf-8")
+    assert readme == with_table(readme)
+    table = readme_table()
+    for section, key, _, help_text in iter_settings():
+        assert help_text and f"`[{section}] {key}`" in table
 
 
 def test_every_setting_is_documented() -> None:

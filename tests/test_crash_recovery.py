@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from indexer.build import import_files
-from indexer.harvest import harvest
+from papersift.engine.datadir import DataDir
+from papersift.indexer.build import import_files
+from papersift.indexer.harvest import harvest
 from tests.corpus import make_config, sample_records, write_jsonl
 from tests.reliability_kit import (
     HARVEST,
@@ -29,6 +29,8 @@ from tests.reliability_kit import (
     paper_set,
     run,
 )
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.embed import default_model_path, default_tokenizer_path
-from engine.embed_progress import format_duration, record_progress
-from engine.model_files import resolve_model_files
-from engine.results import SearchRequest
-from engine.search import open_engine
-from indexer.build import embed_backlog, import_files
 from papersift import doctor
 from papersift.cli import main
-from papersift.config import Config
-from papersift.errors import ConfigError
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed import default_model_path, default_tokenizer_path
+from papersift.engine.embed_progress import format_duration, record_progress
+from papersift.engine.model_files import resolve_model_files
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
 
@@ -134,6 +134,7 @@ def test_unreadable_manifest_fails(small: Config) -> None:
     assert check.status == "FAIL" and "rebuild" in check.fix
 
 
+@pytest.mark.slow
 def test_lost_vectors_fail_and_fix_requeues_them(
     small: Config, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -15,7 +15,10 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
-from engine.embed import (
+from papersift.core.errors import PapersiftError
+from papersift.core.resources import demo_corpus_path
+from papersift.engine import embed as embed_mod
+from papersift.engine.embed import (
     Embedder,
     ModelError,
     _derive_model_id,
@@ -23,8 +26,6 @@ from engine.embed import (
     default_model_path,
     default_tokenizer_path,
 )
-from papersift.errors import PapersiftError
-from papersift.resources import demo_corpus_path
 
 # Real demo papers on clearly different topics, looked up by id.
 TOPICS = {
@@ -138,10 +139,11 @@ def demo_texts() -> list[str]:
     return [" ".join(f"{r['title']}. {r['abstract']}".split()) for r in records[::48][:128]]
 
 
+@pytest.mark.slow
 def test_fused_cache_built_once_and_matches(
     emb: Embedder, abstracts: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="engine.embed")
+    caplog.set_level(logging.INFO, logger="papersift.engine.embed")
     cache = tmp_path / "models"
     first = embedder_for(batch_size=4, cache_dir=cache)
     assert first.graph_path.parent == cache and "-fused" in first.graph_path.name
@@ -162,6 +164,7 @@ def test_fused_cache_built_once_and_matches(
     assert second.model_id == emb.model_id == default_model_id()
 
 
+@pytest.mark.slow
 def test_fused_graph_fuses_and_equals_the_plain_session(
     fused_cache: Path, demo_texts: list[str]
 ) -> None:
@@ -202,6 +205,7 @@ def test_fused_graph_fuses_and_equals_the_plain_session(
     assert np.abs(one - ref[7]).max() < 1e-4
 
 
+@pytest.mark.slow
 def test_broken_fused_cache_is_rebuilt(
     fused_cache: Path, emb: Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -221,12 +225,11 @@ def test_broken_fused_cache_is_rebuilt(
 def test_fusion_failure_falls_back_to_float32(
     emb: Embedder, tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import engine.embed
 
     def broken(model: object) -> object:
         raise RuntimeError("simulated fusion bug")
 
-    monkeypatch.setattr(engine.embed, "_fuse", broken)
+    monkeypatch.setattr(embed_mod, "_fuse", broken)
     fallback = embedder_for(cache_dir=tmp_path / "models")
     assert fallback.graph_path.name.endswith("-f32.onnx")
     assert [p.name for p in (tmp_path / "models").iterdir()] == [fallback.graph_path.name]
@@ -238,9 +241,8 @@ def test_fused_graph_that_changes_the_output_is_refused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The build checks the fused graph against the unfused one before keeping it."""
-    import engine.embed
 
-    real = engine.embed._fuse
+    real = embed_mod._fuse
 
     def off_by_scale(model: object) -> object:
         fused, counts = real(model)  # type: ignore[arg-type]
@@ -251,9 +253,9 @@ def test_fused_graph_that_changes_the_output_is_refused(
                         attr.f *= 2  # a wrong fusion: sharper attention
         return fused, counts
 
-    monkeypatch.setattr(engine.embed, "_fuse", off_by_scale)
+    monkeypatch.setattr(embed_mod, "_fuse", off_by_scale)
     with pytest.raises(ValueError, match="differs"):
-        engine.embed._fused_graph(default_model_path(), "ab" * 32, tmp_path / "models")
+        embed_mod._fused_graph(default_model_path(), "ab" * 32, tmp_path / "models")
     assert [p.name for p in (tmp_path / "models").iterdir()] == []
 
 

@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.search import open_engine
-from engine.stats import stats_with_progress
-from indexer.build import embed_backlog, import_files
-from indexer.embed_queue import EmbedQueue
 from papersift.cli import main
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog, import_files
+from papersift.indexer.embed_queue import EmbedQueue
 from tests.corpus import sample_records, write_jsonl
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 
 def imported(config: Config, tmp_path: Path, every: int = 40) -> DataDir:
@@ -117,7 +118,7 @@ def test_stats_report_progress_without_loading_the_model(
         data.close()
     engine = open_engine(fresh_config)
     try:
-        stats = stats_with_progress(engine)
+        stats = engine.stats_with_progress()
         assert not engine.data.embedder.loaded  # hashing the files is all stats does
         assert stats.embedding is not None and stats.embedding.embedded == 20
     finally:
@@ -137,7 +138,7 @@ def test_stats_report_progress_without_loading_the_model(
                                     if k not in ("model_id", "dimension")}))  # fmt: skip
     engine = open_engine(fresh_config)
     try:
-        assert stats_with_progress(engine).dimension == written["dimension"]
+        assert engine.stats_with_progress().dimension == written["dimension"]
         assert not engine.data.embedder.loaded
     finally:
         engine.close()

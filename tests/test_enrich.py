@@ -12,17 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.people import People
-from engine.results import SearchRequest
-from engine.search import open_engine
-from indexer.authors import parse_authors
-from indexer.enrich import WorkAuthor, WorkRecord, apply_records, match_authors
-from indexer.enrich_run import enrich_files, enrich_online
-from indexer.openalex import parse_work
-from indexer.semanticscholar import parse_paper
-from papersift.config import Config
-from papersift.paper import Paper
+from papersift.core.authors import parse_authors
+from papersift.core.config import Config
+from papersift.core.paper import Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.people import People
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.indexer.enrich import WorkAuthor, WorkRecord, apply_records, match_authors
+from papersift.indexer.enrich_run import enrich_files, enrich_online
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.openalex import parse_work
+from papersift.indexer.semanticscholar import parse_paper
 from tests.corpus import make_config
 from tests.recorded_server import RecordedServer, Reply, serve
 from tests.test_cli import config_path, run
@@ -65,7 +66,7 @@ def data(tmp_path: Path) -> Iterator[DataDir]:
     d = DataDir(make_config(tmp_path))
     d.store.upsert(PAPERS)
     d.sync_lexical()
-    d.refresh_people()
+    refresh_people(d)
     try:
         yield d
     finally:
@@ -136,7 +137,7 @@ def test_different_orcids_split_one_name(tmp_path: Path) -> None:
     d = DataDir(make_config(tmp_path))
     try:
         d.store.upsert([*PAPERS, _paper("1802.00004", "Other", "Jason Priem, Ann Lee", None)])
-        d.refresh_people()
+        refresh_people(d)
         people = People(d.store)
 
         def priems() -> int:

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.enrichment import AFFILIATIONS_KEY
-from engine.institutions import affiliations
-from indexer.enrich_run import enrich_files
-from papersift.paper import Paper
+from papersift.core.paper import Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.enrichment import AFFILIATIONS_KEY
+from papersift.engine.institutions import affiliations
+from papersift.indexer.enrich_run import enrich_files
 from tests.corpus import make_config
 from tests.test_enrich import OA_WORK, PAPERS
 

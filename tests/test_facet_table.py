@@ -5,13 +5,13 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from engine.datadir import DataDir
-from engine.facet_table import FacetTable
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.build import import_files
-from indexer.snapshot import record_to_paper
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.facet_table import FacetTable
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import import_files
+from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import sample_records, write_jsonl
 from tests.test_search import all_pages
 

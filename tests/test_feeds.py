@@ -14,20 +14,20 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.institutions import Institutions
-from engine.people import Researcher
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine, open_engine
-from feeds.rss import FeedInfo, guid, render_feed
-from indexer.build import import_files
-from indexer.enrich_run import enrich_files
-from indexer.ror import read_ror
-from papersift.config import Config
-from papersift.paper import Author, Paper
-from server.app import create_app
-from server.people_views import researcher_url
-from server.sitemap_routes import institution_path
+from papersift.core.config import Config
+from papersift.core.paper import Author, Paper
+from papersift.core.urls import institution_url, researcher_url
+from papersift.engine.datadir import DataDir
+from papersift.engine.institutions import Institutions
+from papersift.engine.people import Researcher
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.ror import read_ror
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.feeds.rss import FeedInfo, guid, render_feed
+from papersift.indexer.build import import_files
+from papersift.indexer.enrich_run import enrich_files
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.server.app import create_app
 from tests.corpus import make_config, sample_records, write_jsonl
 from tests.test_institution_pages import NCWU, ROR
 from tests.web_helpers import parse_html
@@ -229,7 +229,7 @@ def hostile_data(tmp_path: Any) -> Iterator[tuple[TestClient, Config]]:
     records[0] = {**records[0], "title": HOSTILE}
     data = DataDir(config)
     import_files(data, [write_jsonl(tmp_path / "h.jsonl", records)])
-    data.refresh_people()
+    refresh_people(data)
     data.close()
     engine = open_engine(config)
     with TestClient(create_app(engine, config)) as c:
@@ -329,7 +329,7 @@ def test_institution_feed_is_empty_until_papers_link(
     institutions_client: TestClient, fmt: str
 ) -> None:
     found = institutions_client.app.state.ctx.engine.institutions.by_ror(NCWU)  # type: ignore[attr-defined]
-    page = institution_path(found.iid, found.name)
+    page = institution_url(found.iid, found.name)
     feed = parsed(institutions_client.get(f"/{fmt}/institutions/{found.iid}.xml"), fmt)
     assert feed.entries == []
     assert feed.feed.link == "http://testserver" + page

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.fusion import convex, rrf
+from papersift.engine.fusion import convex, rrf
 
 
 def test_rrf_hand_worked() -> None:

@@ -29,7 +29,9 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 
-from server.params import parse_date
+from papersift.server.params import parse_date
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 pytest_plugins = ["tests.web_fixtures"]
 

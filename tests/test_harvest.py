@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-import indexer.harvest as harvest_mod
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.build import embed_backlog
-from indexer.fetch import HarvestError
-from indexer.harvest import harvest, load_checkpoint, reindex
-from papersift.config import Config
+import papersift.indexer.harvest as harvest_mod
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import embed_backlog
+from papersift.indexer.fetch import HarvestError
+from papersift.indexer.harvest import harvest, load_checkpoint, reindex
 from tests.corpus import make_config
 from tests.recorded_server import RecordedServer, Reply, oai, serve
 

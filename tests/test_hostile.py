@@ -18,13 +18,13 @@ import pytest
 from markdown_it import MarkdownIt
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.search import SearchEngine, open_engine
-from indexer.build import import_files
-from indexer.fetch import HarvestError, RetryableResponse
-from indexer.harvest import harvest
-from indexer.oai import HostileXmlError, parse_response
-from server.app import create_app
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import import_files
+from papersift.indexer.fetch import HarvestError, RetryableResponse
+from papersift.indexer.harvest import harvest
+from papersift.indexer.oai import HostileXmlError, parse_response
+from papersift.server.app import create_app
 from tests.corpus import make_config, write_jsonl
 from tests.recorded_server import FIXTURES, RecordedServer, Reply, serve
 

@@ -9,15 +9,16 @@ from typing import Any
 
 import pytest
 
-from engine.datadir import DataDir
-from engine.names import compatible, split_name
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from indexer.authors import parse_authors
-from indexer.build import import_files
-from indexer.snapshot import record_to_paper
-from papersift.config import Config
-from papersift.paper import Author, Paper
+from papersift.core.authors import parse_authors
+from papersift.core.config import Config
+from papersift.core.names import compatible, split_name
+from papersift.core.paper import Author, Paper
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import import_files
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import demo_records, write_jsonl
 
 # Papers whose authors exercise the rules (all real, from the demo corpus).
@@ -88,7 +89,7 @@ def test_clustering_joins_with_evidence_only(
 ) -> None:
     data = DataDir(fresh_config)
     import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)])
-    data.refresh_people()
+    refresh_people(data)
     r = lambda i, n: _rid(data, i, n)  # noqa: E731
     # Spelling variants with a shared co-author meet.
     assert r("0903.3562", "Katy Boerner") == r("1503.03287", "Katy Borner")
@@ -131,7 +132,7 @@ def test_orcid_splits_and_joins(fresh_config: Config, records: list[dict[str, An
     ]
     data = DataDir(fresh_config)
     data.store.upsert(edited)
-    data.refresh_people()
+    refresh_people(data)
     rids = {p.arxiv_id: data.people.author_rids(p.arxiv_id) for p in edited}
     first, second, solo = rids["0907.4740"][1], rids["1412.2716"][1], rids["1706.04188"][0]
     assert first == solo != second
@@ -148,7 +149,7 @@ def test_ids_survive_reimport_updates_and_reindexing(
     data = DataDir(fresh_config)
     half = [r for r in records if r["id"] != "1504.02261"]
     import_files(data, [write_jsonl(tmp_path / "a.jsonl", half)])
-    data.refresh_people()
+    refresh_people(data)
     before = {r["id"]: data.people.author_rids(r["id"]) for r in half}
     # The same file again: nothing moves, nothing is re-indexed.
     seq = data.store.seq
@@ -162,7 +163,7 @@ def test_ids_survive_reimport_updates_and_reindexing(
     changed.pop("authors_parsed", None)
     rest = [r for r in records if r["id"] == "1504.02261"]
     import_files(data, [write_jsonl(tmp_path / "c.jsonl", [*rest, changed])])
-    data.refresh_people()
+    refresh_people(data)
     for arxiv_id, rids in before.items():
         now = data.people.author_rids(arxiv_id)
         assert sorted(r for r in now if r) == sorted(r for r in rids if r), arxiv_id
@@ -182,9 +183,9 @@ def test_ids_survive_reimport_updates_and_reindexing(
     # Ids are never reused: a deleted paper's researcher keeps its number retired.
     top = max(r for rids in before.values() for r in rids if r)
     data.store.delete(["1906.11405"])
-    data.refresh_people()
+    refresh_people(data)
     data.store.upsert([_paper_by("Zeynep Newperson")])
-    data.refresh_people()
+    refresh_people(data)
     (new,) = data.people.author_rids("2401.99999")
     assert new is not None and new > top
     engine.close()
@@ -201,7 +202,7 @@ def test_indexed_spellings_equal_the_pairwise_comparison() -> None:
     comparing every pair finds, on names with initials, particles, umlauts and suffixes."""
     import random
 
-    from indexer.identity import _keys_compatible, _spellings
+    from papersift.indexer.identity import _keys_compatible, _spellings
 
     given = ["j", "john", "j a", "john a", "jon", "guenther", "gunther", "j b", "", "a j",
              "james", "j de", "john de la", "xinyue", "xinyu", "k", "m n", "m"]  # fmt: skip

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.institutions import Institutions
-from engine.search import SearchEngine
-from indexer.ror import read_ror
-from papersift.config import Config
-from server.app import create_app
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.institutions import Institutions
+from papersift.engine.ror import read_ror
+from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.test_web_pages import check_head, ld_of, page
 

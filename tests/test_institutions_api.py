@@ -10,13 +10,13 @@ import pytest
 from lxml import html
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.institutions import Institutions
-from engine.search import open_engine
-from indexer.build import embed_backlog
-from indexer.enrich_run import enrich_files
-from indexer.ror import read_ror
-from server.app import create_app
+from papersift.engine.datadir import DataDir
+from papersift.engine.institutions import Institutions
+from papersift.engine.ror import read_ror
+from papersift.engine.search import open_engine
+from papersift.indexer.build import embed_backlog
+from papersift.indexer.enrich_run import enrich_files
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.test_enrich import OA_WORK, PAPERS
 

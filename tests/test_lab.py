@@ -11,18 +11,20 @@ from typing import Any
 import pytest
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from indexer.authors import parse_authors
-from indexer.lab import anchor_ids
-from indexer.ror import Organisation
-from indexer.snapshot import record_to_paper
-from papersift.config import Config, LabConfig, LabMember, load_config
-from papersift.errors import ConfigError
-from papersift.paper import Paper
-from server.app import create_app
-from server.lab_view import lab_section
+from papersift.core.authors import parse_authors
+from papersift.core.config import Config, LabConfig, load_config
+from papersift.core.errors import ConfigError
+from papersift.core.paper import Paper
+from papersift.core.setting_parsers import LabMember
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.ror import Organisation
+from papersift.engine.search import SearchEngine
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.lab import anchor_ids
+from papersift.indexer.snapshot import record_to_paper
+from papersift.server.app import create_app
+from papersift.server.lab_view import lab_section
 from tests.corpus import demo_records, make_config
 from tests.test_web_pages import hit_ids, jsonld, ld_of, page
 
@@ -186,7 +188,7 @@ def _home_site(root: Path, lab: str, papers: list[Paper]) -> tuple[TestClient, S
     data = DataDir(config)
     data.store.upsert(papers)
     data.sync_lexical()
-    data.refresh_people()
+    refresh_people(data)
     engine = SearchEngine(data)
     engine.institutions.import_organisations(
         [Organisation(ROR, NCWU, (), ("NCWU",), "CN", "Zhengzhou", ("education",), "active")]
@@ -277,7 +279,7 @@ def test_declaring_the_lab_anchors_papers_already_in_the_store(tmp_path: Path) -
         data directory with this lab declaration (which refreshes identities)."""
         config = lab_config(tmp_path, lab)
         data = DataDir(config)
-        data.refresh_people()
+        refresh_people(data)
         rids = {}
         for arxiv_id, paper in p.items():
             (pos,) = [i for i, a in enumerate(paper.authors) if "bornmann" in a.key]
@@ -302,7 +304,7 @@ def test_declaring_the_lab_anchors_papers_already_in_the_store(tmp_path: Path) -
     data = DataDir(lab_config(tmp_path, ""))
     data.store.upsert(p.values())
     data.sync_lexical()
-    data.refresh_people()
+    refresh_people(data)
     data.close()
     # No lab: the same full name joins the namesake's ORCID; the initials stay apart.
     rids, ids = state("")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from engine.search import SearchEngine
-from indexer.bibimport import BibImportError, normalise_title, parse_library
+from papersift.engine.search import SearchEngine
+from papersift.indexer.bibimport import BibImportError, normalise_title, parse_library
 from tests.member_kit import add_member, csrf_of, sign_in
 from tests.web_helpers import parse_html
 

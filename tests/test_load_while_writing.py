@@ -9,10 +9,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from papersift.config import Config
+import pytest
+
+from papersift.core.config import Config
 from tests.corpus import make_config
 from tests.load_kit import LoadGenerator, serve, wait_findable
 from tests.reliability_kit import HARVEST, PAPERSIFT, harvest_cmd, oai_server, paper_set, run
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 SCHEDULE = {"refresh_seconds": 0.5, "embed": "", "maintenance": ""}
 

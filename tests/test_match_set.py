@@ -17,12 +17,12 @@ import httpx
 import pytest
 from lxml import etree
 
-from engine.datadir import DataDir
-from engine.match import MatchRule
-from engine.results import Filters, Mode, SearchRequest, SearchResult
-from engine.search import SearchEngine, open_engine
-from indexer.build import embed_backlog, import_files
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.match import MatchRule
+from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
 pytest_plugins = ["tests.web_fixtures"]

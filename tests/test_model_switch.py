@@ -10,16 +10,17 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from engine.datadir import DataDir
-from engine.embed import Embedder, _float32_graph, _sha256, default_model_path
-from engine.embed import default_tokenizer_path as vendored_tokenizer
-from engine.results import SearchRequest
-from engine.search import open_engine
-from engine.stats import stats_with_progress
-from engine.vectors import model_dir_name
-from indexer.build import embed_backlog, import_files
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.embed import Embedder, _float32_graph, _sha256, default_model_path
+from papersift.engine.embed import default_tokenizer_path as vendored_tokenizer
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import open_engine
+from papersift.engine.vectors import model_dir_name
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 QUERY = "neural networks for language"
 
@@ -100,7 +101,7 @@ def test_queries_keep_the_old_model_until_the_new_one_covers_it(
         assert not server.refresh()  # nothing to switch to yet
         assert server.data.vectors.size == papers
         assert server.data.vectors.folder.name == model_dir_name(old_id)
-        stats = stats_with_progress(server)
+        stats = server.stats_with_progress()
         assert stats.model_id == old_id and stats.embedded == papers
         assert stats.embedding is not None and stats.embedding.model_id == new_emb.model_id
         assert stats.embedding.embedded == papers // 2

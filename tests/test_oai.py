@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from indexer.fetch import Fetcher, FetchSettings, HarvestError, RetryableResponse, retry_after
-from indexer.oai import OaiError, parse_response
+from papersift.indexer.fetch import (
+    Fetcher,
+    FetchSettings,
+    HarvestError,
+    RetryableResponse,
+    retry_after,
+)
+from papersift.indexer.oai import OaiError, parse_response
 from tests.recorded_server import FIXTURES, RecordedServer, Reply, oai, serve
 
 OAI = FIXTURES / "oai"

@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from server.params import ParamError, parse_date
-from server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
-from server.urls import parse_paper_path
+from papersift.server.params import ParamError, parse_date
+from papersift.server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
+from papersift.server.urls import parse_paper_path
 
 YEARS = ["0000", "0001", "0004", "0100", "0400", "1900", "2000", "2023", "2024", "2100", "9999"]
 MONTHS = ["0", "00", "1", "01", "2", "02", "4", "04", "9", "11", "12", "13"]

@@ -13,13 +13,13 @@ import pytest
 from lxml import html
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine, open_engine
-from indexer.build import import_files
-from papersift.config import Config
-from server.app import create_app
-from server.page_cache import PageCache
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.indexer.build import import_files
+from papersift.server.app import create_app
+from papersift.server.page_cache import PageCache
 from tests.corpus import make_config, sample_records, write_jsonl
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -48,6 +48,7 @@ def _cache(client: TestClient) -> PageCache:
     return cache
 
 
+@pytest.mark.slow
 def test_repeated_pages_come_from_the_cache(own: tuple[TestClient, SearchEngine, Config]) -> None:
     client, _, _ = own
     client.get("/search?q=warm")  # loads the vectors: a generation change, nothing kept
@@ -85,6 +86,7 @@ def test_keys_keep_pages_apart(own: tuple[TestClient, SearchEngine, Config]) -> 
     assert bad.status_code == 400 and client.get("/search?page=0").status_code == 400
 
 
+@pytest.mark.slow
 def test_a_data_change_retires_pages(
     own: tuple[TestClient, SearchEngine, Config], tmp_path: Path
 ) -> None:
@@ -112,6 +114,7 @@ def test_paper_page_and_its_redirect(client: TestClient, engine: SearchEngine) -
     assert client.get(f"/papers/{paper.arxiv_id}").status_code == 301
 
 
+@pytest.mark.slow
 def test_off_with_the_result_cache(tmp_path: Path) -> None:
     engine = open_engine(_small(tmp_path, search={"cache_size": 0}))
     try:

@@ -6,9 +6,9 @@ import itertools
 
 from lxml import etree
 
-from server.meta import plain_text, tex_text
-from server.svg import FONT, Bar, Node, bar_chart, label_width, network
-from server.templating import tex_html
+from papersift.core.tex import plain_text, tex_text
+from papersift.server.svg import FONT, Bar, Node, bar_chart, label_width, network
+from papersift.server.templating import tex_html
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer import parse_worker
-from indexer.parse_worker import ParallelReader
-from indexer.snapshot import SkippedLine, SnapshotReader
-from papersift.errors import ImportFormatError
-from papersift.paper import Author, Paper
-from papersift.resources import demo_corpus_path
+from papersift.core.errors import ImportFormatError
+from papersift.core.paper import Author, Paper
+from papersift.core.resources import demo_corpus_path
+from papersift.indexer import parse_worker
+from papersift.indexer.parse_worker import ParallelReader
+from papersift.indexer.snapshot import SkippedLine, SnapshotReader
 
 pytestmark = pytest.mark.timeout(120)  # a hang is a failure, not a stuck run
 
@@ -86,7 +86,7 @@ def write(tmp_path: Path, kind: str, data: bytes) -> Path:
 @pytest.fixture(scope="module")
 def demo_xz_cut(tmp_path_factory: pytest.TempPathFactory) -> Path:
     data = gzip.decompress(demo_corpus_path().read_bytes())
-    packed = lzma.compress(data)
+    packed = lzma.compress(data, preset=0)  # the format matters here, not the ratio
     path = tmp_path_factory.mktemp("cut") / "cut.jsonl.xz"
     path.write_bytes(packed[: len(packed) // 2])
     return path

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-import engine.datadir
-import indexer.identity_refresh
-from engine.datadir import DataDir
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from indexer.build import import_files
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer import identity_refresh as identity_refresh_mod
+from papersift.indexer.build import import_files
+from papersift.indexer.identity_refresh import refresh_people
 from tests.corpus import demo_records, make_config, write_jsonl
 
 
@@ -42,14 +42,14 @@ def test_import_leaves_researchers_to_the_backlog(
     engine = SearchEngine(data)
     assert engine.search(SearchRequest(query="citation", mode="keyword")).total > 0
     assert data.people.search("")[1] == 0  # no researchers yet
-    report = data.refresh_people()
+    report = refresh_people(data)
     assert report.papers == n and data.people_pending() == 0
     with data.store.reading() as db:
         missing = db.execute("SELECT COUNT(*) FROM authorships WHERE rid IS NULL").fetchone()[0]
         rows = db.execute("SELECT COUNT(*) FROM authorships").fetchone()[0]
     assert missing == 0
     assert rows == sum(len(p.authors) for p in data.store.get(list(range(1, 200))).values())
-    assert data.refresh_people().papers == 0  # nothing left: a no-op
+    assert refresh_people(data).papers == 0  # nothing left: a no-op
     engine.close()
 
 
@@ -61,12 +61,12 @@ def test_slices_give_the_same_researchers_and_survive_a_crash(
     (tmp_path / "sliced").mkdir()
     whole = DataDir(make_config(tmp_path / "whole"))
     import_files(whole, [source])
-    whole.refresh_people()
+    refresh_people(whole)
 
-    monkeypatch.setattr(engine.datadir, "PEOPLE_SLICE", 40)
+    monkeypatch.setattr(identity_refresh_mod, "PEOPLE_SLICE", 40)
     sliced = DataDir(make_config(tmp_path / "sliced"))
     import_files(sliced, [source])
-    real = indexer.identity_refresh.refresh_identities
+    real = identity_refresh_mod.refresh_identities
     calls = 0
 
     def crash_on_the_third(*args: Any, **kwargs: Any) -> Any:
@@ -76,13 +76,13 @@ def test_slices_give_the_same_researchers_and_survive_a_crash(
             raise KeyboardInterrupt  # as if the process were stopped mid-backlog
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(indexer.identity_refresh, "refresh_identities", crash_on_the_third)
+    monkeypatch.setattr(identity_refresh_mod, "refresh_identities", crash_on_the_third)
     with pytest.raises(KeyboardInterrupt):
-        sliced.refresh_people()
+        refresh_people(sliced)
     n = sliced.store.count()
     assert sliced.people_pending() == n - 80  # two slices committed
-    monkeypatch.setattr(indexer.identity_refresh, "refresh_identities", real)
-    report = sliced.refresh_people()
+    monkeypatch.setattr(identity_refresh_mod, "refresh_identities", real)
+    report = refresh_people(sliced)
     assert report.papers == n - 80 and sliced.people_pending() == 0
     assert _partition(sliced) == _partition(whole)
     whole.close()
@@ -101,7 +101,7 @@ def test_researcher_filter_and_facet_follow_the_identity_tables(
     generation = data.lexical.generation
     browse = SearchRequest(query="citation", mode="keyword", page_size=50)
     assert engine.search(browse).facets["researchers"] == ()
-    data.refresh_people()
+    refresh_people(data)
     assert data.lexical.generation == generation  # Tantivy was not touched
     facet = engine.search(browse).facets["researchers"]
     assert facet and facet[0].count >= facet[-1].count

@@ -13,13 +13,13 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from engine.datadir import DataDir
-from indexer.arxiv_api import parse_feed
-from indexer.build import import_files
-from indexer.harvest import harvest, load_checkpoint
-from papersift.config import Config
-from papersift.paper import MAX_VERSION, Author, Paper, parse_arxiv_id
-from papersift.records import RecordError, checked
+from papersift.core.config import Config
+from papersift.core.paper import MAX_VERSION, Author, Paper, parse_arxiv_id
+from papersift.core.records import RecordError, checked
+from papersift.engine.datadir import DataDir
+from papersift.indexer.arxiv_api import parse_feed
+from papersift.indexer.build import import_files
+from papersift.indexer.harvest import harvest, load_checkpoint
 from tests.corpus import demo_records, make_config, write_jsonl
 from tests.recorded_server import FIXTURES, RecordedServer, Reply, serve
 

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from papersift.progress import Progress, duration
+from papersift.core.progress import Progress, duration
 
 
 def test_duration_reads_like_a_person_says_it() -> None:

@@ -8,9 +8,11 @@ import numpy as np
 import onnx
 import pytest
 
-from engine.embed import Embedder, ModelError, default_model_path, default_tokenizer_path
-from engine.quantize import ffn_down_projections
+from papersift.engine.embed import Embedder, ModelError, default_model_path, default_tokenizer_path
+from papersift.engine.quantize import ffn_down_projections
 from tests.corpus import sample_records
+
+pytestmark = pytest.mark.slow  # left out by `make test-fast`
 
 
 @pytest.fixture(scope="module")

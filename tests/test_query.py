@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.query import parse_user_query
+from papersift.engine.query import parse_user_query
 
 
 def clauses(query: str) -> list[tuple[str, str | None, str]]:

@@ -12,9 +12,9 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from starlette.testclient import TestClient
 
-from engine.recommend import _negatives, svm_scores
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
+from papersift.engine.recommend import _negatives, svm_scores
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
 from tests.member_kit import add_member, csrf_of, sign_in
 from tests.web_helpers import parse_html
 

@@ -10,14 +10,15 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.people import Researcher
-from engine.results import Filters, Mode, SearchRequest
-from engine.search import SearchEngine
-from indexer.snapshot import record_to_paper
-from papersift.config import Config
-from server.app import create_app
-from server.people_views import researcher_url
+from papersift.core.config import Config
+from papersift.core.urls import researcher_url
+from papersift.engine.datadir import DataDir
+from papersift.engine.people import Researcher
+from papersift.engine.results import Filters, Mode, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.snapshot import record_to_paper
+from papersift.server.app import create_app
 from tests.corpus import demo_records
 from tests.test_web_api import check
 from tests.test_web_pages import ZERO_BUBBLE, check_head, hit_ids, ld_of, page
@@ -185,7 +186,7 @@ def test_orcid_links_and_same_name_notes(fresh_config: Config) -> None:
     data = DataDir(fresh_config)
     data.store.upsert(edited)
     data.sync_lexical()
-    data.refresh_people()
+    refresh_people(data)
     engine = SearchEngine(data)
     found, total = engine.people.search("ginsparg")
     assert total == 2

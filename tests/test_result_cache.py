@@ -6,14 +6,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
-from engine.datadir import DataDir
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from indexer.build import embed_backlog, import_files
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import demo_records, make_config, write_jsonl
 
 
+@pytest.mark.slow
 def test_repeats_come_from_the_cache_until_an_index_changes(tmp_path: Path) -> None:
     records = demo_records()[:40]
     data = DataDir(make_config(tmp_path, search={"cache_size": 8}))

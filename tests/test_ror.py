@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.ror import RorMatcher, normalise, parse_ror_id, read_ror
+from papersift.engine.ror import RorMatcher, normalise, parse_ror_id, read_ror
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ror"
 

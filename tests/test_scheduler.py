@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from apscheduler.triggers.date import DateTrigger
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.build import embed_backlog
-from indexer.harvest import harvest
-from papersift.config import Config
-from papersift.errors import ConfigError
-from papersift.scheduler import JobRunner
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.build import embed_backlog
+from papersift.indexer.harvest import harvest
+from papersift.indexer.scheduler import JobRunner
 from tests.corpus import make_config
 from tests.recorded_server import RecordedServer, Reply, oai, serve
 
@@ -57,13 +57,9 @@ def wait_for(check: Callable[[], bool], what: str, timeout: float = 60.0) -> Non
 
 
 def test_bad_cron_is_a_config_error(tmp_path: Path, recorded: RecordedServer) -> None:
-    config = config_for(tmp_path, recorded, harvest="every day at 3")
-    data = DataDir(config)
-    try:
-        with pytest.raises(ConfigError, match=r"\[schedule\] harvest is not a cron expression"):
-            JobRunner(SearchEngine(data), config)
-    finally:
-        data.close()
+    """Found when the config loads (not when `serve` starts the scheduler), in one line."""
+    with pytest.raises(ConfigError, match=r"\[schedule\] harvest must be a cron expression"):
+        config_for(tmp_path, recorded, harvest="every day at 3")
 
 
 def test_job_fires_on_its_trigger(tmp_path: Path, recorded: RecordedServer) -> None:
@@ -103,7 +99,7 @@ def test_cron_schedule_gives_next_run(tmp_path: Path, recorded: RecordedServer) 
 def test_overlapping_run_is_skipped(
     tmp_path: Path, recorded: RecordedServer, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="papersift.scheduler")
+    caplog.set_level(logging.INFO, logger="papersift.indexer.scheduler")
     gate = threading.Event()
     recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
     config = config_for(tmp_path, recorded)

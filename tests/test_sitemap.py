@@ -12,17 +12,15 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from feeds.sitemap import CONTENT_TYPE, MAX_URLS, SitemapOverflow, sitemap_index, urlset
-from indexer.ror import read_ror
-from papersift.config import Config, load_config
-from papersift.errors import ConfigError
-from server.app import create_app
-from server.people_views import researcher_url
-from server.sitemap_routes import institution_path
-from server.urls import paper_path
+from papersift.core.config import Config, load_config
+from papersift.core.errors import ConfigError
+from papersift.core.urls import institution_url, paper_path, researcher_url
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.ror import read_ror
+from papersift.engine.search import SearchEngine
+from papersift.feeds.sitemap import CONTENT_TYPE, MAX_URLS, SitemapOverflow, sitemap_index, urlset
+from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.test_institution_pages import ROR
 
@@ -155,7 +153,7 @@ def test_robots_points_at_the_sitemap(client: TestClient) -> None:
 def test_chunk_size_is_bounded(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("[feeds]\nsitemap_urls = 50001\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"\[feeds\] sitemap_urls must be at most 50000"):
+    with pytest.raises(ConfigError, match=r"\[feeds\] sitemap_urls must be <= 50000"):
         load_config(path, env={})
 
 
@@ -213,7 +211,7 @@ def test_sitemap_lists_every_institution_once(registry_client: TestClient) -> No
     expected = set()
     for org in orgs:
         found = reg.by_ror(org.ror_id)
-        expected.add(institution_path(found.iid, found.name))
+        expected.add(institution_url(found.iid, found.name))
     assert set(paths) == expected
     for path in paths[:3] + paths[-3:]:
         assert registry_client.get(path).status_code == 200, path

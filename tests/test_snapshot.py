@@ -14,16 +14,16 @@ from typing import Any
 
 import pytest
 
-from indexer.snapshot import (
+from papersift.core.errors import ImportFormatError
+from papersift.core.paper import Author, Paper, parse_arxiv_id
+from papersift.core.resources import demo_corpus_path
+from papersift.indexer.snapshot import (
     SkippedLine,
     SnapshotReader,
     open_text,
     read_snapshot,
     record_to_paper,
 )
-from papersift.errors import ImportFormatError
-from papersift.paper import Author, Paper, parse_arxiv_id
-from papersift.resources import demo_corpus_path
 
 # Ten real records; see fixtures/snapshot/SOURCE.txt for where each line comes from.
 REAL = Path(__file__).parent / "fixtures" / "snapshot" / "real.jsonl"
@@ -316,7 +316,7 @@ def test_invalid_utf8_line_is_skipped(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["gz", "xz"])
 def test_compressed_files_read_like_plain(tmp_path: Path, kind: str) -> None:
     data = REAL.read_bytes()
-    packed = gzip.compress(data) if kind == "gz" else lzma.compress(data)
+    packed = gzip.compress(data) if kind == "gz" else lzma.compress(data, preset=0)
     # Told apart by magic bytes, not by suffix: give each the other's name.
     path = tmp_path / ("real.jsonl.xz" if kind == "gz" else "real.jsonl")
     path.write_bytes(packed)
@@ -344,7 +344,7 @@ def test_progress_counts_compressed_bytes(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", ["gz", "xz"])
 def test_truncated_compressed_file_fails_after_good_papers(tmp_path: Path, kind: str) -> None:
     data = gzip.decompress(demo_corpus_path().read_bytes())
-    packed = gzip.compress(data) if kind == "gz" else lzma.compress(data)
+    packed = gzip.compress(data) if kind == "gz" else lzma.compress(data, preset=0)
     path = tmp_path / f"cut.jsonl.{kind}"
     path.write_bytes(packed[: len(packed) // 2])
     papers: list[Paper] = []

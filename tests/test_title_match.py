@@ -8,11 +8,11 @@ from collections.abc import Iterator
 
 import pytest
 
-from engine.query import parse_user_query
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine, open_engine
-from engine.title_match import put_first, title_phrase
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine.query import parse_user_query
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.title_match import put_first, title_phrase
 
 
 @pytest.fixture(scope="module")

@@ -11,14 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import ann
-from engine.datadir import DataDir
-from engine.match import MatchRule, semantic_matches
-from engine.results import Filters, SearchRequest
-from engine.search import SearchEngine
-from engine.vectors import VectorIndex
 from papersift.backup import backup
-from papersift.config import Config
+from papersift.core.config import Config
+from papersift.engine import ann
+from papersift.engine.datadir import DataDir
+from papersift.engine.match import MatchRule, semantic_matches
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.engine.vectors import VectorIndex
 
 
 @pytest.fixture

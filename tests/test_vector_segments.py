@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.vectors import VectorIndex
-from papersift.errors import IndexVersionError
+from papersift.core.errors import IndexVersionError
+from papersift.engine.vectors import VectorIndex
 
 DIM = 4
 

@@ -13,8 +13,8 @@ from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from engine.search import SearchEngine
-from server.params import SEARCH_PARAMS
+from papersift.engine.search import SearchEngine
+from papersift.server.params import SEARCH_PARAMS
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]

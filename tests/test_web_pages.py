@@ -10,13 +10,14 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from starlette.testclient import TestClient
 
-from engine.datadir import DataDir
-from engine.results import SearchRequest
-from engine.search import SearchEngine
-from indexer.snapshot import record_to_paper
-from papersift.config import Config
-from server.app import create_app
-from server.people_views import researcher_url
+from papersift.core.config import Config
+from papersift.core.urls import researcher_url
+from papersift.engine.datadir import DataDir
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.snapshot import record_to_paper
+from papersift.server.app import create_app
 from tests.corpus import demo_records
 from tests.web_helpers import parse_html
 
@@ -353,6 +354,7 @@ def test_empty_states_say_what_fills_them(client: TestClient) -> None:
     assert any("citation count" in h and "papersift enrich" in h for h in hints), hints
 
 
+@pytest.mark.slow
 def test_citation_counts_bring_most_cited(fresh_config: Config) -> None:
     """With a citation count in the index: the sort is offered, the card shows the count,
     and the researcher's header names their most cited paper."""
@@ -361,7 +363,7 @@ def test_citation_counts_bring_most_cited(fresh_config: Config) -> None:
     data = DataDir(fresh_config)
     data.store.upsert([*papers[:3], cited, *papers[4:]])
     data.sync_lexical()
-    data.refresh_people()
+    refresh_people(data)
     engine = SearchEngine(data)
     with TestClient(create_app(engine, fresh_config)) as c:
         doc = page(c, "/search?q=the")

@@ -8,14 +8,17 @@ from datetime import date
 import pytest
 from starlette.datastructures import QueryParams
 
-from engine.results import Filters, SearchRequest
-from papersift.config import SearchConfig
-from papersift.paper import Author, Paper
-from server.compress import accepted_encodings, choose_encoding
-from server.meta import bibtex, dump_jsonld, plain_text, shorten
-from server.params import ParamError, parse_date, parse_search, search_url
-from server.templating import snippet
-from server.urls import parse_paper_path, slugify
+from papersift.core.config import SearchConfig
+from papersift.core.paper import Author, Paper
+from papersift.core.tex import plain_text, shorten
+from papersift.core.urls import slugify
+from papersift.engine.results import Filters, SearchRequest
+from papersift.server.compress import choose_encoding
+from papersift.server.meta import bibtex, dump_jsonld
+from papersift.server.negotiate import qualities
+from papersift.server.params import ParamError, parse_date, parse_search, search_url
+from papersift.server.templating import snippet
+from papersift.server.urls import parse_paper_path
 
 CFG = SearchConfig()
 KNOWN = {"cs": "cs", "cs.ir": "cs.IR", "cs.cl": "cs.CL", "cmp-lg": "cmp-lg"}
@@ -174,7 +177,8 @@ def test_snippet_keeps_only_bold() -> None:
 
 
 def test_accept_encoding() -> None:
-    assert accepted_encodings("gzip, br;q=0.5, x;q=bad") == {"gzip": 1.0, "br": 0.5, "x": 0.0}
+    assert qualities("gzip, br;q=0.5, x;q=bad") == {"gzip": 1.0, "br": 0.5, "x": 0.0}
+    assert qualities("Text/HTML;q=0.2, text/html ; q=0.9,,") == {"text/html": 0.9}
     choice = choose_encoding("gzip;q=0, identity")
     assert choice is None
     gz = choose_encoding("gzip")

@@ -15,18 +15,18 @@ from pathlib import Path
 
 import pytest
 
-from engine.atomic import sweep_temp_files, write_json_atomic
-from engine.datadir import DataDir
-from engine.search import SearchEngine
-from engine.writer_lock import LOCK_NAME, WriterBusy, writer_lock
-from papersift.scheduler import JobRunner
+from papersift.engine.atomic import sweep_temp_files, write_json_atomic
+from papersift.engine.datadir import DataDir
+from papersift.engine.search import SearchEngine
+from papersift.engine.writer_lock import LOCK_NAME, WriterBusy, writer_lock
+from papersift.indexer.scheduler import JobRunner
 from tests.corpus import demo_records, make_config, write_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent
 HOLD = """
 import sys, time
 from pathlib import Path
-from engine.writer_lock import writer_lock
+from papersift.engine.writer_lock import writer_lock
 with writer_lock(Path(sys.argv[1]), "`papersift import`"):
     print("held", flush=True)
     time.sleep(float(sys.argv[2]))
@@ -98,14 +98,14 @@ def test_a_job_finding_the_lock_held_is_skipped_and_logged(
     tmp_path: Path, held: subprocess.Popen[str], caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    import papersift.scheduler as scheduler
+    import papersift.indexer.scheduler as scheduler
 
     monkeypatch.setattr(scheduler, "WRITER_WAIT", 0.5)
     config = make_config(tmp_path, schedule={"embed": "", "maintenance": "", "harvest": ""})
     engine = SearchEngine(DataDir(config))
     try:
         runner = JobRunner(engine, config)
-        with caplog.at_level(logging.INFO, logger="papersift.scheduler"):
+        with caplog.at_level(logging.INFO, logger="papersift.indexer.scheduler"):
             assert runner.run("maintenance") is False
         status = runner.status["maintenance"]
         assert status.skipped == 1 and status.runs == 0 and str(held.pid) in status.message

@@ -13,9 +13,9 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from engine.search import SearchEngine
-from papersift.config import Config
-from server.app import create_app
+from papersift.core.config import Config
+from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
 from tests.web_helpers import serving
 
 

@@ -31,11 +31,11 @@ from bench.common import CACHE, bench_config, load_average, log, percentile, tab
 from bench.peers import PEERS, Doc, Peer, Unavailable, load
 from bench.peers.base import Vectors
 from bench.run_core import cut_queries
-from engine.embed import Embedder
-from engine.query import parse_user_query
-from engine.results import Mode, SearchRequest
-from engine.search import SearchEngine, open_engine
-from engine.vectors import VectorIndex, model_dir_name
+from papersift.engine.embed import Embedder
+from papersift.engine.query import parse_user_query
+from papersift.engine.results import Mode, SearchRequest
+from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.vectors import VectorIndex, model_dir_name
 
 K = 10
 WORK = CACHE / "peers-work"
@@ -68,7 +68,7 @@ def title_queries(docs: Sequence[Doc], n: int, seed: int = 20240601) -> list[str
 
 def sample_docs(size: int, limit: int = 20_000) -> list[Doc]:
     """The first ``limit`` papers of a cached scale data directory (for cutting queries)."""
-    from engine.store import PaperStore
+    from papersift.engine.store import PaperStore
 
     scale_data.ensure(size)
     store = PaperStore(scale_data.data_path(size) / "papers.sqlite", readonly=True)

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-from papersift.paper import Author
+from papersift.core.paper import Author
 
 __all__ = ["is_affiliation", "normalise_name", "parse_authors"]
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papersift.records import repair_text
+from papersift.core.records import repair_text
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from papersift.paper import MAX_VERSION, Author, Paper
+from papersift.core.paper import MAX_VERSION, Author, Paper
 
 # Bounds far above any real arXiv record (longest in the 2.7M-paper snapshot sample: title
 # 286 characters, abstract 5,087, comments 884; the largest author lists ~5,200 names).

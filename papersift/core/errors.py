@@ -1,5 +1,9 @@
 """Typed errors that the CLI and the web app turn into one clear line or a 4xx."""
 
+from __future__ import annotations
+
+from pathlib import Path
+
 
 class PapersiftError(Exception):
     """Base of every error the project raises on purpose."""
@@ -19,3 +23,19 @@ class QueryError(PapersiftError):
 
 class ImportFormatError(PapersiftError):
     """An input file cannot be read at all (unknown compression, not JSON lines)."""
+
+
+class DataDirError(PapersiftError):
+    """The data directory cannot be created or written (a bad path, no permission)."""
+
+
+def make_data_dir(root: Path) -> None:
+    """Create the data directory (and its parents), or say in one line why it cannot be."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise DataDirError(
+            f"cannot create the data directory {root}: {reason} "
+            "(set [data] dir in config.toml or PAPERSIFT_DATA_DIR)"
+        ) from None

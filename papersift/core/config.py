@@ -9,9 +9,7 @@ key or a bad value raises :class:`ConfigError` naming it. An environment variabl
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import re
 import tomllib
 import types
 import typing
@@ -20,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papersift.errors import ConfigError
+from papersift.core.errors import ConfigError
+from papersift.core.setting_parsers import LabMember, parse_cron, parse_members, parse_ror
 
 ENV_PREFIX = "PAPERSIFT_"
 
@@ -33,11 +32,15 @@ def setting(
     minimum: float | None = None,
     maximum: float | None = None,
     parse: Callable[[str, Any, bool], Any] | None = None,
+    example: str = "",
 ) -> Any:
     """A dataclass field that carries its help text and validation bounds. ``parse(name,
-    raw, from_env)`` replaces the scalar checks for a structured value (``[lab] members``)."""
+    raw, from_env)`` replaces the scalar checks for a value with rules of its own (a cron
+    expression, a ROR id, ``[lab] members``); ``example`` is TOML shown, commented, in
+    config.toml where the default cannot be written (an array of tables)."""
     meta = {
-        "help": help, "choices": choices, "minimum": minimum, "maximum": maximum, "parse": parse
+        "help": help, "choices": choices, "minimum": minimum, "maximum": maximum,
+        "parse": parse, "example": example,
     }  # fmt: skip
     return field(default=default, metadata=meta)
 
@@ -258,6 +261,7 @@ class FeedsConfig:
     sitemap_urls: int = setting(
         50000,
         "URLs per sitemap chunk listed by `/sitemap.xml`; at most 50000, the protocol's limit.",
+        maximum=50000,
         minimum=1,
     )
 
@@ -301,19 +305,24 @@ class ScheduleConfig:
         "",
         "Cron expression (5 fields, UTC) of the harvest job in `serve`, e.g. `0 3 * * 1-5`; "
         "empty disables it.",
+        parse=parse_cron,
     )
     enrich: str = setting(
         "",
         "Cron expression of the enrichment job (`papersift enrich`: OpenAlex and Semantic "
         "Scholar) in `serve`, e.g. `0 5 * * 6`; empty disables it.",
+        parse=parse_cron,
     )
     embed: str = setting(
         "*/15 * * * *",
-        "Cron expression of the embedding-backlog job in `serve`; empty disables it.",
+        "Cron expression of the backlog job in `serve` (researcher identities, then "
+        "embeddings; also run once at start); empty disables it.",
+        parse=parse_cron,
     )
     maintenance: str = setting(
         "0 4 * * 0",
         "Cron expression of index maintenance (`papersift reindex`) in `serve`; empty disables it.",
+        parse=parse_cron,
     )
     refresh_seconds: float = setting(
         5.0,
@@ -346,90 +355,25 @@ class EnrichConfig:
     )
 
 
-_ORCID = re.compile(r"^(?:https?://orcid\.org/)?(\d{4}-\d{4}-\d{4}-\d{3}[\dX])/?$", re.I | re.A)
-_ROR = re.compile(r"^(?:https?://ror\.org/)?(0[a-hj-km-np-tv-z0-9]{6})([0-9]{2})/?$", re.I | re.A)
-_CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz"
-
-
-def parse_orcid(text: str) -> str | None:
-    """``https://orcid.org/0000-0002-1825-0097`` -> ``0000-0002-1825-0097`` if its ISO 7064
-    11,2 check character is right; None otherwise."""
-    m = _ORCID.match(text.strip())
-    if m is None:
-        return None
-    digits = m.group(1).upper().replace("-", "")
-    total = 0
-    for d in digits[:-1]:
-        total = (total + int(d)) * 2
-    check = (12 - total % 11) % 11
-    return m.group(1).upper() if digits[-1] == ("X" if check == 10 else str(check)) else None
-
-
-def parse_lab_ror(text: str) -> str | None:
-    """A bare lower-case ROR id (``03acrzv41``; the ror.org URL works too) if its format and
-    its ISO 7064 97-10 check digits are right; None otherwise."""
-    m = _ROR.match(text.strip())
-    if m is None:
-        return None
-    n = 0
-    for c in m.group(1).lower():
-        n = n * 32 + _CROCKFORD.index(c)
-    return (m.group(1) + m.group(2)).lower() if 98 - (n * 100) % 97 == int(m.group(2)) else None
-
-
-@dataclass(frozen=True)
-class LabMember:
-    name: str
-    orcid: str  # bare, upper-case check character
-
-
-def _parse_members(name: str, raw: Any, from_env: bool) -> tuple[LabMember, ...]:
-    """``[[lab.members]]`` tables (or, from the environment, the same as a JSON array)."""
-    if from_env:
-        try:
-            raw = json.loads(str(raw))
-        except ValueError:
-            raise ConfigError(
-                f'config: {name} must be a JSON array such as [{{"name": "Jane Doe", '
-                f'"orcid": "0000-0002-1825-0097"}}], got {raw!r}'
-            ) from None
-    if not isinstance(raw, list):
-        raise ConfigError(f"config: {name} must be an array of tables ([[lab.members]])")
-    out: list[LabMember] = []
-    for i, entry in enumerate(raw, 1):
-        where = f"{name} #{i}"
-        if not isinstance(entry, dict) or set(entry) != {"name", "orcid"}:
-            keys = sorted(entry) if isinstance(entry, dict) else entry
-            raise ConfigError(f"config: {where} must have exactly name and orcid, got {keys!r}")
-        person, orcid = entry["name"], entry["orcid"]
-        if not isinstance(person, str) or not person.strip():
-            raise ConfigError(f"config: {where} name must be a non-empty string, got {person!r}")
-        bare = parse_orcid(orcid) if isinstance(orcid, str) else None
-        if bare is None:
-            raise ConfigError(
-                f"config: {where} orcid must be an ORCID iD such as 0000-0002-1825-0097 "
-                f"(with a valid check character), got {orcid!r}"
-            )
-        if any(m.orcid == bare for m in out):
-            raise ConfigError(f"config: {where} orcid {bare} is declared twice")
-        out.append(LabMember(" ".join(person.split()), bare))
-    return tuple(out)
-
-
 @dataclass(frozen=True)
 class LabConfig:
     name: str = setting("", 'The lab\'s name, shown on the home page (its "this lab" section).')
     ror: str = setting(
         "",
-        "The lab's institution as a ROR id (`03acrzv41` or its `https://ror.org/` URL); a "
-        "paper with this institution among its affiliations is evidence for its members.",
+        "The lab's institution as a ROR id (`03acrzv41` or its `https://ror.org/` URL; "
+        "format and check digits are verified); a paper with this institution among its "
+        "affiliations is evidence for its members.",
+        parse=parse_ror,
     )
     members: tuple[LabMember, ...] = setting(
         (),
-        "The lab's researchers, one `[[lab.members]]` table each with `name` and `orcid`; "
-        "their authorships are anchored to that ORCID when the name and some evidence agree. "
-        "From the file, or the environment variable as a JSON array of such objects.",
-        parse=_parse_members,
+        "The lab's researchers, one `[[lab.members]]` table each with `name` and `orcid` "
+        "(ORCID check character verified); their authorships are anchored to that ORCID when "
+        "the name and some evidence agree. From the file, or the environment variable as a "
+        "JSON array of `{\"name\", \"orcid\"}` objects (replacing the file's list). See the "
+        "README's \"Declaring your lab\".",
+        parse=parse_members,
+        example='[[lab.members]]\nname = "Josiah Carberry"\norcid = "0000-0002-1825-0097"',
     )
 
     @property
@@ -574,21 +518,7 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     built = {
         name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
     }
-    cfg = Config(**built, base_dir=base_dir)
-    if cfg.lab.ror and parse_lab_ror(cfg.lab.ror) is None:
-        raise ConfigError(
-            f"config: [lab] ror must be a ROR id such as 03acrzv41 (with valid check digits), "
-            f"got {cfg.lab.ror!r}"
-        )
-    if cfg.lab.ror:
-        cfg = dataclasses.replace(
-            cfg, lab=dataclasses.replace(cfg.lab, ror=parse_lab_ror(cfg.lab.ror) or "")
-        )
-    if cfg.feeds.sitemap_urls > 50000:
-        raise ConfigError(
-            f"config: [feeds] sitemap_urls must be at most 50000, got {cfg.feeds.sitemap_urls}"
-        )
-    return cfg
+    return Config(**built, base_dir=base_dir)
 
 
 def iter_settings() -> list[tuple[str, str, Any, str]]:

@@ -1,6 +1,6 @@
 """Person names as matching structures: surname, given names, suffix, block key, compatibility.
 
-Input is the normalised key of ``indexer.authors.normalise_name`` ("balazs kegl",
+Input is the normalised key of ``papersift.core.authors.normalise_name`` ("balazs kegl",
 "c p yuan", "john smith jr"), so Unicode, TeX accents, case and punctuation are settled.
 Researchers are only ever compared inside one *block*: the same surname and first initial.
 """

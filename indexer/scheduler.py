@@ -22,10 +22,10 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from engine.search import SearchEngine
-from engine.writer_lock import WriterBusy, holder, writer_lock
-from papersift.config import Config
-from papersift.errors import ConfigError, PapersiftError
+from papersift.core.config import Config
+from papersift.core.errors import ConfigError, PapersiftError
+from papersift.engine.search import SearchEngine
+from papersift.engine.writer_lock import WriterBusy, holder, writer_lock
 
 log = logging.getLogger(__name__)
 
@@ -184,8 +184,8 @@ class JobRunner:
         return True
 
     def _harvest(self) -> dict[str, int]:
-        from indexer.build import embed_backlog
-        from indexer.harvest import harvest
+        from papersift.indexer.build import embed_backlog
+        from papersift.indexer.harvest import harvest
 
         report = harvest(self.data, stop=self.stop)
         counts = report.counts()
@@ -193,7 +193,7 @@ class JobRunner:
         return counts
 
     def _enrich(self) -> dict[str, int]:
-        from indexer.enrich_run import enrich_online
+        from papersift.indexer.enrich_run import enrich_online
 
         report, requests, cached = enrich_online(self.data, stop=self.stop)
         self._refresh()
@@ -203,13 +203,13 @@ class JobRunner:
         }  # fmt: skip
 
     def _embed(self) -> dict[str, int]:
-        from indexer.build import index_backlog
+        from papersift.indexer.build import index_backlog
 
         clustered, embedded = index_backlog(self.data, stop=self.stop, progress=self.progress)
         return {"clustered": clustered, "embedded": embedded}
 
     def _maintenance(self) -> dict[str, int]:
-        from indexer.harvest import reindex
+        from papersift.indexer.harvest import reindex
 
         return {"embedded": reindex(self.data, stop=self.stop)}
 

@@ -1,0 +1,25 @@
+"""Content negotiation: the q-values an ``Accept`` or ``Accept-Encoding`` header gives."""
+
+from __future__ import annotations
+
+
+def qualities(header: str) -> dict[str, float]:
+    """``text/markdown, text/html;q=0.5`` -> ``{"text/markdown": 1.0, "text/html": 0.5}``.
+
+    Names are lower-cased; a missing q is 1, a malformed one 0; a name listed twice keeps
+    its highest q."""
+    out: dict[str, float] = {}
+    for part in header.split(","):
+        name, *params = (p.strip() for p in part.split(";"))
+        if not name:
+            continue
+        q = 1.0
+        for p in params:
+            if p.startswith("q="):
+                try:
+                    q = float(p[2:])
+                except ValueError:
+                    q = 0.0
+        key = name.lower()
+        out[key] = max(q, out.get(key, q))
+    return out
