@@ -15,9 +15,9 @@ from papersift.server.sessions import (
     accounts,
     checked_form,
     finish,
-    require,
     safe_next,
     session,
+    signed_in,
     start,
     throttle,
 )
@@ -118,10 +118,8 @@ def _researcher(request: Request, rid: int | None) -> tuple[str, str] | None:
     return (found.name, researcher_url(found.rid, found.name)) if found else None
 
 
-async def account(request: Request) -> Response:
-    who = require(request)
-    if isinstance(who, Response):
-        return who
+@signed_in
+async def account(request: Request, who: Member) -> Response:
     acc = accounts(request)
     c = ctx(request)
     notice = error = ""

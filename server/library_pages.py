@@ -25,7 +25,7 @@ from papersift.indexer.bibimport import (
 from papersift.server.account_pages import _page, _text
 from papersift.server.context import ctx
 from papersift.server.params import parse_search
-from papersift.server.sessions import accounts, checked_form, require
+from papersift.server.sessions import accounts, checked_form, signed_in
 from papersift.server.urls import parse_paper_path
 
 TAG_SORTS = {"saved": "Recently saved", "newest": "Newest", "oldest": "Oldest"}
@@ -60,20 +60,16 @@ def saved_hits(engine: SearchEngine, saved: list[Saved], sort: str = "saved") ->
     return hits
 
 
-async def library(request: Request) -> Response:
-    who = require(request)
-    if isinstance(who, Response):
-        return who
+@signed_in
+async def library(request: Request, who: Member) -> Response:
     acc = accounts(request)
     tags = await ctx(request).call(acc.library.tags, who.id)
     return _page(request, "library.html", "Your library", member=who, tags=tags,
                  max_mib=MAX_BYTES // 2**20)  # fmt: skip
 
 
-async def create_tag(request: Request) -> Response:
-    who = require(request)
-    if isinstance(who, Response):
-        return who
+@signed_in
+async def create_tag(request: Request, who: Member) -> Response:
     form = await checked_form(request)
     try:
         tag = await ctx(request).call(
@@ -84,10 +80,8 @@ async def create_tag(request: Request) -> Response:
     return RedirectResponse(f"/library/{tag.id}", status_code=303)
 
 
-async def tag_page(request: Request) -> Response:
-    who = require(request)
-    if isinstance(who, Response):
-        return who
+@signed_in
+async def tag_page(request: Request, who: Member) -> Response:
     tag_id = _tag_id(request, who)
     c, lib = ctx(request), accounts(request).library
     sort = request.query_params.get("sort", "saved")
@@ -101,20 +95,16 @@ async def tag_page(request: Request) -> Response:
                  missing=len(saved) - len(hits))  # fmt: skip
 
 
-async def delete_tag(request: Request) -> Response:
-    who = require(request)
-    if isinstance(who, Response):
-        return who
+@signed_in
+async def delete_tag(request: Request, who: Member) -> Response:
     tag_id = _tag_id(request, who)
     await checked_form(request)
     await ctx(request).call(accounts(request).library.delete_tag, who.id, tag_id)
     return RedirectResponse("/library", status_code=303)
 
 
-async def remove(request: Request) -> Response:
-    who = require(request)
-    if isinstance(who, Response):
-        return who
+@signed_in
+async def remove(request: Request, who: Member) -> Response:
     tag_id = _tag_id(request, who)
     form = await checked_form(request)
     await ctx(request).call(
@@ -130,11 +120,9 @@ def _paper_id(text: str) -> str:
     return parsed.arxiv_id
 
 
-async def save(request: Request) -> Response:
+@signed_in
+async def save(request: Request, who: Member) -> Response:
     """GET: the form to pick tags and a note for one paper. POST: save it."""
-    who = require(request)
-    if isinstance(who, Response):
-        return who
     c, lib = ctx(request), accounts(request).library
     if request.method == "GET":
         arxiv_id = _paper_id(request.query_params.get("id", ""))
@@ -167,11 +155,9 @@ async def save(request: Request) -> Response:
     return RedirectResponse(f"/library/{tag_ids[-1]}", status_code=303)
 
 
-async def import_file(request: Request) -> Response:
+@signed_in
+async def import_file(request: Request, who: Member) -> Response:
     """A BibTeX or RIS upload into a tag, with the report of what matched."""
-    who = require(request)
-    if isinstance(who, Response):
-        return who
     form = await checked_form(request)
     upload = form.get("file")
     if not isinstance(upload, UploadFile):
@@ -191,12 +177,10 @@ async def import_file(request: Request) -> Response:
                  filename=upload.filename or "")  # fmt: skip
 
 
-async def recommended(request: Request) -> Response:
+@signed_in
+async def recommended(request: Request, who: Member) -> Response:
     """The window's papers most like the tag's (``engine.recommend``); dates and filters
     as on the search page (``from``, ``to``, ``category``, ...)."""
-    who = require(request)
-    if isinstance(who, Response):
-        return who
     tag_id = _tag_id(request, who)
     c, lib = ctx(request), accounts(request).library
     req = parse_search(

@@ -13,9 +13,11 @@ form, so sign-in and sign-up are protected too.
 
 from __future__ import annotations
 
+import functools
 import hmac
 import math
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -180,6 +182,22 @@ def require(request: Request) -> Member | RedirectResponse:
     from urllib.parse import quote
 
     return RedirectResponse(f"/signin?next={quote(target, safe='')}{note}", status_code=303)
+
+
+def signed_in(
+    handler: Callable[[Request, Member], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """A route for members: the handler gets the signed-in member; anyone else goes to the
+    sign-in page (``require``)."""
+
+    @functools.wraps(handler)
+    async def route(request: Request) -> Response:
+        who = require(request)
+        if isinstance(who, Response):
+            return who
+        return await handler(request, who)
+
+    return route
 
 
 def safe_next(target: str | None) -> str:
