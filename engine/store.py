@@ -436,6 +436,29 @@ class PaperStore:
             ).fetchall()
         return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3]), str(r[4])) for r in rows]
 
+    def dois(self) -> list[tuple[int, str]]:
+        """(docid, DOI as stored) of every paper that has one."""
+        with self.reading() as db:
+            rows = db.execute("SELECT docid, doi FROM papers WHERE doi IS NOT NULL").fetchall()
+        return [(int(d), str(doi)) for d, doi in rows]
+
+    def ids_and_dois(self, arxiv_ids: Sequence[str] | None = None) -> list[tuple[str, str | None]]:
+        """(arXiv id, DOI or None) of these papers (all when None), in docid order."""
+        with self.reading() as db:
+            if arxiv_ids is None:
+                rows = db.execute("SELECT arxiv_id, doi FROM papers ORDER BY docid").fetchall()
+            else:
+                rows = []
+                for i in range(0, len(arxiv_ids), 500):
+                    chunk = list(arxiv_ids[i : i + 500])
+                    rows += db.execute(
+                        f"SELECT docid, arxiv_id, doi FROM papers WHERE arxiv_id IN "
+                        f"({','.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
+                rows = [(a, d) for _, a, d in sorted(rows)]
+        return [(str(a), None if d is None else str(d)) for a, d in rows]
+
     def all_text_hashes(self) -> dict[int, str]:
         """docid -> text hash of every paper (``doctor --fix``: which vectors are current)."""
         with self.reading() as db:

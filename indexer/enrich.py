@@ -176,11 +176,10 @@ def _find(store: PaperStore, records: Sequence[WorkRecord]) -> dict[int, list[Wo
     dois = {r.doi for r in records if r.doi}
     by_doi: dict[str, int] = {}
     if dois:
-        with store.reading() as db:
-            for docid, doi in db.execute("SELECT docid, doi FROM papers WHERE doi IS NOT NULL"):
-                d = clean_doi(str(doi))
-                if d in dois:
-                    by_doi[d] = int(docid)
+        for known, doi in store.dois():
+            d = clean_doi(doi)
+            if d is not None and d in dois:
+                by_doi[d] = known
     for r in records:
         docid = store.docid_of(r.arxiv_id) if r.arxiv_id else None
         if docid is None and r.doi:

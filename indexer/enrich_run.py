@@ -166,16 +166,7 @@ def replace_arxiv(rec: WorkRecord, arxiv_id: str) -> WorkRecord:
 def _targets(
     data: DataDir, arxiv_ids: Sequence[str], limit: int | None
 ) -> list[tuple[str, str | None]]:
-    with data.store.reading() as db:
-        if arxiv_ids:
-            marks = ",".join("?" * len(arxiv_ids))
-            rows = db.execute(
-                f"SELECT arxiv_id, doi FROM papers WHERE arxiv_id IN ({marks}) ORDER BY docid",
-                list(arxiv_ids),
-            ).fetchall()
-        else:
-            rows = db.execute("SELECT arxiv_id, doi FROM papers ORDER BY docid").fetchall()
-    out = [(str(a), None if d is None else str(d)) for a, d in rows]
+    out = data.store.ids_and_dois(arxiv_ids or None)
     return out[:limit] if limit else out
 
 
