@@ -171,13 +171,10 @@ def match_entries(engine: SearchEngine, entries: list[Entry]) -> list[Match]:
 
 def _papers_by_doi(engine: SearchEngine, dois: set[str]) -> dict[str, str]:
     """arXiv ids by lower-cased DOI (one pass over the papers that have one)."""
-    found: dict[str, str] = {}
-    with engine.data.store.reading() as db:
-        for arxiv_id, doi in db.execute("SELECT arxiv_id, doi FROM papers WHERE doi IS NOT NULL"):
-            key = str(doi).lower()
-            if key in dois:
-                found[key] = str(arxiv_id)
-    return found
+    store = engine.data.store
+    docids = {doi.lower(): d for d, doi in store.dois() if doi.lower() in dois}
+    papers = store.get(list(docids.values()))
+    return {doi: papers[d].arxiv_id for doi, d in docids.items() if d in papers}
 
 
 def _by_title(engine: SearchEngine, title: str) -> str | None:
