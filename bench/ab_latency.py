@@ -8,7 +8,8 @@ hour: this shared 2-core machine drifts by more than such a change costs between
 ``run_all`` (keyword p50 at 663k papers: 7.98 ms one day, 10.2 ms the next for unchanged
 code). Each run is a fresh process of one checkout (``git worktree add DIR REV``; its
 ``bench/.cache`` must point at this one's) timing the scale benchmark's 100 queries, 3
-rounds after a warm-up, per query the median; runs alternate old, new, old, new.
+rounds after a warm-up, per query the median, wall and CPU (process time, all threads: the
+figure that holds on a loaded machine); runs alternate old, new, old, new.
 """
 
 from __future__ import annotations
@@ -42,25 +43,30 @@ for mode in modes:
         engine.search(SearchRequest(q, mode=mode))
     engine.facet_table.wait()
     per = [[] for _ in queries]
+    cpu = [[] for _ in queries]
     for _ in range(3):
         for i, q in enumerate(queries):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             engine.search(SearchRequest(q, mode=mode))
             per[i].append((time.perf_counter() - t0) * 1000)
+            cpu[i].append((time.process_time() - c0) * 1000)
     meds = sorted(statistics.median(p) for p in per)
-    print(mode, round(statistics.median(meds), 2), round(meds[int(len(meds) * 0.95)], 2))
+    cpus = sorted(statistics.median(c) for c in cpu)
+    print(mode, round(statistics.median(meds), 2), round(meds[int(len(meds) * 0.95)], 2),
+          round(statistics.median(cpus), 2))
 engine.close()
 """
 
 
-def run(checkout: Path, size: int, modes: str) -> dict[str, tuple[float, float]]:
-    """p50 and p95 ms per mode of one fresh process on ``checkout``."""
+def run(checkout: Path, size: int, modes: str) -> dict[str, tuple[float, float, float]]:
+    """p50 and p95 ms and the median CPU ms (process time: every thread) per mode of one
+    fresh process on ``checkout``."""
     out = subprocess.run(
         [sys.executable, "-c", _CHILD, str(checkout), str(size), modes],
         cwd=checkout, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
     rows = [line.split() for line in out.splitlines() if line.strip()]
-    return {r[0]: (float(r[1]), float(r[2])) for r in rows if len(r) == 3}
+    return {r[0]: (float(r[1]), float(r[2]), float(r[3])) for r in rows if len(r) == 4}
 
 
 def revision(checkout: Path) -> str:
@@ -81,16 +87,19 @@ def main() -> None:
     for pair in range(args.pairs):
         for name, checkout in sides.items():
             t0 = time.perf_counter()
-            for mode, (p50, p95) in run(checkout, args.size, args.modes).items():
-                rows.append((pair + 1, name, mode, p50, p95))
+            for mode, (p50, p95, cpu) in run(checkout, args.size, args.modes).items():
+                rows.append((pair + 1, name, mode, p50, p95, cpu))
             print(f"pair {pair + 1} {name}: {time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    print("| pair | checkout | mode | p50 ms | p95 ms |\n| --- | --- | --- | --- | --- |")
-    for pair, name, mode, p50, p95 in sorted(rows, key=lambda r: (r[2], r[0])):
-        print(f"| {pair} | {name} | {mode} | {p50:.2f} | {p95:.2f} |")
+    print("| pair | checkout | mode | p50 ms | p95 ms | CPU ms (median query) |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for pair, name, mode, p50, p95, cpu in sorted(rows, key=lambda r: (r[2], r[0])):
+        print(f"| {pair} | {name} | {mode} | {p50:.2f} | {p95:.2f} | {cpu:.2f} |")
     for mode in args.modes.split(","):
         for name in sides:
             p50s = [r[3] for r in rows if r[1] == name and r[2] == mode]
-            print(f"{mode}, {name}: median p50 {statistics.median(p50s):.2f} ms")
+            cpus = [r[5] for r in rows if r[1] == name and r[2] == mode]
+            print(f"{mode}, {name}: median p50 {statistics.median(p50s):.2f} ms, "
+                  f"CPU {statistics.median(cpus):.2f} ms")  # fmt: skip
 
 
 if __name__ == "__main__":

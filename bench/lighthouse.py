@@ -104,11 +104,12 @@ def page_types(url: str) -> dict[str, str]:
     return pages
 
 
-def lighthouse(url: str, form: str, workdir: Path) -> dict[str, int | None]:
-    """Scores 0-100 per category; retried while a category comes back without a score."""
+def lighthouse(url: str, form: str, workdir: Path, name: str = "report") -> dict[str, int | None]:
+    """Scores 0-100 per category; retried while a category comes back without a score. The
+    last report stays in ``workdir`` as ``NAME-FORM.json`` (``--reports`` keeps them)."""
     scores: dict[str, int | None] = {}
     for attempt in range(1, ATTEMPTS + 1):
-        out = workdir / "report.json"
+        out = workdir / f"{name}-{form}.json"
         cmd = [str(LIGHTHOUSE), url, "--quiet", "--output=json", f"--output-path={out}",
                f"--only-categories={','.join(CATEGORIES)}",
                "--chrome-flags=--headless=new --no-sandbox --disable-dev-shm-usage"]  # fmt: skip
@@ -136,6 +137,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--url", help="a running papersift to score (default: serve the demo)")
     ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--reports", type=Path, help="keep every Lighthouse JSON report here")
     args = ap.parse_args()
     ensure_lighthouse()
     version = subprocess.run([str(LIGHTHOUSE), "--version"], capture_output=True, text=True)
@@ -145,11 +147,13 @@ def main() -> None:
         rows = []
         loads = []
         with tempfile.TemporaryDirectory() as tmp:
+            workdir = Path(tmp) if args.reports is None else args.reports
+            workdir.mkdir(parents=True, exist_ok=True)
             for name, path in pages.items():
                 row = [name, f"`{path if len(path) < 40 else path[:37] + '…'}`"]
                 for form in ("mobile", "desktop"):
                     loads.append(os.getloadavg()[0])
-                    scores = lighthouse(url + path, form, Path(tmp))
+                    scores = lighthouse(url + path, form, workdir, name)
                     log(f"{form:7} {name}: {scores}")
                     row += [cell(scores.get(c)) for c in CATEGORIES]
                 rows.append(row)

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Annotated
 from weakref import WeakKeyDictionary
+
+import msgspec
+from msgspec import Meta
 
 from papersift.engine.institutions import Institution, Institutions
 from papersift.engine.ror import ROR_PREFIX, Explanation, RorMatcher
@@ -56,25 +59,53 @@ def explain(registry: Institutions, text: str) -> AffiliationMatch:
     return AffiliationMatch(text, why, found)
 
 
-def as_json(found: AffiliationMatch) -> dict[str, Any]:
-    """The match and its reasons as the CLI's ``--json`` and the API print them."""
+Uri = Annotated[str, Meta(extra_json_schema={"format": "uri"})]
+
+
+class RorMatch(msgspec.Struct):
+    ror: Uri
+    name: str
+    matched: Annotated[str, Meta(description="The normalised words.")]
+    how: Annotated[str, Meta(extra_json_schema={"enum": ["exact", "contained"]})]
+    id: Annotated[int, Meta(ge=1)] | None
+
+
+class Candidate(msgspec.Struct):
+    text: str
+    ror: list[Uri]
+
+
+class Explained(msgspec.Struct):
+    """An affiliation string, the ROR organisation it names (or none), and why."""
+
+    affiliation: Annotated[str, Meta(description="The text matched (cleaned).")]
+    match: Annotated[
+        RorMatch | None, Meta(description="Null when unsure: no match rather than a wrong one.")
+    ]
+    reason: Annotated[str, Meta(description="Why it matched, or why not, in words.")]
+    parts: list[str]
+    places: list[str]
+    candidates: list[Candidate]
+
+
+def as_json(found: AffiliationMatch) -> Explained:
+    """The match and its reasons as the CLI's ``--json`` prints them (the API adds the
+    institution: ``server.schemas_institutions.AffiliationMatch``)."""
     why, inst = found.explanation, found.institution
     match = None
     if why.match is not None:
-        match = {
-            "ror": ROR_PREFIX + why.match.ror_id,
-            "name": why.match.name,
-            "matched": why.match.matched,
-            "how": why.match.how,
-            "id": inst.iid if inst is not None else None,
-        }
-    return {
-        "affiliation": found.text,
-        "match": match,
-        "reason": why.reason,
-        "parts": list(why.parts),
-        "places": list(why.places),
-        "candidates": [
-            {"text": text, "ror": [ROR_PREFIX + r for r in ids]} for text, ids in why.candidates
-        ],
-    }
+        match = RorMatch(
+            ror=ROR_PREFIX + why.match.ror_id,
+            name=why.match.name,
+            matched=why.match.matched,
+            how=why.match.how,
+            id=inst.iid if inst is not None else None,
+        )
+    return Explained(
+        affiliation=found.text,
+        match=match,
+        reason=why.reason,
+        parts=list(why.parts),
+        places=list(why.places),
+        candidates=[Candidate(text, [ROR_PREFIX + r for r in ids]) for text, ids in why.candidates],
+    )

@@ -69,19 +69,13 @@ class EmbeddingProgress:
         return "; ".join(parts)
 
     def json(self) -> dict[str, object]:
-        return {
-            "model_id": self.model_id,
-            "embedded": self.embedded,
-            "total": self.total,
-            "coverage": round(self.coverage, 6),
-            "rate": None if self.rate is None else round(self.rate, 2),
-            "reached": None if self.reached is None else self.reached.isoformat(),
-            "reached_month": None if self.reached is None else f"{self.reached:%Y-%m}",
-            "eta_seconds": None if (eta := self.eta_seconds) is None else round(eta),
-            "measured_at": None
-            if self.measured_at is None
-            else self.measured_at.isoformat(timespec="seconds"),
-        }
+        """The JSON form (``engine.serialize.EmbeddingProgress``) as builtins."""
+        import msgspec
+
+        from papersift.engine.serialize import progress_body
+
+        out: dict[str, object] = msgspec.to_builtins(progress_body(self))
+        return out
 
 
 def format_duration(seconds: float) -> str:

@@ -1,80 +1,175 @@
-"""Plain-JSON forms of papers, hits, results and stats, shared by the CLI and the JSON API."""
+"""The JSON forms the engine's results take, declared once as msgspec Structs: the shapes the
+CLI's ``--json`` prints, and the statistics the JSON API and the admin page share.
+
+Field order is the order the JSON has; ``msgspec.json.encode`` writes them, and the OpenAPI
+components come from the same types (``server.openapi``)."""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from datetime import date
+from typing import Annotated
 
-from papersift.core.paper import Paper
-from papersift.engine.results import FacetCount, Hit, SearchResult, Stats
+import msgspec
+from msgspec import Meta, Struct
 
+from papersift.engine import embed_progress, results
+from papersift.engine.results import Mode, Sort
 
-def paper_json(p: Paper) -> dict[str, Any]:
-    return {
-        "id": p.arxiv_id,
-        "version": p.version,
-        "title": p.title,
-        "abstract": p.abstract,
-        "authors": [a.name for a in p.authors],
-        "categories": list(p.categories),
-        "published": p.published.isoformat(),
-        "updated": p.updated.isoformat(),
-        "doi": p.doi,
-        "journal_ref": p.journal_ref,
-        "comments": p.comments,
-        "license": p.license,
-        "citation_count": p.citation_count,
-    }
+Count = Annotated[int, Meta(ge=0)]
+DateTime = Annotated[str, Meta(extra_json_schema={"format": "date-time"})]
 
 
-def hit_json(h: Hit) -> dict[str, Any]:
+def number(value: float, digits: int = 6) -> float | None:
+    """A float rounded for JSON, or None where JSON has no number (NaN, infinities)."""
+    return round(value, digits) if math.isfinite(value) else None
+
+
+class FacetCount(Struct):
+    value: str
+    count: Count
+
+
+class EmbeddingProgress(Struct):
+    """How far the embedding backlog of one model has got."""
+
+    model_id: str
+    embedded: Count
+    total: Count
+    coverage: Annotated[float, Meta(ge=0, le=1)]
+    rate: Annotated[float | None, Meta(description="papers/s last measured")]
+    reached: Annotated[date | None, Meta(description="embedded newest first down to this date")]
+    reached_month: str | None
+    eta_seconds: Annotated[int, Meta(ge=0)] | None
+    measured_at: DateTime | None
+
+
+class Stats(Struct):
+    papers: Count
+    embedded: Count
+    coverage: float | None
+    researchers_pending: Count
+    embedding: EmbeddingProgress | None
+    model_id: str
+    dimension: Count
+    newest: date | None
+    oldest: date | None
+    categories: list[FacetCount]
+
+
+class LocalStats(Stats):
+    """``papersift stats --json``: the statistics and the data directory they describe."""
+
+    data_dir: str
+
+
+class CliHit(Struct):
+    id: str
+    title: str
+    authors: list[str]
+    categories: list[str]
+    published: date
+    updated: date
+    score: float | None
+    ranks: dict[str, int]
+    title_html: str
+    snippet_html: str
+
+
+class CliResearcher(Struct):
+    id: int
+    name: str
+    papers: Count
+
+
+class CliResult(Struct):
+    """``papersift search --json``: one page of results."""
+
+    query: str
+    mode: Mode
+    sort: Sort
+    total: Count
+    page: int
+    page_size: int
+    pages: int
+    hits: list[CliHit]
+    facets: dict[str, list[FacetCount]]
+    warnings: list[str]
+    direct: str | None
+    missing_id: str | None
+    researchers: list[CliResearcher]
+    took_ms: float | None
+
+
+def facets(values: tuple[results.FacetCount, ...]) -> list[FacetCount]:
+    return [FacetCount(f.value, f.count) for f in values]
+
+
+def progress_body(p: embed_progress.EmbeddingProgress) -> EmbeddingProgress:
+    eta = p.eta_seconds
+    at = p.measured_at
+    return EmbeddingProgress(
+        model_id=p.model_id,
+        embedded=p.embedded,
+        total=p.total,
+        coverage=round(p.coverage, 6),
+        rate=None if p.rate is None else round(p.rate, 2),
+        reached=p.reached,
+        reached_month=None if p.reached is None else f"{p.reached:%Y-%m}",
+        eta_seconds=None if eta is None else round(eta),
+        measured_at=None if at is None else at.isoformat(timespec="seconds"),
+    )
+
+
+def stats_body(s: results.Stats) -> Stats:
+    return Stats(
+        papers=s.papers,
+        embedded=s.embedded,
+        coverage=number(s.coverage),
+        researchers_pending=s.people_pending,
+        embedding=progress_body(s.embedding) if s.embedding is not None else None,
+        model_id=s.model_id,
+        dimension=s.dimension,
+        newest=s.newest,
+        oldest=s.oldest,
+        categories=facets(s.categories),
+    )
+
+
+def local_stats(s: results.Stats, data_dir: str) -> LocalStats:
+    return LocalStats(**msgspec.structs.asdict(stats_body(s)), data_dir=data_dir)
+
+
+def cli_hit(h: results.Hit) -> CliHit:
     p = h.paper
-    return {
-        "id": p.arxiv_id,
-        "title": p.title,
-        "authors": [a.name for a in p.authors],
-        "categories": list(p.categories),
-        "published": p.published.isoformat(),
-        "updated": p.updated.isoformat(),
-        "score": round(h.score, 6),
-        "ranks": h.ranks,
-        "title_html": h.title_html,
-        "snippet_html": h.abstract_html,
-    }
+    return CliHit(
+        id=p.arxiv_id,
+        title=p.title,
+        authors=[a.name for a in p.authors],
+        categories=list(p.categories),
+        published=p.published,
+        updated=p.updated,
+        score=number(h.score),
+        ranks=dict(h.ranks),
+        title_html=h.title_html,
+        snippet_html=h.abstract_html,
+    )
 
 
-def _facets(facets: dict[str, tuple[FacetCount, ...]]) -> dict[str, list[dict[str, Any]]]:
-    return {k: [{"value": f.value, "count": f.count} for f in v] for k, v in facets.items()}
-
-
-def result_json(r: SearchResult) -> dict[str, Any]:
-    return {
-        "query": r.request.query,
-        "mode": r.mode,
-        "sort": r.request.sort,
-        "total": r.total,
-        "page": r.page,
-        "page_size": r.page_size,
-        "pages": r.pages,
-        "hits": [hit_json(h) for h in r.hits],
-        "facets": _facets(r.facets),
-        "warnings": list(r.warnings),
-        "direct": r.direct.arxiv_id if r.direct else None,
-        "missing_id": r.missing_id,
-        "researchers": [{"id": x.rid, "name": x.name, "papers": x.papers} for x in r.researchers],
-        "took_ms": round(r.took_ms, 3),
-    }
-
-
-def stats_json(s: Stats) -> dict[str, Any]:
-    return {
-        "papers": s.papers,
-        "embedded": s.embedded,
-        "coverage": round(s.coverage, 6),
-        "researchers_pending": s.people_pending,
-        "embedding": s.embedding.json() if s.embedding is not None else None,
-        "model_id": s.model_id,
-        "dimension": s.dimension,
-        "oldest": s.oldest.isoformat() if s.oldest else None,
-        "newest": s.newest.isoformat() if s.newest else None,
-        "categories": [{"value": f.value, "count": f.count} for f in s.categories],
-    }
+def cli_result(r: results.SearchResult) -> CliResult:
+    return CliResult(
+        query=r.request.query,
+        mode=r.mode,
+        sort=r.request.sort,
+        total=r.total,
+        page=r.page,
+        page_size=r.page_size,
+        pages=r.pages,
+        hits=[cli_hit(h) for h in r.hits],
+        facets={k: facets(v) for k, v in r.facets.items()},
+        warnings=list(r.warnings),
+        direct=r.direct.arxiv_id if r.direct else None,
+        missing_id=r.missing_id,
+        researchers=[CliResearcher(x.rid, x.name, x.papers) for x in r.researchers],
+        took_ms=number(r.took_ms, 3),
+    )

@@ -7,7 +7,6 @@ non-zero exit code.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -52,8 +51,10 @@ def _positive(text: str) -> int:
 
 
 def _print_json(data: Any) -> None:
-    json.dump(data, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    """``data`` (builtins or msgspec Structs) as indented UTF-8 JSON on stdout."""
+    import msgspec
+
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
 
 
 # -- commands -----------------------------------------------------------------------------
@@ -132,7 +133,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from papersift.engine.results import Filters, SearchRequest
     from papersift.engine.search import open_engine
-    from papersift.engine.serialize import result_json
+    from papersift.engine.serialize import cli_result
 
     with open_engine(_config(args)) as engine:
         request = SearchRequest(
@@ -150,7 +151,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
         result = engine.search(request)
     if args.json:
-        _print_json(result_json(result))
+        _print_json(cli_result(result))
         return 0
     for w in result.warnings:
         print(f"note: {w}", file=sys.stderr)
@@ -170,16 +171,14 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
-    from papersift.engine.serialize import stats_json
+    from papersift.engine.serialize import local_stats
 
     with open_engine(_config(args)) as engine:
         stats = engine.stats_with_progress()
-    data = stats_json(stats)
-    data["data_dir"] = str(engine.config.data_dir)
     if args.json:
-        _print_json(data)
+        _print_json(local_stats(stats, str(engine.config.data_dir)))
         return 0
-    print(f"data directory  {data['data_dir']}")
+    print(f"data directory  {engine.config.data_dir}")
     print(f"papers          {stats.papers}")
     print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
     progress = stats.embedding
@@ -313,11 +312,11 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
     out = as_json(found)
     if args.json:
         _print_json(out)
-    elif out["match"] is None:
-        print(f"no match: {out['reason']}")
+    elif out.match is None:
+        print(f"no match: {out.reason}")
     else:
-        m = out["match"]
-        print(f"{m['ror']}  {m['name']}\n  {m['how']} match: {out['reason']}")
+        m = out.match
+        print(f"{m.ror}  {m.name}\n  {m.how} match: {out.reason}")
     return 0
 
 

@@ -17,11 +17,12 @@ from urllib.parse import parse_qs
 import anyio.to_thread
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.indexer.scheduler import JOBS, JobRunner
-from papersift.server.templating import page_meta, render
+from papersift.server.schemas_admin import AdminRun, status_body
+from papersift.server.templating import fresh_json, page_meta, render
 
 NO_STORE = {"Cache-Control": "no-store"}
 DISABLED = (
@@ -77,7 +78,7 @@ def _form_key(token: str, job: str) -> str:
 async def status_api(request: Request) -> Response:
     authorize(request)
     snapshot = await anyio.to_thread.run_sync(_runner(request).snapshot)
-    return JSONResponse(snapshot, headers=NO_STORE)
+    return fresh_json(status_body(snapshot))
 
 
 def _start(request: Request, job: str) -> bool:
@@ -92,7 +93,7 @@ async def run_api(request: Request) -> Response:
     job = request.path_params["job"]
     if not _start(request, job):
         raise HTTPException(409, f"A {job} run is in progress; this one was skipped.")
-    return JSONResponse({"job": job, "started": True}, status_code=202, headers=NO_STORE)
+    return fresh_json(AdminRun(job, True), 202)
 
 
 async def page(request: Request) -> Response:

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from papersift.indexer.scheduler import JOBS
+from papersift.server.schemas import Error
+from papersift.server.schemas_admin import AdminRun, AdminStatus
 
 Build = Callable[..., dict[str, Any]]
 _STR = {"type": "string"}
@@ -19,46 +21,11 @@ SECURITY_SCHEMES = {
 }
 
 
-def admin_schemas(obj: Build, array: Build, ref: Build) -> dict[str, Any]:
-    when = {"type": ["string", "null"], "format": "date-time"}
-    job = obj(
-        {
-            "name": {"enum": list(JOBS)},
-            "schedule": {"type": "string", "description": "Cron expression; empty: on demand."},
-            "running": {"type": "boolean"},
-            "last_start": when,
-            "last_end": when,
-            "outcome": {"enum": ["ok", "error", None]},
-            "message": {"type": "string"},
-            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "runs": {"type": "integer", "minimum": 0},
-            "skipped": {"type": "integer", "minimum": 0},
-            "next_run": when,
-        }
-    )
-    count = {"type": "integer", "minimum": 0}
-    return {
-        "AdminJob": job,
-        "AdminStatus": obj(
-            {
-                "papers": count,
-                "embedded": count,
-                "embedding_backlog": count,
-                "embedding": {"type": "object", "description": "see EmbeddingProgress"},
-                "embedding_line": {"type": "string"},
-                "scheduler_running": {"type": "boolean"},
-                "jobs": array(ref("AdminJob")),
-            }
-        ),
-        "AdminRun": obj({"job": {"enum": list(JOBS)}, "started": {"const": True}}),
-    }
-
-
 def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
     """The admin operations; ``enabled=False`` (no ``[server] admin_token``): every admin
     request answers 404, with or without a token, and that is all the document promises."""
     if not enabled:
-        off = json("Error", "Admin is disabled on this server (no `[server] admin_token`).")
+        off = json(Error, "Admin is disabled on this server (no `[server] admin_token`).")
         return {
             "/api/v1/admin/status": {
                 "get": {
@@ -78,9 +45,9 @@ def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
         }
     secured: list[dict[str, list[str]]] = [{"adminToken": []}]
     errors = {
-        "401": json("Error", "The admin token is missing or wrong."),
-        "404": json("Error", "No such job."),
-        "503": json("Error", "This process runs no scheduler."),
+        "401": json(Error, "The admin token is missing or wrong."),
+        "404": json(Error, "No such job."),
+        "503": json(Error, "This process runs no scheduler."),
     }
     return {
         "/api/v1/admin/status": {
@@ -88,7 +55,7 @@ def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
                 "operationId": "adminStatus",
                 "summary": "Scheduled jobs: last and next runs, outcomes, embedding backlog",
                 "security": secured,
-                "responses": {"200": json("AdminStatus", "The status."), **errors},
+                "responses": {"200": json(AdminStatus, "The status."), **errors},
             }
         },
         "/api/v1/admin/run/{job}": {
@@ -100,8 +67,8 @@ def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
                     {"name": "job", "in": "path", "required": True, "schema": {"enum": list(JOBS)}}
                 ],
                 "responses": {
-                    "202": json("AdminRun", "The run started."),
-                    "409": json("Error", "A run of this job is in progress; skipped."),
+                    "202": json(AdminRun, "The run started."),
+                    "409": json(Error, "A run of this job is in progress; skipped."),
                     **errors,
                 },
             }

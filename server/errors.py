@@ -7,13 +7,14 @@ from http import HTTPStatus
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from papersift.core.errors import QueryError
 from papersift.server.headers import SECURITY_HEADERS
 from papersift.server.markdown import md_text, wants_markdown
 from papersift.server.params import ParamError
-from papersift.server.templating import page_meta, render
+from papersift.server.schemas import error_body
+from papersift.server.templating import fresh_json, page_meta, render
 
 log = logging.getLogger(__name__)
 
@@ -34,16 +35,10 @@ def wants_json(request: Request) -> bool:
     return request.url.path.startswith(JSON_PREFIXES)
 
 
-def json_error(status: int, message: str, parameter: str | None = None) -> JSONResponse:
-    """``{"error": {"status", "code", "message"[, "parameter"]}}`` - the API's one error shape."""
-    body: dict[str, object] = {
-        "status": status,
-        "code": _CODES.get(status, "error"),
-        "message": message,
-    }
-    if parameter:
-        body["parameter"] = parameter
-    return JSONResponse({"error": body}, status_code=status, headers={"Cache-Control": "no-store"})
+def json_error(status: int, message: str, parameter: str | None = None) -> Response:
+    """``{"error": {"status", "code", "message"[, "parameter"]}}`` - the API's one error shape
+    (``server.schemas.Error``)."""
+    return fresh_json(error_body(status, _CODES.get(status, "error"), message, parameter), status)
 
 
 def error_response(

@@ -12,13 +12,13 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.core.urls import institution_url, researcher_url
+from papersift.core.urls import institution_url, researcher_url, with_query
 from papersift.engine.institutions import Institution, Institutions
 from papersift.engine.ror import ROR_PREFIX, parse_ror_id
 from papersift.server.context import ctx
 from papersift.server.feed_routes import institution_feed_path
 from papersift.server.markdown import MARKDOWN, institution_markdown, list_markdown, wants_markdown
-from papersift.server.params import clean_text, int_param, page_link
+from papersift.server.paging import name_page
 from papersift.server.templating import cached_response, page_meta, render
 from papersift.server.urls import site_root
 
@@ -57,16 +57,12 @@ def organization_ld(i: Institution, url: str) -> dict[str, Any]:
 
 async def index(request: Request) -> Response:
     reg = _registry(request)
-    q = clean_text(request.query_params.get("q", ""))[:200]
-    page = int_param(request.query_params, "page", 1, 10_000)
-    found, total = await ctx(request).call(reg.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
+    at = name_page(request, "/institutions", size=INDEX_PAGE)
+    found, total = await ctx(request).call(reg.search, at.q, at.size, at.offset)
+    q, nxt = at.q, at.next(total)
     if wants_markdown(request):
         root = site_root(request)
-        items = [
-            (i.name, root + institution_url(i.iid, i.name), _place(i))
-            for i in found
-        ]
-        nxt = page_link("/institutions", q=q, page=page + 1) if page * INDEX_PAGE < total else None
+        items = [(i.name, root + institution_url(i.iid, i.name), _place(i)) for i in found]
         heading = f"Institutions matching “{q}”" if q else "Institutions"
         text = list_markdown(heading, items, total, root + nxt if nxt else None)
         return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
@@ -76,14 +72,16 @@ async def index(request: Request) -> Response:
         description="Research institutions from the ROR registry; search by name.",
         path="/institutions",
         trail=[("Institutions", "/institutions")],
-        robots="noindex,follow" if q or page > 1 else "index,follow",
+        robots="noindex,follow" if q or at.page > 1 else "index,follow",
     )
     context.update(
         q=q,
         institutions=[(i, institution_url(i.iid, i.name)) for i in found],
         total=total,
-        first=(page - 1) * INDEX_PAGE + 1,
+        first=at.offset + 1,
         candidates=False,
+        prev=at.prev(),
+        next=nxt,
     )
     return render(request, "institutions.html", context)
 
@@ -116,7 +114,7 @@ async def institution(request: Request) -> Response:
         (name, researcher_url(rid, name), n)
         for rid, name, n in await c.call(reg.members, found.ror_id, 50)
     ]
-    papers_url = f"/search?institution={found.ror_id}"
+    papers_url = with_query("/search", {"institution": found.ror_id})
     if wants_markdown(request):
         text = institution_markdown(
             found, root + canonical, ROR_PREFIX + found.ror_id,
@@ -161,6 +159,8 @@ def _candidates(request: Request, name: str, found: list[Institution]) -> Respon
         total=len(found),
         first=1,
         candidates=True,
+        prev=None,
+        next=None,
     )
     return render(request, "institutions.html", context)
 

@@ -14,62 +14,30 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.core.urls import institution_url, researcher_url
-from papersift.engine.affiliation_match import MAX_AFFILIATION, as_json, explain
-from papersift.engine.institutions import Institution, Institutions
+from papersift.engine.affiliation_match import MAX_AFFILIATION, explain
+from papersift.engine.institutions import Institutions
 from papersift.engine.results import SearchResult
-from papersift.engine.ror import ROR_PREFIX, parse_ror_id
+from papersift.engine.ror import parse_ror_id
 from papersift.server.context import ctx
 from papersift.server.institution_pages import _registry
-from papersift.server.params import ParamError, clean_text, page_link, with_filters
-from papersift.server.people_api import _int
+from papersift.server.paging import api_page
+from papersift.server.params import ParamError, clean_text, with_filters
+from papersift.server.schemas_institutions import detail_body, list_body, match_body
 from papersift.server.templating import json_response
 from papersift.server.urls import site_root
 from papersift.server.views import FACET_LIMIT, Link
 
-MAX_LIMIT = 100
 MEMBERS = 50
 
 
-def institution_json(i: Institution, root: str) -> dict[str, Any]:
-    return {
-        "id": i.iid,
-        "ror": ROR_PREFIX + i.ror_id,
-        "name": i.name,
-        "country": i.country,
-        "city": i.city,
-        "types": list(i.types),
-        "url": root + institution_url(i.iid, i.name),
-        "papers_url": f"{root}/api/v1/search?institution={i.ror_id}",
-    }
-
-
 async def institutions(request: Request) -> Response:
-    for name in request.query_params:
-        if name not in ("q", "page", "limit"):
-            raise ParamError(name, f"Unknown parameter {name[:40]!r}; known: q, page, limit.")
+    at = api_page(request, "/api/v1/institutions")
     reg = _registry(request)
-    q = clean_text(request.query_params.get("q", ""))[:200]
-    limit = _int(request, "limit", 20, MAX_LIMIT)
-    page = _int(request, "page", 1, 10_000)
-    found, total = await ctx(request).call(reg.search, q, limit, (page - 1) * limit)
+    found, total = await ctx(request).call(reg.search, at.q, at.size, at.offset)
     root = site_root(request)
-    has_next = page * limit < total
-    nxt = (
-        root + page_link("/api/v1/institutions", q=q, page=page + 1, limit=limit)
-        if has_next
-        else None
-    )
-    return json_response(
-        request,
-        {
-            "q": q,
-            "total": total,
-            "page": page,
-            "institutions": [institution_json(i, root) for i in found],
-            "next": nxt,
-        },
-    )
+    nxt = at.next(total)
+    body = list_body(at.q, total, at.page, found, root, root + nxt if nxt else None)
+    return json_response(request, body)
 
 
 async def match(request: Request) -> Response:
@@ -84,10 +52,7 @@ async def match(request: Request) -> Response:
         raise ParamError("q", f"'q' is at most {MAX_AFFILIATION} characters ({len(raw)} given).")
     q = clean_text(raw)  # blank after cleaning: answered, with nothing matched
     found = await ctx(request).call(explain, reg, q)
-    root = site_root(request)
-    inst = found.institution
-    body = {**as_json(found), "institution": institution_json(inst, root) if inst else None}
-    return json_response(request, body)
+    return json_response(request, match_body(found, site_root(request)))
 
 
 async def institution(request: Request) -> Response:
@@ -105,23 +70,13 @@ async def institution(request: Request) -> Response:
             return RedirectResponse(f"/api/v1/institutions/{found.iid}", status_code=301)
     if found is None:
         raise HTTPException(404, f"There is no institution {raw[:60]} in this index.")
-    papers, people = await c.call(reg.linked, found.ror_id)
+    linked = await c.call(reg.linked, found.ror_id)
     members = await c.call(reg.members, found.ror_id, MEMBERS)
-    parents = await c.call(reg.ror_names, found.parents)
-    root = site_root(request)
-    body = {
-        **institution_json(found, root),
-        "aliases": list(found.aliases),
-        "status": found.status,
-        "parents": [institution_json(p, root) for p in parents.values()],
-        "papers": papers,
-        "researchers": people,
-        "members": [
-            {"id": rid, "name": name, "papers": n, "url": root + researcher_url(rid, name)}
-            for rid, name, n in members
-        ],
-    }
-    return json_response(request, {"institution": body})
+    parents = list((await c.call(reg.ror_names, found.parents)).values())
+    body = detail_body(
+        found, site_root(request), parents=parents, linked=linked, members=members
+    )
+    return json_response(request, body)
 
 
 def institution_filters(

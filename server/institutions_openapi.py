@@ -6,91 +6,14 @@ from collections.abc import Callable
 from typing import Any
 
 from papersift.engine.affiliation_match import MAX_AFFILIATION
+from papersift.server.paging import api_parameters
+from papersift.server.schemas_institutions import (
+    AffiliationMatch,
+    InstitutionList,
+    InstitutionResponse,
+)
 
-_STR = {"type": "string"}
-_INT = {"type": "integer", "minimum": 0}
 Fn = Callable[..., dict[str, Any]]
-
-
-def institution_schemas(_obj: Fn, _array: Fn, _ref: Fn) -> dict[str, Any]:
-    return {
-        "Institution": _obj(
-            {
-                "id": {"type": "integer", "minimum": 1, "description": "Stable; never reused."},
-                "ror": {"type": "string", "format": "uri"},
-                "name": _STR,
-                "country": _STR,
-                "city": _STR,
-                "types": _array(_STR),
-                "url": {"type": "string", "format": "uri"},
-                "papers_url": {"type": "string", "format": "uri"},
-            }
-        ),
-        "InstitutionList": _obj(
-            {
-                "q": _STR,
-                "total": _INT,
-                "page": {"type": "integer", "minimum": 1},
-                "institutions": _array(_ref("Institution")),
-                "next": {"type": ["string", "null"]},
-            }
-        ),
-        "AffiliationMatch": _obj(
-            {
-                "affiliation": {**_STR, "description": "The text matched (cleaned)."},
-                "match": {
-                    "oneOf": [
-                        {"type": "null"},
-                        _obj(
-                            {
-                                "ror": {"type": "string", "format": "uri"},
-                                "name": _STR,
-                                "matched": {**_STR, "description": "The normalised words."},
-                                "how": {"enum": ["exact", "contained"]},
-                                "id": {"type": ["integer", "null"], "minimum": 1},
-                            }
-                        ),
-                    ],
-                    "description": "Null when unsure: no match rather than a wrong one.",
-                },
-                "reason": {**_STR, "description": "Why it matched, or why not, in words."},
-                "parts": _array(_STR),
-                "places": _array(_STR),
-                "candidates": _array(
-                    _obj({"text": _STR, "ror": _array({"type": "string", "format": "uri"})})
-                ),
-                "institution": {"oneOf": [{"type": "null"}, _ref("Institution")]},
-            }
-        ),
-        "InstitutionResponse": _obj(
-            {
-                "institution": {
-                    "allOf": [
-                        _ref("Institution"),
-                        _obj(
-                            {
-                                "aliases": _array(_STR),
-                                "status": _STR,
-                                "parents": _array(_ref("Institution")),
-                                "papers": {**_INT, "description": "Papers linked by enrichment."},
-                                "researchers": _INT,
-                                "members": _array(
-                                    _obj(
-                                        {
-                                            "id": {"type": "integer", "minimum": 1},
-                                            "name": _STR,
-                                            "papers": _INT,
-                                            "url": {"type": "string", "format": "uri"},
-                                        }
-                                    )
-                                ),
-                            }
-                        ),
-                    ]
-                }
-            }
-        ),
-    }
 
 
 # A ROR id as ``papersift.engine.ror.parse_ror_id`` accepts it (any case, optionally as a URL).
@@ -100,26 +23,16 @@ ROR_ID = (
 )
 
 
-def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[str, Any]:
+def institution_paths(_param: Fn, body: Fn, errors: dict[str, Any]) -> dict[str, Any]:
     return {
         "/api/v1/institutions": {
             "get": {
                 "operationId": "listInstitutions",
                 "summary": "Institutions (ROR registry) by name",
-                "parameters": [
-                    _param("q", "Words of the name (accents and case do not matter).", _STR),
-                    _param(
-                        "page", "1-based.", {"type": "integer", "minimum": 1, "maximum": 10_000}
-                    ),
-                    _param(
-                        "limit",
-                        "Per page (default 20).",
-                        {"type": "integer", "minimum": 1, "maximum": 100},
-                    ),
-                ],
+                "parameters": api_parameters(),
                 "responses": {
-                    "200": _json("InstitutionList", "One page of institutions."),
-                    "400": _ERRORS["400"],
+                    "200": body(InstitutionList, "One page of institutions."),
+                    "400": errors["400"],
                 },
             }
         },
@@ -137,8 +50,8 @@ def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[st
                     ),
                 ],
                 "responses": {
-                    "200": _json("AffiliationMatch", "The match (or null) and the reasons."),
-                    **_ERRORS,
+                    "200": body(AffiliationMatch, "The match (or null) and the reasons."),
+                    **errors,
                 },
             }
         },
@@ -157,8 +70,8 @@ def institution_paths(_param: Fn, _json: Fn, _ERRORS: dict[str, Any]) -> dict[st
                     }
                 ],
                 "responses": {
-                    "200": _json("InstitutionResponse", "The institution."),
-                    **_ERRORS,
+                    "200": body(InstitutionResponse, "The institution."),
+                    **errors,
                 },
             }
         },

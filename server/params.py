@@ -13,11 +13,11 @@ import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import date
-from urllib.parse import urlencode
 
 from starlette.datastructures import QueryParams
 
 from papersift.core.config import SearchConfig
+from papersift.core.urls import with_query
 from papersift.engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
 
 SEARCH_PARAMS = (
@@ -309,15 +309,7 @@ def search_url(req: SearchRequest, path: str = "/search", **changes: object) -> 
     if changes and "page" not in changes:
         changes["page"] = 1
     new = replace(req, **changes)  # type: ignore[arg-type]
-    qs = urlencode(query_items(new))
-    return f"{path}?{qs}" if qs else path
-
-
-def page_link(path: str, **params: str | int) -> str:
-    """``path`` with these query parameters, URL-encoded (``q=wang#j`` -> ``q=wang%23j``);
-    empty ones, and ``page=1``, left out. The one builder of list pages' prev/next links."""
-    items = [(k, str(v)) for k, v in params.items() if v != "" and not (k == "page" and v == 1)]
-    return f"{path}?{urlencode(items)}" if items else path
+    return with_query(path, query_items(new))
 
 
 def with_filters(req: SearchRequest, **changes: object) -> str:

@@ -25,7 +25,8 @@ from papersift.server.markdown import (
     researcher_markdown,
     wants_markdown,
 )
-from papersift.server.params import clean_text, int_param, page_link, search_url, with_filters
+from papersift.server.paging import name_page
+from papersift.server.params import search_url, with_filters
 from papersift.server.people_views import author_links, researcher_filters
 from papersift.server.svg import Bar, Node, bar_chart, network
 from papersift.server.templating import cached_response, page_meta, render
@@ -68,14 +69,9 @@ def person_ld(r: Researcher, url: str) -> dict[str, Any]:
 
 async def index(request: Request) -> Response:
     people = people_of(request)
-    q = clean_text(request.query_params.get("q", ""))[:200]
-    page = int_param(request.query_params, "page", 1, 10_000)
-    found, total = await ctx(request).call(people.search, q, INDEX_PAGE, (page - 1) * INDEX_PAGE)
-
-    def page_url(n: int) -> str:
-        return page_link("/researchers", q=q, page=n)
-
-    nxt = page_url(page + 1) if page * INDEX_PAGE < total else None
+    at = name_page(request, "/researchers", size=INDEX_PAGE)
+    found, total = await ctx(request).call(people.search, at.q, at.size, at.offset)
+    q, nxt = at.q, at.next(total)
     if wants_markdown(request):
         root = site_root(request)
         items = [(r.name, root + researcher_url(r.rid, r.name), f"{r.papers:,} papers")
@@ -90,14 +86,14 @@ async def index(request: Request) -> Response:
         description="Researchers in this index with their paper counts; search by name.",
         path="/researchers",
         trail=[("Researchers", "/researchers")],
-        robots="noindex,follow" if q or page > 1 else "index,follow",
+        robots="noindex,follow" if q or at.page > 1 else "index,follow",
     )
     context.update(
         q=q,
         researchers=[(r, researcher_url(r.rid, r.name)) for r in found],
         total=total,
-        first=(page - 1) * INDEX_PAGE + 1,
-        prev=page_url(page - 1) if page > 1 else None,
+        first=at.offset + 1,
+        prev=at.prev(),
         next=nxt,
     )
     return render(request, "researchers.html", context)

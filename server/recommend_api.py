@@ -11,10 +11,10 @@ from starlette.routing import Route
 
 from papersift.engine.recommend import Recommendations, recommend
 from papersift.engine.search import SearchEngine
-from papersift.server.api import hit_json
 from papersift.server.context import ctx
 from papersift.server.params import ParamError, parse_search
 from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
+from papersift.server.schemas import hit_body
 from papersift.server.urls import site_root
 
 _EXPECTED = {
@@ -65,7 +65,7 @@ def response_of(result: Recommendations, root: str) -> RecommendResponse:
         to=result.date_to.isoformat() if result.date_to else None,
         seeds=list(result.seeds),
         warnings=list(result.warnings),
-        hits=[hit_json(h, root) for h in result.hits],
+        hits=[hit_body(h, root) for h in result.hits],
     )
 
 

@@ -12,6 +12,7 @@ from papersift.core.config import SearchConfig
 from papersift.engine.recommend import MAX_SEEDS
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+from papersift.server.schemas import Hit
 from papersift.server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
 
 Ids = Annotated[
@@ -59,7 +60,7 @@ class RecommendResponse(msgspec.Struct, kw_only=True):
     to: str | None
     seeds: list[str]  # the seeds used: found here, with a vector
     warnings: list[str]
-    hits: list[dict[str, Any]]  # Hit objects, as /api/v1/search answers them
+    hits: list[Hit]  # as /api/v1/search answers them
 
 
 def openapi_schemas(cfg: SearchConfig, categories: Sequence[str] | None) -> dict[str, Any]:
@@ -74,8 +75,6 @@ def openapi_schemas(cfg: SearchConfig, categories: Sequence[str] | None) -> dict
     props["page_size"]["anyOf"][0]["maximum"] = cfg.max_page_size
     if categories is not None:
         props["category"]["items"] = {"enum": ["", *categories]}
-    hits = components["RecommendResponse"]["properties"]["hits"]
-    hits["items"] = {"$ref": "#/components/schemas/Hit"}
     return components
 
 

@@ -9,7 +9,7 @@ from html import escape, unescape
 from pathlib import Path
 from typing import Any
 
-import orjson
+import msgspec
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup
 from starlette.requests import Request
@@ -147,11 +147,23 @@ def cached_response(
     return Response(data, status_code=status_code, media_type=media_type, headers=all_headers)
 
 
+_JSON = msgspec.json.Encoder()
+
+
 def json_response(request: Request, data: Any, cache: str = API_CACHE) -> Response:
-    """``data`` as compact UTF-8 JSON with an ETag. orjson: a search page of 24 hits was a
-    third of the event loop's time under load with the stdlib encoder. Non-finite floats
-    are the caller's to map to null; orjson would write them as null too."""
-    return cached_response(request, orjson.dumps(data), "application/json", cache=cache)
+    """``data`` (a response Struct of ``server.schemas*``, or builtins) as compact UTF-8 JSON
+    with an ETag. msgspec: the stdlib encoder took a third of the event loop's time under
+    load on a 24-hit search page; see bench/serialize_bench.py for msgspec against orjson.
+    Non-finite floats are the caller's to map to null; msgspec would write them as null too."""
+    return cached_response(request, _JSON.encode(data), "application/json", cache=cache)
+
+
+NO_STORE = {"Cache-Control": "no-store"}
+
+
+def fresh_json(data: Any, status_code: int = 200) -> Response:
+    """``data`` as JSON that no cache keeps (errors, health, admin): no ETag, ``no-store``."""
+    return Response(_JSON.encode(data), status_code, dict(NO_STORE), "application/json")
 
 
 def render(

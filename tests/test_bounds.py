@@ -19,7 +19,7 @@ from papersift.engine.datadir import DataDir
 from papersift.engine.search import SearchEngine, open_engine
 from papersift.indexer.build import import_files
 from papersift.server.app import create_app
-from papersift.server.params import page_link
+from papersift.server.paging import NamePage
 from tests.corpus import demo_records, make_config, write_jsonl
 from tests.web_helpers import parse_html
 
@@ -110,10 +110,10 @@ def test_paper_page_caps_version_links(versions_client: tuple[TestClient, Path])
 
 @pytest.mark.parametrize("q", ["wang#j", "an & b", "li?x=1&page=9", "é/ü+"])
 def test_page_link_encodes_the_query(q: str) -> None:
-    link = page_link("/api/v1/researchers", q=q, page=2, limit=5)
+    link = NamePage("/api/v1/researchers", q, 1, 5, api=True).link(2)
     parts = urlsplit(link)
     assert not parts.fragment and parse_qs(parts.query) == {"q": [q], "page": ["2"], "limit": ["5"]}
-    assert page_link("/researchers", q="", page=1) == "/researchers"
+    assert NamePage("/researchers", "", 2, 50).link(1) == "/researchers"
 
 
 def test_next_links_round_trip_the_query(client: TestClient) -> None:

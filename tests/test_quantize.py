@@ -9,7 +9,7 @@ import onnx
 import pytest
 
 from papersift.engine.embed import Embedder, ModelError, default_model_path, default_tokenizer_path
-from papersift.engine.quantize import ffn_down_projections
+from papersift.engine.quantize import attention_nodes, ffn_down_projections, kept_in_float32
 from tests.corpus import sample_records
 
 pytestmark = pytest.mark.slow  # left out by `make test-fast`
@@ -32,9 +32,15 @@ def test_int8_graph_is_built_once_with_its_own_id(tmp_path: Path, texts: list[st
     graph = onnx.load(str(q.graph_path))
     ops = {n.op_type for n in graph.graph.node}
     assert {"DynamicQuantizeMatMul", "QAttention"} & ops or "MatMulInteger" in ops
-    kept = ffn_down_projections(plain.graph_path)
-    assert len(kept) == 6  # one per MiniLM layer, left in float32
-    assert {n.name for n in graph.graph.node if n.op_type == "MatMul"} >= set(kept)
+    ffn, att = ffn_down_projections(plain.graph_path), attention_nodes(plain.graph_path)
+    assert len(ffn) == len(att) == 6  # one of each per MiniLM layer
+    kept = kept_in_float32(plain.graph_path)
+    assert kept == [ffn[0], ffn[1], ffn[2], att[3]]  # the measured four, left in float32
+    names = {n.op_type: set() for n in graph.graph.node}
+    for n in graph.graph.node:
+        names[n.op_type].add(n.name)
+    assert names["MatMul"] >= set(ffn[:3]) and att[3] in names["Attention"]
+    assert not set(ffn[3:]) & names["MatMul"]  # the other down-projections are quantised
 
     built = q.graph_path.stat().st_mtime_ns
     again = Embedder(default_model_path(), default_tokenizer_path(), cache_dir=cache,

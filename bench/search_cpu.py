@@ -1,0 +1,122 @@
+"""CPU per new search over HTTP: uncached `/api/v1/search` by mode (issue 23).
+
+    .venv/bin/python bench/search_cpu.py [--size 0] [--modes hybrid,keyword] [--seconds 10]
+        [--repeats 3] [--concurrency 8]
+
+One `papersift serve` (bench/http_load.py's ``Server``) on a cached scale directory with the
+result cache off (``[search] cache_size = 0``), so every request is a full search; wrk in a
+separate process on loopback cycles through 200 title queries of that directory, modes
+alternating run by run. *CPU ms/request* is the server process's user + system CPU time over
+the run (``/proc/PID/stat``) divided by the requests wrk completed: what a new search costs
+the server, whatever the load generator takes of the 2 cores. Runs start once the server is
+idle (its start-up work, e.g. building the facet table, is not billed to them). Targets
+(issue 23, 663k papers): hybrid <= 15 ms (so >= 120 req/s at concurrency 8 on 2 cores),
+keyword <= 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the repo root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import scale_data
+from bench.common import load_average, log, machine_info, table
+from bench.html_load import cpu_seconds
+from bench.http_load import Server, _lua, run_wrk
+
+
+def wait_idle(pid: int, window: float = 2.0, limit: float = 300.0) -> float:
+    """Wait until the server spends under 5% of a core over ``window`` seconds (its facet
+    table and other start-up work done, or they would be billed to the first runs); the
+    seconds waited."""
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < limit:
+        c0 = cpu_seconds(pid)
+        time.sleep(window)
+        if cpu_seconds(pid) - c0 < 0.05 * window:
+            break
+    return time.perf_counter() - t0
+
+
+def measure(
+    size: int, modes: list[str], seconds: int, repeats: int, conns: int
+) -> dict[str, list[dict[str, float]]]:
+    """Per mode, one wrk run per repeat against one uncached server, modes alternating."""
+    from bench.peers.compare import sample_docs, title_queries
+
+    queries = title_queries(sample_docs(size), 200)
+    server = Server(scale_data.data_path(size), queries[0], {"PAPERSIFT_SEARCH_CACHE_SIZE": "0"})
+    server.start()
+    log(f"search-cpu: serve answered {server.cold_start_s:.1f} s after spawn")
+    log(f"search-cpu: server idle after {wait_idle(server.proc.pid):.0f} s more")
+    runs: dict[str, list[dict[str, float]]] = {m: [] for m in modes}
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            script = _lua(queries, Path(tmp))
+            for mode in modes:  # warm-up: every query once per mode
+                run_wrk(f"{server.base}/api/v1/search?mode={mode}&q=", 2, 4, script)
+            wait_idle(server.proc.pid)
+            for r in range(repeats):
+                for mode in modes if r % 2 == 0 else modes[::-1]:
+                    url = f"{server.base}/api/v1/search?mode={mode}&q="
+                    cpu0 = cpu_seconds(server.proc.pid)
+                    res = run_wrk(url, conns, seconds, script)
+                    cpu = cpu_seconds(server.proc.pid) - cpu0
+                    res["cpu_ms"] = 1000 * cpu / max(1.0, res["requests"])
+                    res["load"] = os.getloadavg()[0]
+                    runs[mode].append(res)
+                    log(f"search-cpu: {mode} c{conns}: {res['rps']:.1f} req/s, "
+                        f"{res['cpu_ms']:.2f} ms CPU/req, {res['errors']:.0f} errors")  # fmt: skip
+    finally:
+        server.stop()
+    return runs
+
+
+def report(runs: dict[str, list[dict[str, float]]], size: int, conns: int, seconds: int) -> str:
+    rows: list[list[Any]] = []
+    for mode, res in runs.items():
+        med = {k: statistics.median(x[k] for x in res) for k in res[0]}
+        rows.append([
+            mode, str(conns), f"{med['rps']:.1f}", f"{med['cpu_ms']:.2f}",
+            " / ".join(f"{x['cpu_ms']:.2f}" for x in res), f"{med['p50']:.1f}",
+            f"{med['p99']:.1f}", f"{int(sum(x['errors'] for x in res))}",
+            " ".join(f"{x['load']:.1f}" for x in res),
+        ])  # fmt: skip
+    info = machine_info()
+    heads = ["mode", "concurrency", "req/s", "CPU ms/request", "each run", "p50 ms", "p99 ms",
+             "errors", "load after each run"]  # fmt: skip
+    n = len(next(iter(runs.values())))
+    return (
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
+        f"revision {info['revision']}; {scale_data.label(size)} directory, result cache off, "
+        f"wrk at concurrency {conns}, {seconds} s per run, median of {n} runs; load average "
+        f"at the end {load_average()}.\n\n" + table(heads, rows)
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size", type=int, default=0)
+    ap.add_argument("--modes", default="hybrid,keyword")
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--concurrency", type=int, default=8)
+    args = ap.parse_args()
+    if scale_data.read_meta(args.size) is None:
+        sys.exit(f"no complete scale directory {scale_data.data_path(args.size)}: "
+                 f"run bench/scale_data.py --sizes {args.size}")  # fmt: skip
+    runs = measure(args.size, args.modes.split(","), args.seconds, args.repeats, args.concurrency)
+    print(report(runs, args.size, args.concurrency, args.seconds))
+
+
+if __name__ == "__main__":
+    main()

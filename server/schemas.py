@@ -1,0 +1,234 @@
+"""The JSON API's responses for search, papers, categories, stats and errors, declared once
+as msgspec Structs: the routes build and encode these, and the OpenAPI document's components
+are generated from them (``server.openapi``), so the two cannot drift.
+
+Field order is the JSON's order. Every field is required (always present, ``null`` when
+unknown) unless it has a default and its Struct omits defaults."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Literal
+
+from msgspec import Meta, Struct, field
+
+from papersift.core import paper as core
+from papersift.core.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, researcher_url
+from papersift.engine import results
+from papersift.engine.results import Mode, Sort
+from papersift.engine.serialize import Count, FacetCount, facets, number
+from papersift.server.taxonomy import category_name
+
+Uri = Annotated[str, Meta(extra_json_schema={"format": "uri"})]
+NULL_URL = Annotated[str | None, Meta(description="URL of the next page, if any.")]
+
+
+class ErrorDetail(Struct, omit_defaults=True):
+    status: int
+    code: Annotated[str, Meta(examples=["bad_request", "not_found"])]
+    message: str
+    parameter: str | None = None  # left out unless a parameter is to blame
+
+
+class Error(Struct):
+    """Every error the API answers: the status, a code, and what to change."""
+
+    error: ErrorDetail
+
+
+class Author(Struct):
+    name: str
+    ids: dict[str, str]
+
+
+class Paper(Struct):
+    id: Annotated[str, Meta(examples=["2401.10241", "cmp-lg/9405001"])]
+    version: Annotated[int, Meta(ge=1)]
+    title: str
+    abstract: str
+    authors: list[Author]
+    categories: list[str]
+    published: date
+    updated: date
+    doi: str | None
+    journal_ref: str | None
+    comments: str | None
+    license: str | None
+    citation_count: int | None
+    primary_category: str
+    url: Uri
+    abs_url: Uri
+    pdf_url: Uri
+
+
+class Hit(Struct):
+    paper: Paper
+    score: float | None
+    title_html: Annotated[str, Meta(description="Escaped title, query terms in <b>.")]
+    snippet_html: Annotated[str, Meta(description="Escaped abstract excerpt, terms in <b>.")]
+    ranks: Annotated[
+        dict[str, int],
+        Meta(
+            description="1-based rank in each retriever that found the paper (`keyword`, "
+            "`semantic`); `title` when its title holds the query as a phrase and it was put "
+            "first (see [search] title_phrase_max)."
+        ),
+    ]
+
+
+class SearchEcho(Struct):
+    """The request as the server understood it."""
+
+    q: str
+    mode: Mode | None
+    sort: Sort
+    page: int
+    page_size: int
+    category: list[str]
+    researcher: list[str]
+    date_from: date | None = field(name="from")
+    date_to: date | None = field(name="to")
+
+
+class ResearcherMatch(Struct):
+    """A researcher whose name the query is."""
+
+    id: Count
+    name: str
+    papers: Count
+    url: Uri
+
+
+class SearchResponse(Struct):
+    request: SearchEcho
+    mode: Annotated[Mode, Meta(description="The mode actually used.")]
+    total: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="Papers that match the query (keyword matches by minimum-should-match, "
+            "semantic ones above the similarity floor; in hybrid mode both).",
+        ),
+    ]
+    page: int
+    page_size: int
+    pages: int
+    took_ms: float | None
+    warnings: Annotated[list[str], Meta(description="What the lenient query parser ignored.")]
+    direct: Annotated[
+        Paper | None, Meta(description="The paper, when the query was its arXiv id or URL.")
+    ]
+    missing_id: Annotated[
+        str | None,
+        Meta(description="The arXiv id the query named, when this index does not hold it."),
+    ]
+    researchers: Annotated[
+        list[ResearcherMatch],
+        Meta(description="Researchers whose name the query is (shown above the results)."),
+    ]
+    facets: dict[str, list[FacetCount]]
+    hits: list[Hit]
+    next: NULL_URL
+
+
+class PaperResponse(Struct):
+    paper: Paper
+
+
+class SimilarResponse(Struct):
+    paper: Paper
+    similar: list[Hit]
+
+
+class Category(Struct):
+    category: str
+    name: str
+    count: Count
+    url: Uri
+
+
+class CategoriesResponse(Struct):
+    categories: list[Category]
+
+
+class Health(Struct):
+    status: Literal["ok"]
+    papers: Count
+
+
+def error_body(status: int, code: str, message: str, parameter: str | None = None) -> Error:
+    return Error(ErrorDetail(status, code, message, parameter or None))
+
+
+def paper_body(p: core.Paper, root: str) -> Paper:
+    """A paper with its author ids and its links on this site and on arXiv."""
+    # Positional, in field order: a Struct of 17 fields builds ~5x faster so than by keyword
+    # (bench/serialize_bench.py checks the bytes against the old dict form).
+    return Paper(
+        p.arxiv_id,
+        p.version,
+        p.title,
+        p.abstract,
+        [Author(a.name, dict(a.ids)) for a in p.authors],
+        list(p.categories),
+        p.published,
+        p.updated,
+        p.doi,
+        p.journal_ref,
+        p.comments,
+        p.license,
+        p.citation_count,
+        p.primary_category,
+        root + paper_path(p),
+        arxiv_abs(p.arxiv_id),
+        arxiv_pdf(p.arxiv_id),
+    )
+
+
+def hit_body(h: results.Hit, root: str) -> Hit:
+    return Hit(
+        paper_body(h.paper, root), number(h.score), h.title_html, h.abstract_html, dict(h.ranks)
+    )
+
+
+def search_body(result: results.SearchResult, root: str, next_url: str | None) -> SearchResponse:
+    req = result.request
+    f = req.filters
+    return SearchResponse(
+        request=SearchEcho(
+            q=req.query,
+            mode=req.mode,
+            sort=req.sort,
+            page=req.page,
+            page_size=result.page_size,
+            category=list(f.categories),
+            researcher=list(f.researchers),
+            date_from=f.date_from,
+            date_to=f.date_to,
+        ),
+        mode=result.mode,
+        total=result.total,
+        page=result.page,
+        page_size=result.page_size,
+        pages=result.pages,
+        took_ms=number(result.took_ms),
+        warnings=list(result.warnings),
+        direct=paper_body(result.direct, root) if result.direct else None,
+        missing_id=result.missing_id,
+        researchers=[
+            ResearcherMatch(r.rid, r.name, r.papers, root + researcher_url(r.rid, r.name))
+            for r in result.researchers
+        ],
+        facets={name: facets(values) for name, values in result.facets.items()},
+        hits=[hit_body(h, root) for h in result.hits],
+        next=next_url,
+    )
+
+
+def categories_body(stats: results.Stats, root: str) -> CategoriesResponse:
+    return CategoriesResponse(
+        [
+            Category(fc.value, category_name(fc.value), fc.count, root + category_path(fc.value))
+            for fc in stats.categories
+        ]
+    )
