@@ -522,6 +522,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dest", metavar="DEST", help="a folder that does not exist yet")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=cmd_backup)
+
+    from papersift import user_cli
+
+    user_cli.add_parser(sub, common, _config)
     return parser
 
 

@@ -16,6 +16,7 @@ from papersift.core.config import Config
 from papersift.core.errors import QueryError
 from papersift.engine.search import SearchEngine
 from papersift.server import (
+    account_pages,
     admin,
     api,
     errors,
@@ -23,7 +24,9 @@ from papersift.server import (
     feed_routes,
     graph_api,
     institutions_api,
+    library_pages,
     pages,
+    recommend_api,
     similar_page,
 )
 from papersift.server.compress import CompressionMiddleware
@@ -63,6 +66,9 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
             *api.routes,
             *feed_routes.routes,
             *admin.routes,
+            *account_pages.routes,  # members sign in (issue 19); their libraries:
+            *library_pages.routes,
+            *recommend_api.routes,
             Mount("/static", app=CachedStatic(directory=STATIC_DIR), name="static"),
         ],
         middleware=[

@@ -17,6 +17,8 @@ from papersift.server.admin_openapi import SECURITY_SCHEMES, admin_paths
 from papersift.server.graph_openapi import fill_similar_limits, graph_paths
 from papersift.server.institutions_openapi import institution_paths
 from papersift.server.people_openapi import people_paths
+from papersift.server.recommend_schema import openapi_paths as recommend_paths
+from papersift.server.recommend_schema import openapi_schemas as recommend_schemas
 from papersift.server.schemas import (
     CategoriesResponse,
     Error,
@@ -116,9 +118,7 @@ def openapi_document(
             get: {
                 "operationId": "listCategories",
                 "summary": "Categories with paper counts",
-                "responses": {
-                    "200": body(CategoriesResponse, "Every category, largest first.")
-                },
+                "responses": {"200": body(CategoriesResponse, "Every category, largest first.")},
             }
         },
         "/api/v1/stats": {
@@ -132,6 +132,7 @@ def openapi_document(
         **institution_paths(param, body, errors),
         **graph_paths(cfg, categories, body, body.ref, errors),
         **admin_paths(body, enabled=admin),
+        **recommend_paths(cfg, errors),
         "/healthz": {
             get: {
                 "operationId": "health",
@@ -156,7 +157,7 @@ def openapi_document(
         "servers": [{"url": root}],
         "paths": paths,
         "components": {
-            "schemas": schemas,
+            "schemas": {**schemas, **recommend_schemas(cfg, categories)},
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

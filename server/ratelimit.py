@@ -20,6 +20,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from papersift.server import errors
 
 MAX_BODY = 64 * 1024
+# Routes that take a file: a library import (indexer.bibimport.MAX_BYTES plus the form).
+LARGE_BODIES = {"/library/import": 2 * 1024 * 1024 + 64 * 1024}
 MAX_CLIENTS = 10_000  # buckets kept; full (idle) ones are dropped first
 LIMITED_PREFIXES = ("/api/",)
 
@@ -80,7 +82,8 @@ class RequestLimitMiddleware:
             await self.app(scope, receive, send)
             return
         declared: bytes = dict(scope["headers"]).get(b"content-length", b"0")
-        if not declared.isdigit() or int(declared) > MAX_BODY:  # bytes: ASCII digits only
+        most = LARGE_BODIES.get(str(scope["path"]), MAX_BODY)
+        if not declared.isdigit() or int(declared) > most:  # bytes: ASCII digits only
             await self._refuse(scope, receive, send, 413, "The request body is too large.")
             return
         if self.limiter and str(scope["path"]).startswith(LIMITED_PREFIXES):
@@ -91,7 +94,7 @@ class RequestLimitMiddleware:
                 message = "Too many requests; slow down and retry after the given seconds."
                 await self._refuse(scope, receive, send, 429, message, retry)
                 return
-        await self.app(scope, _capped(receive), send)
+        await self.app(scope, _capped(receive, most), send)
 
     async def _refuse(
         self,
@@ -107,8 +110,8 @@ class RequestLimitMiddleware:
         await response(scope, receive, send)
 
 
-def _capped(receive: Receive) -> Receive:
-    """``receive`` that raises a 413 once a streamed (chunked) body passes ``MAX_BODY``."""
+def _capped(receive: Receive, most: int = MAX_BODY) -> Receive:
+    """``receive`` that raises a 413 once a streamed (chunked) body passes ``most``."""
     seen = 0
 
     async def wrapped() -> Message:
@@ -116,7 +119,7 @@ def _capped(receive: Receive) -> Receive:
         message = await receive()
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
-            if seen > MAX_BODY:
+            if seen > most:
                 raise HTTPException(413, "The request body is too large.")
         return message
 

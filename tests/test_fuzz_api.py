@@ -63,7 +63,7 @@ def _head_bytes(case: schemathesis.Case[Any]) -> int:
 def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) -> bool:
     """Whether every failure of ``case`` is one of the documented cross-parameter rules."""
     q = dict(case.query or {})
-    if isinstance(case.body, dict):  # POST /api/v1/similar: the same rules on its body
+    if isinstance(case.body, dict):  # POST /api/v1/similar and /recommend: the same rules
         q.update(case.body)
     if status == 400 and isinstance(body, dict):  # a schema-valid request rejected
         err = body.get("error", {})

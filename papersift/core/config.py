@@ -146,7 +146,7 @@ class SearchConfig:
     max_query_length: int = setting(
         1000,
         "Longest query the keyword side reads, in characters; a longer text (a pasted "
-        "abstract) is searched as \"papers like this text\", its keywords cut at this length.",
+        'abstract) is searched as "papers like this text", its keywords cut at this length.',
         minimum=1,
     )
     max_text_length: int = setting(
@@ -383,6 +383,31 @@ class LabConfig:
 
 
 @dataclass(frozen=True)
+class AccountsConfig:
+    signup_domains: str = setting(
+        "",
+        "E-mail domains whose addresses may create their own account at `/signup`, "
+        "separated by spaces (e.g. `example.edu lab.example.org`); empty: only `papersift "
+        "user add` creates accounts.",
+    )
+    secret_key: str = setting(
+        "",
+        "Key that signs session cookies; set it with the environment variable "
+        "`PAPERSIFT_ACCOUNTS_SECRET_KEY`, not in this file. Empty: a random key generated "
+        "once into `secret.key` in the data directory (mode 0600).",
+    )
+    session_days: int = setting(
+        30, "Days a sign-in lasts; an older session cookie is refused.", minimum=1
+    )
+    signin_per_minute: int = setting(
+        10,
+        "Sign-in and sign-up attempts per minute per client address and per e-mail "
+        "address (bursts up to a minute's worth), then `429`.",
+        minimum=1,
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
@@ -393,6 +418,7 @@ class Config:
     schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
     enrich: EnrichConfig = field(default_factory=EnrichConfig)
     lab: LabConfig = field(default_factory=LabConfig)
+    accounts: AccountsConfig = field(default_factory=AccountsConfig)
     # Where relative paths are resolved from (the config file's folder); not a setting.
     base_dir: Path = field(default_factory=Path.cwd, metadata={"internal": True})
 

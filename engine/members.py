@@ -1,0 +1,296 @@
+"""Lab members' accounts (SQLite ``members.sqlite`` in the data directory): e-mail, name, the
+researcher profile they are, an argon2id password hash and a session epoch.
+
+Kept apart from the paper store: it is private data the paper indexes never read, and a
+rebuilt or re-imported paper store must not touch it. The schema is versioned with
+``PRAGMA user_version``; a file of a newer version is refused rather than guessed at.
+Libraries (tags and saved papers) live in the same file (``engine.library``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
+from papersift.core.errors import PapersiftError
+
+FILENAME = "members.sqlite"
+SCHEMA_VERSION = 1
+MAX_EMAIL = 254
+MAX_NAME = 200
+MIN_PASSWORD = 10
+MAX_PASSWORD = 1024  # argon2 takes any length; a megabyte "password" is a CPU attack
+DIGESTS = ("off", "daily", "weekly")
+_EMAIL = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS users (
+    id INTEGER PRIMARY KEY,
+    email TEXT NOT NULL UNIQUE,
+    name TEXT NOT NULL DEFAULT '',
+    researcher_id INTEGER,
+    password TEXT NOT NULL,
+    epoch INTEGER NOT NULL DEFAULT 0,
+    token TEXT NOT NULL UNIQUE,
+    digest TEXT NOT NULL DEFAULT 'off',
+    created TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tags (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    created TEXT NOT NULL,
+    UNIQUE (user_id, name)
+);
+CREATE TABLE IF NOT EXISTS saved (
+    tag_id INTEGER NOT NULL REFERENCES tags(id) ON DELETE CASCADE,
+    arxiv_id TEXT NOT NULL,
+    note TEXT NOT NULL DEFAULT '',
+    added TEXT NOT NULL,
+    PRIMARY KEY (tag_id, arxiv_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS digest_sent (
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    window TEXT NOT NULL,
+    sent_at TEXT NOT NULL,
+    PRIMARY KEY (user_id, window)
+) WITHOUT ROWID;
+"""
+
+
+class AccountError(PapersiftError):
+    """A bad e-mail, password or name, an unknown or duplicate account: one line to show."""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    id: int
+    email: str
+    name: str
+    researcher_id: int | None
+    epoch: int  # bumped by a password reset: sessions signed under an older one end
+    token: str  # unguessable: the unsubscribe link and private feeds
+    digest: str  # off, daily or weekly
+    created: str
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def normalise_email(email: str) -> str:
+    """The stored form (trimmed, lower-cased); AccountError if it is not an address."""
+    text = email.strip().lower()
+    if len(text) > MAX_EMAIL or not _EMAIL.match(text):
+        raise AccountError(f"not an e-mail address: {email[:100]!r}")
+    return text
+
+
+def check_password(password: str) -> str:
+    if len(password) < MIN_PASSWORD:
+        raise AccountError(f"the password must have at least {MIN_PASSWORD} characters")
+    if len(password) > MAX_PASSWORD:
+        raise AccountError(f"the password must have at most {MAX_PASSWORD} characters")
+    return password
+
+
+def new_password() -> str:
+    """A one-time password for ``user add`` / ``user reset`` (~96 bits)."""
+    return secrets.token_urlsafe(12)
+
+
+SECRET_FILE = "secret.key"
+
+
+def load_secret(root: Path, configured: str = "") -> str:
+    """The key signing session cookies: ``configured`` if set, else the one generated once
+    into ``secret.key`` (created exclusively with mode 0600, so two processes starting at
+    once agree on one key and no other user can read it)."""
+    if configured:
+        return configured
+    path = root / SECRET_FILE
+    root.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        key = path.read_text(encoding="ascii").strip()
+        if len(key) < 32:
+            raise PapersiftError(
+                f"{path} holds no usable key; delete it to make a new one"
+            ) from None
+        return key
+    with os.fdopen(fd, "w", encoding="ascii") as fh:
+        fh.write(secrets.token_urlsafe(48) + "\n")
+    return load_secret(root)
+
+
+_COLUMNS = "id, email, name, researcher_id, epoch, token, digest, created"
+
+
+class Members:
+    """The accounts file; safe to share across threads (one connection behind a lock)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / FILENAME
+        root.mkdir(parents=True, exist_ok=True)
+        if not self.path.exists():  # password hashes: readable by this user only
+            self.path.touch(mode=0o600)
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self.lock = threading.RLock()
+        self._hasher = PasswordHasher()  # argon2id with the library's (RFC 9106) defaults
+        self._dummy = self._hasher.hash(secrets.token_hex(16))
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 10000")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA foreign_keys = ON")
+        version = int(db.execute("PRAGMA user_version").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise PapersiftError(
+                f"{self.path} has schema version {version}; this papersift reads up to "
+                f"{SCHEMA_VERSION}: upgrade papersift"
+            )
+        db.executescript(SCHEMA)
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def close(self) -> None:
+        with self.lock:
+            self._db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """The connection inside ``BEGIN IMMEDIATE`` .. ``COMMIT`` (rolled back on error)."""
+        with self.lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def query(self, sql: str, args: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
+        with self.lock:
+            return self._db.execute(sql, args).fetchall()
+
+    # -- accounts ---------------------------------------------------------------------
+
+    def add(
+        self, email: str, password: str, name: str = "", researcher_id: int | None = None
+    ) -> Member:
+        address = normalise_email(email)
+        name = " ".join(name.split())
+        if len(name) > MAX_NAME:
+            raise AccountError(f"the name must have at most {MAX_NAME} characters")
+        digest = self._hasher.hash(check_password(password))
+        try:
+            with self.transaction() as db:
+                db.execute(
+                    "INSERT INTO users (email, name, researcher_id, password, token, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (address, name, researcher_id, digest, secrets.token_urlsafe(24), now_iso()),
+                )
+        except sqlite3.IntegrityError:
+            raise AccountError(f"there is already an account for {address}") from None
+        member = self.by_email(address)
+        assert member is not None
+        return member
+
+    def _one(self, where: str, value: object) -> Member | None:
+        rows = self.query(f"SELECT {_COLUMNS} FROM users WHERE {where} = ?", (value,))
+        return Member(*rows[0]) if rows else None  # type: ignore[arg-type]
+
+    def by_email(self, email: str) -> Member | None:
+        return self._one("email", email.strip().lower())
+
+    def by_id(self, member_id: int) -> Member | None:
+        return self._one("id", member_id)
+
+    def by_token(self, token: str) -> Member | None:
+        return self._one("token", token) if token else None
+
+    def all(self) -> list[Member]:
+        rows = self.query(f"SELECT {_COLUMNS} FROM users ORDER BY email")
+        return [Member(*r) for r in rows]  # type: ignore[arg-type]
+
+    def existing(self, email: str) -> Member:
+        member = self.by_email(email)
+        if member is None:
+            raise AccountError(f"there is no account for {email.strip()[:100]!r}")
+        return member
+
+    def remove(self, email: str) -> Member:
+        """Delete the account with its library (tags and saved papers cascade)."""
+        member = self.existing(email)
+        with self.transaction() as db:
+            db.execute("DELETE FROM users WHERE id = ?", (member.id,))
+        return member
+
+    def set_password(self, email: str, password: str) -> Member:
+        """A new password; every session signed before ends (the epoch moves on)."""
+        member = self.existing(email)
+        digest = self._hasher.hash(check_password(password))
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE users SET password = ?, epoch = epoch + 1 WHERE id = ?",
+                (digest, member.id),
+            )
+        return self.existing(email)
+
+    def update(
+        self,
+        member_id: int,
+        *,
+        name: str | None = None,
+        researcher_id: int | bool | None = False,
+        digest: str | None = None,
+    ) -> None:
+        """Change profile fields; ``researcher_id=None`` unlinks, ``False`` leaves it."""
+        sets: list[str] = []
+        args: list[object] = []
+        if name is not None:
+            sets.append("name = ?")
+            args.append(" ".join(name.split())[:MAX_NAME])
+        if researcher_id is not False:
+            sets.append("researcher_id = ?")
+            args.append(researcher_id)
+        if digest is not None:
+            if digest not in DIGESTS:
+                raise AccountError(f"digest must be one of {', '.join(DIGESTS)}")
+            sets.append("digest = ?")
+            args.append(digest)
+        if sets:
+            with self.transaction() as db:
+                db.execute(f"UPDATE users SET {', '.join(sets)} WHERE id = ?", (*args, member_id))
+
+    def authenticate(self, email: str, password: str) -> Member | None:
+        """The member if the password is theirs. An unknown address costs one hash too, so
+        the answer's timing does not tell which addresses have accounts."""
+        rows = self.query(
+            "SELECT id, password FROM users WHERE email = ?", (email.strip().lower(),)
+        )
+        stored = str(rows[0][1]) if rows else self._dummy
+        try:
+            self._hasher.verify(stored, password[:MAX_PASSWORD])
+        except (VerificationError, InvalidHashError):
+            return None
+        if not rows:
+            return None
+        member = self.by_id(int(rows[0][0]))  # type: ignore[call-overload]
+        if member is not None and self._hasher.check_needs_rehash(stored):
+            with self.transaction() as db:
+                db.execute(
+                    "UPDATE users SET password = ? WHERE id = ?",
+                    (self._hasher.hash(password), member.id),
+                )
+        return member

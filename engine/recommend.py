@@ -1,0 +1,196 @@
+"""Recommendations: rank a window of recent papers by a model of seed papers (a tag, a
+library, a researcher's own papers). Stateless: the seeds come with each request.
+
+The model is arxiv-sanity's: a linear SVM (scikit-learn, balanced classes, C=0.003) on tf-idf
+of title and abstract, the seeds against a fixed random sample of other papers, fitted per
+request over the window's papers (and the request's filters). Chosen by measurement: on
+researchers held out of tuning it ranked their own next papers better than the MiniLM
+centroid, a logistic model or an SVM on the vectors, and a fusion (bench/recommend_eval.py,
+bench/RESULTS.md, issue 19). Seeds are never recommended. When the model cannot be fitted
+(no other papers to contrast, no shared words), the vector centroid ranks instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+import numpy as np
+import numpy.typing as npt
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.svm import LinearSVC
+
+from papersift.core.errors import QueryError
+from papersift.core.paper import parse_arxiv_id
+from papersift.engine.hits import make_hits
+from papersift.engine.results import Filters, Hit
+from papersift.engine.search import SearchEngine
+
+FloatArray = npt.NDArray[np.float32]
+DEFAULT_DAYS = 30  # the window when a request names no dates
+MAX_SEEDS = 1000
+MAX_CANDIDATES = 20_000  # papers of a window ranked (the newest, when it holds more)
+NEGATIVES = 500  # other papers the seeds are contrasted with
+SVM_C = 0.003  # chosen on the tuning researchers (bench/recommend_eval.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Recommendations:
+    hits: tuple[Hit, ...]
+    total: int  # papers in the window (and filters) that were ranked
+    page: int
+    page_size: int
+    date_from: date | None
+    date_to: date | None
+    seeds: tuple[str, ...]  # the seed ids found here, with a vector
+    warnings: tuple[str, ...] = ()
+
+
+def centroid_scores(seeds: FloatArray, window: FloatArray) -> npt.NDArray[np.float64]:
+    """Cosine of each window row to the normalised mean of the (unit) seed rows."""
+    centre = _centre(seeds)
+    if centre is None:
+        return np.zeros(len(window))
+    return np.asarray(window, np.float64) @ centre.astype(np.float64)
+
+
+def _centre(seeds: FloatArray) -> FloatArray | None:
+    centre = np.asarray(seeds, np.float64).mean(axis=0)
+    norm = float(np.linalg.norm(centre))
+    return None if norm == 0.0 else (centre / norm).astype(np.float32)
+
+
+def svm_scores(
+    seeds: Sequence[str], negatives: Sequence[str], window: Sequence[str], c: float = SVM_C
+) -> npt.NDArray[np.float64] | None:
+    """The SVM's decision value for each window text; None when it cannot be fitted."""
+    if not seeds or not negatives or not window:
+        return None
+    tfidf = TfidfVectorizer(
+        sublinear_tf=True, min_df=2, max_df=0.5, ngram_range=(1, 2), max_features=50_000,
+        stop_words="english",
+    )  # fmt: skip
+    try:
+        x = tfidf.fit_transform([*seeds, *negatives, *window])
+    except ValueError:  # no word left (min_df, max_df, stop words): nothing to learn from
+        return None
+    y = np.r_[np.ones(len(seeds)), np.zeros(len(negatives))]
+    model = LinearSVC(C=c, class_weight="balanced", max_iter=5000)
+    model.fit(x[: len(y)], y)
+    return np.asarray(model.decision_function(x[len(y) :]), np.float64)
+
+
+def _texts(engine: SearchEngine, docids: Sequence[int]) -> dict[int, str]:
+    papers = engine.data.store.get(list(docids))
+    return {d: f"{p.title}. {p.abstract}" for d, p in papers.items()}
+
+
+def _negatives(engine: SearchEngine, exclude: set[int]) -> list[int]:
+    """A fixed sample of papers (the same for every request while the store is unchanged)."""
+    count = engine.data.store.count()
+    rng = np.random.default_rng(19)
+    picked = rng.integers(1, int(count * 1.25) + 2, NEGATIVES * 3)
+    present = engine.data.store.get([int(d) for d in dict.fromkeys(picked.tolist())])
+    return [d for d in present if d not in exclude][:NEGATIVES]
+
+
+def _rank(
+    engine: SearchEngine,
+    seeds: list[int],
+    centre: FloatArray | None,
+    allowed: npt.NDArray[np.int64],
+) -> list[tuple[int, float]]:
+    """Every allowed paper with its score, best first: the SVM's, else the centroid's."""
+    texts = _texts(engine, [*seeds, *allowed.tolist()])
+    window_ids = [int(d) for d in allowed if int(d) in texts]
+    # Like arxiv-sanity, papers being ranked may be negatives too: excluding the window would
+    # leave only older papers, and the model would learn "recent" instead of the topic.
+    negatives = _negatives(engine, set(seeds))
+    negative_texts = [t for d, t in _texts(engine, negatives).items()]
+    seed_texts = [texts[d] for d in seeds if d in texts]
+    scores = svm_scores(seed_texts, negative_texts, [texts[d] for d in window_ids])
+    if scores is None:
+        if centre is None:
+            return []
+        vectors = engine.data.vectors
+        return vectors.search(centre, len(window_ids), np.asarray(window_ids, np.int64))
+    order = np.argsort(-scores, kind="stable")
+    return [(window_ids[i], float(scores[i])) for i in order]
+
+
+def window(
+    engine: SearchEngine, filters: Filters, days: int = DEFAULT_DAYS
+) -> tuple[Filters, str | None]:
+    """The filters with a date window: the request's, or the ``days`` up to the newest paper."""
+    if filters.date_from or filters.date_to:
+        return filters, None
+    _, newest = engine.data.lexical.date_range()
+    if newest is None:
+        return filters, None
+    start = newest - timedelta(days=days - 1)
+    note = f"no dates given: the {days} days up to the newest paper, {start} .. {newest}"
+    return dataclasses.replace(filters, date_from=start, date_to=newest), note
+
+
+def recommend(
+    engine: SearchEngine,
+    seed_ids: Sequence[str],
+    filters: Filters | None = None,
+    page: int = 1,
+    page_size: int | None = None,
+) -> Recommendations:
+    """Papers of the window most like the seeds, best first. QueryError for a request out
+    of bounds (no seeds, too many, a page past the window)."""
+    cfg = engine.config.search
+    size = page_size or cfg.page_size
+    if not 1 <= size <= cfg.max_page_size:
+        raise QueryError(f"page size must be between 1 and {cfg.max_page_size}")
+    if page < 1 or page * size > cfg.max_window:
+        raise QueryError(f"page {page} is past the result window of {cfg.max_window} results")
+    if not seed_ids:
+        raise QueryError("name at least one seed paper (an arXiv id)")
+    if len(seed_ids) > MAX_SEEDS:
+        raise QueryError(f"at most {MAX_SEEDS} seed papers")
+    data = engine.data
+    filters = filters or Filters()
+    warnings: list[str] = []
+    found: dict[int, str] = {}
+    for raw in dict.fromkeys(seed_ids):
+        parsed = parse_arxiv_id(raw)
+        docid = data.store.docid_of(parsed[0]) if parsed else None
+        if docid is None:
+            warnings.append(f"not in this index, left out: {raw[:40]}")
+        else:
+            found[docid] = parsed[0] if parsed else raw
+    vectors = [v for d in found if (v := data.vectors.vector(d)) is not None]
+    filters, note = window(engine, filters)
+    if note:
+        warnings.append(note)
+    centre = _centre(np.stack(vectors)) if vectors else None
+    filt = data.lexical.filter_query(filters)
+    # No filter at all only on an empty index (window() sets dates otherwise): nothing to rank.
+    allowed = data.lexical.allowed(filt) if found and filt is not None else np.zeros(0, np.int64)
+    allowed = allowed[~np.isin(allowed, np.fromiter(found, np.int64, len(found)))]
+    if len(allowed) > MAX_CANDIDATES:
+        newest, _, _ = data.lexical.search(
+            data.lexical.docids_for(allowed.tolist()), MAX_CANDIDATES, 0, "newest"
+        )
+        allowed = np.sort(np.asarray(newest, np.int64))
+        warnings.append(f"the window holds more papers than the {MAX_CANDIDATES:,} newest ranked")
+    scored = _rank(engine, list(found), centre, allowed) if len(allowed) else []
+    total = len(scored)
+    ranked = scored[(page - 1) * size : page * size]
+    ranks = {"recommended": {d: (page - 1) * size + i + 1 for i, (d, _) in enumerate(ranked)}}
+    hits = make_hits(data, ranked, None, {}, ranks) if ranked else []
+    return Recommendations(
+        hits=tuple(hits),
+        total=total,
+        page=page,
+        page_size=size,
+        date_from=filters.date_from,
+        date_to=filters.date_to,
+        seeds=tuple(found.values()),
+        warnings=tuple(warnings),
+    )

@@ -1,0 +1,114 @@
+"""``papersift user add|list|remove|reset``: lab members' accounts, managed by an admin.
+
+``add`` and ``reset`` print a new one-time password, or with ``--password-stdin`` read the
+password from standard input (one line), so it never shows in the process list or the
+shell's history. Errors are one line (``papersift.cli`` prints AccountError's message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from papersift.core.config import Config
+from papersift.core.errors import PapersiftError
+
+
+def _members(config: Config) -> Any:
+    from papersift.engine.members import Members
+
+    if not config.data_dir.is_dir():
+        raise PapersiftError(f"no data directory at {config.data_dir}; run `papersift import`")
+    return Members(config.data_dir)
+
+
+def _password(args: argparse.Namespace) -> tuple[str, bool]:
+    """(password, generated?)"""
+    from papersift.engine.members import new_password
+
+    if not args.password_stdin:
+        return new_password(), True
+    line = sys.stdin.readline().rstrip("\r\n")
+    if not line:
+        raise PapersiftError("no password on standard input")
+    return line, False
+
+
+def _researcher(config: Config, rid: int | None) -> None:
+    """Check that a researcher id exists (when the store has the researcher tables)."""
+    if rid is None:
+        return
+    from papersift.engine.people import People
+    from papersift.engine.store import PaperStore
+
+    path = config.data_dir / "papers.sqlite"
+    if not path.is_file():
+        return
+    store = PaperStore(path, readonly=True)
+    try:
+        if People(store).get(rid) is None:
+            raise PapersiftError(f"there is no researcher {rid}; see /researchers for their ids")
+    finally:
+        store.close()
+
+
+def cmd_user(args: argparse.Namespace, config: Config) -> int:
+    members = _members(config)
+    try:
+        if args.action == "list":
+            rows = members.all()
+            if args.json:
+                keys = ("email", "name", "researcher_id", "digest", "created")
+                out = [{k: getattr(m, k) for k in keys} for m in rows]
+                json.dump(out, sys.stdout, indent=2)
+                sys.stdout.write("\n")
+            for m in [] if args.json else rows:
+                rid = f" researcher {m.researcher_id}" if m.researcher_id else ""
+                print(f"{m.email}\t{m.name or '-'}\t{m.digest}{rid}")
+            if not rows and not args.json:
+                print("no accounts yet; add one with `papersift user add EMAIL`")
+            return 0
+        if args.action == "remove":
+            gone = members.remove(args.email)
+            print(f"removed {gone.email} and their library")
+            return 0
+        password, generated = _password(args)
+        if args.action == "add":
+            _researcher(config, args.researcher)
+            m = members.add(args.email, password, args.name or "", args.researcher)
+            print(f"added {m.email}")
+        else:
+            m = members.set_password(args.email, password)
+            print(f"reset the password of {m.email}; their sessions have ended")
+        if generated:
+            print(f"one-time password: {password}")
+        return 0
+    finally:
+        members.close()
+
+
+def add_parser(
+    sub: Any, common: argparse.ArgumentParser, config_of: Callable[[argparse.Namespace], Config]
+) -> None:
+    p = sub.add_parser(  # ``common`` goes on each action: argparse lets a nested default win
+        "user",
+        help="add, list, remove lab members' accounts or reset a password",
+        description="Manage the accounts members sign in with (see /signin).",
+    )
+    acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    a = acts.add_parser("add", parents=[common], help="create an account")
+    a.add_argument("email", metavar="EMAIL")
+    a.add_argument("--name", help="the member's name")
+    a.add_argument("--researcher", type=int, metavar="ID", help="their researcher profile id")
+    r = acts.add_parser("reset", parents=[common], help="set a new password")
+    r.add_argument("email", metavar="EMAIL")
+    for q in (a, r):
+        q.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    d = acts.add_parser("remove", parents=[common], help="delete an account and its library")
+    d.add_argument("email", metavar="EMAIL")
+    ls = acts.add_parser("list", parents=[common], help="list the accounts")
+    ls.add_argument("--json", action="store_true", help="print them as JSON")
+    p.set_defaults(func=lambda args: cmd_user(args, config_of(args)))

@@ -1,0 +1,99 @@
+"""``POST /api/v1/recommend``: papers like the seed papers, over a date window and the search
+filters; stateless (the seeds come with the request). Shapes: ``server.recommend_schema``."""
+
+from __future__ import annotations
+
+import msgspec
+from starlette.datastructures import QueryParams
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from papersift.engine.recommend import Recommendations, recommend
+from papersift.engine.search import SearchEngine
+from papersift.server.context import ctx
+from papersift.server.params import ParamError, parse_search
+from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
+from papersift.server.schemas import hit_body
+from papersift.server.urls import site_root
+
+_EXPECTED = {
+    "ids": "arXiv ids such as 2401.10241 or cmp-lg/9405001",
+    "from": "a date such as 2024, 2024-05 or 2024-05-17",
+    "to": "a date such as 2024, 2024-05 or 2024-05-17",
+}
+_INTS = ("page", "page_size")
+
+
+def _decode(raw: bytes) -> RecommendRequest:
+    """The body as a RecommendRequest. JSON Schema counts 2.0 as an integer, msgspec does
+    not: integral numbers of the integer fields become ints first, nothing else is coerced."""
+    data = msgspec.json.decode(raw)
+    if isinstance(data, dict):
+        for name in _INTS:
+            if isinstance(data.get(name), float) and data[name].is_integer():
+                data[name] = int(data[name])
+        ids = data.get("researcher_id")
+        if isinstance(ids, list):
+            data["researcher_id"] = [
+                int(v) if isinstance(v, float) and v.is_integer() else v for v in ids
+            ]
+    return msgspec.convert(data, RecommendRequest)
+
+
+def _filters_of(body: RecommendRequest) -> QueryParams:
+    """The body as the search parameters it shares, so they are checked the same way."""
+    pairs: list[tuple[str, str]] = [("page", str(body.page))]
+    if body.page_size is not None:
+        pairs.append(("page_size", str(body.page_size)))
+    for name, value in (("from", body.from_), ("to", body.to)):
+        if value:
+            pairs.append((name, value))
+    for name in ("category", "researcher", "institution"):
+        pairs += [(name, v) for v in getattr(body, name)]
+    pairs += [("researcher_id", str(v)) for v in body.researcher_id]
+    return QueryParams(pairs)
+
+
+def response_of(result: Recommendations, root: str) -> RecommendResponse:
+    return RecommendResponse(
+        total=result.total,
+        page=result.page,
+        page_size=result.page_size,
+        pages=max(1, -(-result.total // result.page_size)),
+        from_=result.date_from.isoformat() if result.date_from else None,
+        to=result.date_to.isoformat() if result.date_to else None,
+        seeds=list(result.seeds),
+        warnings=list(result.warnings),
+        hits=[hit_body(h, root) for h in result.hits],
+    )
+
+
+async def recommend_route(request: Request) -> Response:
+    c = ctx(request)
+    if not isinstance(c.engine, SearchEngine):
+        raise ParamError("ids", "This server cannot recommend.")
+    if "json" not in request.headers.get("content-type", ""):
+        raise ParamError("body", "Send a JSON object (Content-Type: application/json).")
+    try:
+        body = _decode(await request.body())
+    except msgspec.ValidationError as exc:
+        text = str(exc)
+        where = text.rsplit("at `$.", 1)
+        name = where[1].split("`")[0].split("[")[0] if len(where) == 2 else "body"
+        if "unknown field `" in text:
+            name = text.split("unknown field `", 1)[1].split("`")[0]
+        if "matching regex" in text:  # the pattern itself says little to a reader
+            text = f"Expected {_EXPECTED.get(name, 'another value')}, at `$.{where[-1]}"
+        raise ParamError(name, f"{text}.") from None
+    except msgspec.DecodeError as exc:
+        raise ParamError("body", f"The body is not JSON: {exc}.") from None
+    req = parse_search(
+        _filters_of(body), c.config.search, strict=True, known_categories=await c.known_categories()
+    )
+    result = await c.call(recommend, c.engine, body.ids, req.filters, req.page, req.page_size)
+    payload = msgspec.json.encode(response_of(result, site_root(request)))
+    return Response(payload, media_type="application/json", headers={"Cache-Control": "no-store"})
+
+
+routes = [Route("/api/v1/recommend", recommend_route, methods=["POST"])]

@@ -1,0 +1,207 @@
+"""Sign-in state: a signed session cookie, the CSRF token of every form, sign-in limits.
+
+The cookie holds ``{"m": member id or None, "e": the member's epoch, "c": a random CSRF
+nonce}``, signed with ``itsdangerous`` (HMAC-SHA1 over a timestamp, so a cookie older than
+``[accounts] session_days`` is refused) and sent ``HttpOnly; SameSite=Lax`` (and ``Secure``
+over HTTPS). Nothing else is kept on the server: a password reset or a removed account
+ends every session because the epoch no longer matches. Every form carries the session's
+nonce; a post without it, or with another session's, is refused with ``403`` (SameSite=Lax
+already keeps cross-site posts from carrying the cookie; the token covers older browsers
+and same-site attackers). Anonymous visitors get a session (no member) on the pages with a
+form, so sign-in and sign-up are protected too.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import math
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from itsdangerous import BadSignature, SignatureExpired, URLSafeTimedSerializer
+from starlette.datastructures import FormData
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from papersift.engine.library import Library
+from papersift.engine.members import Member, Members, load_secret
+from papersift.server.context import ctx
+from papersift.server.ratelimit import RateLimiter
+
+COOKIE = "papersift_session"
+PRIVATE = "private, no-store"  # pages for one member: never kept by a shared cache
+MAX_FORM_FIELDS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    member: Member | None
+    csrf: str
+    fresh: bool  # not from a valid cookie: the response must set it
+    expired: bool = False  # a cookie came but was too old, forged or of an ended sign-in
+
+
+class Accounts:
+    """Held in ``app.state.accounts``; the members file opens on first use."""
+
+    def __init__(self, request: Request) -> None:
+        config = ctx(request).config
+        self.config = config.accounts
+        root = config.data_dir
+        self.members = Members(root)
+        self.library = Library(self.members)
+        self.signer = URLSafeTimedSerializer(
+            load_secret(root, self.config.secret_key), salt="papersift-session"
+        )
+        self.by_address = RateLimiter(self.config.signin_per_minute)
+        self.by_email = RateLimiter(self.config.signin_per_minute)
+
+    @property
+    def max_age(self) -> int:
+        return self.config.session_days * 86400
+
+    def signup_allowed(self, email: str) -> bool:
+        domains = {d.lower().lstrip("@") for d in self.config.signup_domains.split()}
+        return bool(domains) and email.rsplit("@", 1)[-1].lower() in domains
+
+
+def accounts(request: Request) -> Accounts:
+    state = request.app.state
+    found: Accounts | None = getattr(state, "accounts", None)
+    if found is None:
+        found = state.accounts = Accounts(request)
+    return found
+
+
+def session(request: Request) -> Session:
+    """This request's session, read (and checked against the member's epoch) once."""
+    cached: Session | None = request.scope.get("papersift.session")
+    if cached is not None:
+        return cached
+    acc = accounts(request)
+    raw = request.cookies.get(COOKIE)
+    result: Session | None = None
+    if raw:
+        try:
+            data: Any = acc.signer.loads(raw, max_age=acc.max_age)
+        except (SignatureExpired, BadSignature):
+            data = None
+        if isinstance(data, dict) and isinstance(data.get("c"), str):
+            mid, epoch = data.get("m"), data.get("e")
+            member = acc.members.by_id(mid) if isinstance(mid, int) else None
+            if member is not None and member.epoch == epoch:
+                result = Session(member, data["c"], False)
+            elif mid is None:
+                result = Session(None, data["c"], False)
+    if result is None:
+        result = Session(None, secrets.token_urlsafe(18), True, expired=bool(raw))
+    request.scope["papersift.session"] = result
+    return result
+
+
+def member(request: Request) -> Member | None:
+    return session(request).member
+
+
+def start(request: Request, response: Response, who: Member | None) -> None:
+    """Set a new session cookie for ``who`` (None: signed out) with a new CSRF nonce."""
+    fresh = Session(who, secrets.token_urlsafe(18), False)
+    request.scope["papersift.session"] = fresh
+    _set_cookie(request, response, fresh)
+
+
+def _set_cookie(request: Request, response: Response, s: Session) -> None:
+    acc = accounts(request)
+    payload = {"m": s.member.id if s.member else None, "e": s.member.epoch if s.member else 0}
+    value = acc.signer.dumps({**payload, "c": s.csrf})
+    response.set_cookie(
+        COOKIE, value, max_age=acc.max_age, path="/", httponly=True, samesite="lax",
+        secure=request.url.scheme == "https",
+    )  # fmt: skip
+
+
+def finish(request: Request, response: Response) -> Response:
+    """Mark a member's page private and set the session cookie if it is new."""
+    response.headers["Cache-Control"] = PRIVATE
+    if "etag" in response.headers:
+        del response.headers["etag"]
+    s = session(request)
+    if s.fresh:
+        _set_cookie(request, response, s)
+    return response
+
+
+async def checked_form(request: Request) -> FormData:
+    """The posted form, if its CSRF token is this session's; else a 403 that says why."""
+    try:
+        form = await request.form(max_fields=MAX_FORM_FIELDS, max_files=1)
+    except HTTPException:
+        raise
+    except Exception:  # python-multipart's parse errors: a malformed body
+        raise HTTPException(
+            400, "The form could not be read; reload the page and try again."
+        ) from None
+    token = form.get("csrf")
+    s = session(request)
+    if not isinstance(token, str) or not token:
+        raise HTTPException(
+            403, "The form lacks its security token; reload the page and try again."
+        )
+    if s.fresh or not hmac.compare_digest(token.encode(), s.csrf.encode()):
+        why = "your session has expired" if s.fresh else "it was made for another session"
+        raise HTTPException(
+            403, f"This form is no longer valid ({why}); reload the page and try again."
+        )
+    return form
+
+
+def throttle(request: Request, email: str) -> None:
+    """Count one sign-in (or sign-up) attempt; 429 past the limit, per address and e-mail."""
+    acc = accounts(request)
+    client = request.client.host if request.client else "unknown"
+    wait = max(acc.by_address.wait(client), acc.by_email.wait(email.strip().lower()))
+    if wait > 0:
+        raise HTTPException(
+            429,
+            "Too many sign-in attempts; wait a minute and try again.",
+            headers={"Retry-After": str(math.ceil(wait))},
+        )
+
+
+def require(request: Request) -> Member | RedirectResponse:
+    """The signed-in member, or a redirect to the sign-in page that comes back here."""
+    s = session(request)
+    if s.member is not None:
+        return s.member
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    note = "&expired=1" if s.expired else ""
+    from urllib.parse import quote
+
+    return RedirectResponse(f"/signin?next={quote(target, safe='')}{note}", status_code=303)
+
+
+def signed_in(
+    handler: Callable[[Request, Member], Awaitable[Response]],
+) -> Callable[[Request], Awaitable[Response]]:
+    """A route for members: the handler gets the signed-in member; anyone else goes to the
+    sign-in page (``require``)."""
+
+    @functools.wraps(handler)
+    async def route(request: Request) -> Response:
+        who = require(request)
+        if isinstance(who, Response):
+            return who
+        return await handler(request, who)
+
+    return route
+
+
+def safe_next(target: str | None) -> str:
+    """A local path to go to after signing in (never another site: ``//evil`` is refused)."""
+    if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
+        return "/library"
+    return target
