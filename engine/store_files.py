@@ -86,15 +86,20 @@ def embedding_state(root: Path, model_id: str, progress_key: str) -> tuple[
     return current, marked, str(row[0]) if row else None
 
 
-def backup_store(source: Path, target: Path) -> int:
-    """Copy the store at ``source`` to ``target`` as one snapshot (SQLite's online backup,
-    in one step, so the copy is consistent even while a writer commits); its paper count."""
+def copy_sqlite(source: Path, target: Path) -> sqlite3.Connection:
+    """Copy the SQLite file ``source`` to ``target`` as one snapshot (SQLite's online
+    backup, in one step, so the copy is consistent even while a writer commits); returns
+    the open copy (the caller closes it)."""
     target.unlink(missing_ok=True)
-    with (
-        closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src,
-        closing(sqlite3.connect(target)) as dst,
-    ):
+    dst = sqlite3.connect(target)
+    with closing(sqlite3.connect(f"file:{source}?mode=ro", uri=True)) as src:
         src.execute("PRAGMA busy_timeout = 10000")
         src.backup(dst, pages=-1)
-        dst.execute("PRAGMA journal_mode = WAL")  # as PaperStore opens it
+    dst.execute("PRAGMA journal_mode = WAL")  # as the store and the members file open it
+    return dst
+
+
+def backup_store(source: Path, target: Path) -> int:
+    """Copy the paper store (``copy_sqlite``); its paper count."""
+    with closing(copy_sqlite(source, target)) as dst:
         return int(dst.execute("SELECT COUNT(*) FROM papers").fetchone()[0])

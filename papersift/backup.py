@@ -36,7 +36,9 @@ from typing import Any
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError
 from papersift.engine.datadir import MANIFEST, read_manifest
-from papersift.engine.store_files import backup_store
+from papersift.engine.members import FILENAME as MEMBERS_FILE
+from papersift.engine.members import SECRET_FILE
+from papersift.engine.store_files import backup_store, copy_sqlite
 
 ATTEMPTS = 20
 # Copied above in order, or (models/: the float32 graph) rebuilt on first use.
@@ -93,6 +95,12 @@ def backup(config: Config, dest: Path) -> BackupReport:
     else:
         raise BackupError(f"the lexical index kept changing over {ATTEMPTS} tries; retry later")
     _copy_vectors(root / "vectors", dest / "vectors")
+    members = root / MEMBERS_FILE  # the lab's accounts and libraries (issue 19)
+    if members.is_file():
+        copy_sqlite(members, dest / MEMBERS_FILE).close()
+        (dest / MEMBERS_FILE).chmod(0o600)
+    if (root / SECRET_FILE).is_file():  # the session key: restored sessions stay valid
+        shutil.copy2(root / SECRET_FILE, dest / SECRET_FILE)
     for extra in sorted(root.iterdir()):  # e.g. enrich-cache/: plain files, no ordering needs
         if extra.is_dir() and extra.name not in SKIP_DIRS:
             shutil.copytree(extra, dest / extra.name, ignore=shutil.ignore_patterns("*.tmp"))

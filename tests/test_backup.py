@@ -126,3 +126,31 @@ def test_commit_during_the_store_copy_is_retried(
     copy = make_config(tmp_path / "copy")
     checks = doctor.diagnose(copy)
     assert {c.name: c for c in checks}["lexical index"].status == "OK", doctor.table(checks)
+
+
+def test_backup_keeps_the_members_accounts_and_session_key(
+    fresh_config: Config, tmp_path: Path
+) -> None:
+    """Accounts and libraries live beside the store (members.sqlite) and so does the session
+    key: a restored copy signs the same members in, with the same key."""
+    from papersift.engine.members import Members, load_secret
+
+    data = DataDir(fresh_config)
+    import_files(data, _chunks(tmp_path, 1))
+    data.close()
+    root = fresh_config.data_dir
+    members = Members(root)
+    members.add("ada@example.org", "correct horse battery", name="Ada")
+    members.close()
+    key = load_secret(root)
+    backup(fresh_config, tmp_path / "copy" / "data")
+    copy = make_config(tmp_path / "copy").data_dir
+    restored = Members(copy)
+    try:
+        found = restored.authenticate("ada@example.org", "correct horse battery")
+        assert found is not None and found.name == "Ada"
+        assert restored.authenticate("ada@example.org", "wrong horse battery") is None
+    finally:
+        restored.close()
+    assert load_secret(copy) == key
+    assert (copy / "members.sqlite").stat().st_mode & 0o777 == 0o600
