@@ -120,6 +120,12 @@ class Catalog:
         """(arxiv_id, title, updated) of docids ``first..last``, streamed in docid order."""
         return self.data.store.iter_sitemap_rows(first, last)
 
+    def hits_of(self, arxiv_ids: Sequence[str]) -> list[Hit]:
+        """These papers (those still in the index), in this order, as result cards."""
+        store = self.data.store
+        ranked = [(d, 0.0) for a in arxiv_ids if (d := store.docid_of(a)) is not None]
+        return make_hits(self.data, ranked, None, {})
+
     def newest_papers_of(self, rids: Sequence[int], limit: int) -> tuple[list[Paper], int]:
         """The newest ``limit`` papers any of these researchers wrote, and how many there are."""
         lex = self.data.lexical

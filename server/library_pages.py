@@ -9,12 +9,12 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.engine.hits import make_hits
 from papersift.engine.library import LibraryError, Saved
 from papersift.engine.members import Member
 from papersift.engine.recommend import recommend
 from papersift.engine.results import Hit
 from papersift.engine.search import SearchEngine
+from papersift.feeds.export import EXPORT_FORMATS, render_export
 from papersift.indexer.bibimport import (
     MAX_BYTES,
     BibImportError,
@@ -24,18 +24,12 @@ from papersift.indexer.bibimport import (
 )
 from papersift.server.account_pages import _page, _text
 from papersift.server.context import ctx
-from papersift.server.params import parse_search
+from papersift.server.export_routes import LABELS
+from papersift.server.params import ParamError, parse_search
 from papersift.server.sessions import accounts, checked_form, signed_in
 from papersift.server.urls import parse_paper_path
 
 TAG_SORTS = {"saved": "Recently saved", "newest": "Newest", "oldest": "Oldest"}
-
-
-def _engine(request: Request) -> SearchEngine:
-    engine = ctx(request).engine
-    if not isinstance(engine, SearchEngine):
-        raise HTTPException(404, "This server has no library.")
-    return engine
 
 
 def _tag_id(request: Request, who: Member) -> int:
@@ -52,9 +46,7 @@ def _tag_id(request: Request, who: Member) -> int:
 
 def saved_hits(engine: SearchEngine, saved: list[Saved], sort: str = "saved") -> list[Hit]:
     """The saved papers still in the index as result cards, in ``sort`` order."""
-    store = engine.data.store
-    ranked = [(d, 0.0) for s in saved if (d := store.docid_of(s.arxiv_id)) is not None]
-    hits = make_hits(engine.data, ranked, None, {})
+    hits = engine.hits_of([s.arxiv_id for s in saved])
     if sort in ("newest", "oldest"):
         hits.sort(key=lambda h: (h.paper.published, h.paper.arxiv_id), reverse=sort == "newest")
     return hits
@@ -88,11 +80,31 @@ async def tag_page(request: Request, who: Member) -> Response:
     sort = sort if sort in TAG_SORTS else "saved"
     tag = lib.tag(who.id, tag_id)
     saved = await c.call(lib.saved, who.id, tag_id)
-    hits = await c.call(saved_hits, _engine(request), saved, sort)
+    hits = await c.call(saved_hits, ctx(request).engine, saved, sort)
     notes = {s.arxiv_id: s.note for s in saved}
+    exports = [(LABELS[f], f"/library/{tag_id}/export?format={f}") for f in EXPORT_FORMATS]
     return _page(request, "tag.html", f"{tag.name if tag else ''} - your library", tag=tag,
-                 hits=hits, notes=notes, sort=sort, sorts=TAG_SORTS,
+                 hits=hits, notes=notes, sort=sort, sorts=TAG_SORTS, exports=exports,
                  missing=len(saved) - len(hits))  # fmt: skip
+
+
+@signed_in
+async def export_tag(request: Request, who: Member) -> Response:
+    """The tag's papers (in the order saved) as BibTeX, RIS or CSL-JSON."""
+    tag_id = _tag_id(request, who)
+    fmt = request.query_params.get("format", "")
+    if fmt not in EXPORT_FORMATS:
+        raise ParamError("format", f"Give one 'format': {', '.join(EXPORT_FORMATS)}.")
+    c, lib = ctx(request), accounts(request).library
+    saved = await c.call(lib.saved, who.id, tag_id)
+    hits = await c.call(c.engine.hits_of, [s.arxiv_id for s in saved])
+    text, media, ext = render_export([h.paper for h in hits], fmt)
+    disposition = f'attachment; filename="papersift-tag-{tag_id}.{ext}"'
+    return Response(
+        text,
+        media_type=media,
+        headers={"Content-Disposition": disposition, "Cache-Control": "private, no-store"},
+    )
 
 
 @signed_in
@@ -167,7 +179,7 @@ async def import_file(request: Request, who: Member) -> Response:
     try:
         fmt, entries, skipped = parse_library(data, upload.filename or "")
         tag = await c.call(lib.ensure_tag, who.id, _text(form, "tag", 200) or "Imported")
-        matches = await c.call(match_entries, _engine(request), entries)
+        matches = await c.call(match_entries, ctx(request).engine, entries)
         found = [m.arxiv_id for m in matches if m.arxiv_id]
         added = await c.call(lib.save, who.id, tag.id, found)
     except (BibImportError, LibraryError) as exc:
@@ -192,7 +204,7 @@ async def recommended(request: Request, who: Member) -> Response:
     if saved:
         ids = [s.arxiv_id for s in saved]
         result = await c.call(
-            recommend, _engine(request), ids, req.filters, req.page, req.page_size
+            recommend, ctx(request).engine, ids, req.filters, req.page, req.page_size
         )
     first = (req.page - 1) * (result.page_size if result else 1) + 1
     title = f"Recommended for {tag.name if tag else ''}"
@@ -206,6 +218,7 @@ routes = [
     Route("/library/import", import_file, methods=["POST"]),
     Route("/library/{tag}", tag_page),
     Route("/library/{tag}/recommended", recommended),
+    Route("/library/{tag}/export", export_tag),
     Route("/library/{tag}/delete", delete_tag, methods=["POST"]),
     Route("/library/{tag}/remove", remove, methods=["POST"]),
 ]

@@ -3,9 +3,12 @@ member's tag, BibTeX and RIS imports (matched, malformed, oversized)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import bibtexparser
 import pytest
+import rispy
 from starlette.testclient import TestClient
 
 from papersift.engine.search import SearchEngine
@@ -240,3 +243,28 @@ def test_normalised_titles() -> None:
     assert normalise_title(r"Rozw\'{o}j of R\"ontgen \& co") == normalise_title(
         "Rozwój of Röntgen and co"
     )
+
+
+def test_a_tag_exports_as_bibtex_ris_and_csl_json(
+    member: TestClient, members_root: Path
+) -> None:
+    """The tag page links its export in each format; each file holds exactly the tag's
+    papers (parsed back with the format's own library); others' tags stay 404."""
+    tag = save(member, "2401.10241", new_tag="To cite")
+    save(member, "2208.08124", tags=(tag,))
+    page = parse_html(member.get(f"/library/{tag}").text)
+    links = {a.text_content(): a.get("href") for a in page.cssselect("p.export a")}
+    assert set(links) == {"BibTeX", "RIS", "CSL-JSON"}
+    bib = member.get(links["BibTeX"])
+    assert bib.status_code == 200 and "attachment" in bib.headers["content-disposition"]
+    entries = bibtexparser.parse_string(bib.text).entries
+    assert sorted(e.fields_dict["eprint"].value for e in entries) == ["2208.08124", "2401.10241"]
+    ris = rispy.loads(member.get(links["RIS"]).text)
+    assert len(ris) == 2
+    csl = json.loads(member.get(links["CSL-JSON"]).text)
+    assert len(csl) == 2 and all(item["title"] for item in csl)
+    assert member.get(f"/library/{tag}/export", params={"format": "docx"}).status_code == 400
+    add_member(members_root, "max@lab.example")
+    with TestClient(member.app, follow_redirects=False) as other:
+        sign_in(other, "max@lab.example")
+        assert other.get(links["BibTeX"]).status_code == 404
