@@ -16,6 +16,13 @@ from papersift.server.schemas import Error, SearchResponse
 from papersift.server.search_openapi import PAPER_ID, search_parameters
 
 
+def _export_schema(media: str) -> dict[str, Any]:
+    """CSL-JSON is a JSON array of items (clients parse it as JSON); the others are text."""
+    if "json" in media:
+        return {"type": "array", "items": {"type": "object"}}
+    return {"type": "string"}
+
+
 def fill_similar_limits(schemas: dict[str, Any], cfg: SearchConfig) -> None:
     """Put this server's limits into the generated ``SimilarRequest`` schema."""
     props = schemas["SimilarRequest"]["properties"]
@@ -101,7 +108,7 @@ def graph_paths(
                 "200": {
                     "description": "The file (Content-Disposition: attachment).",
                     "content": {
-                        media.split(";")[0]: {"schema": {"type": "string"}}
+                        media.split(";")[0]: {"schema": _export_schema(media)}
                         for media, _ in EXPORT_FORMATS.values()
                     },
                 },
