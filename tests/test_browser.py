@@ -184,8 +184,23 @@ def test_tex_renders_with_katex(browser: WebDriver, live_url: str, shots: Path) 
     )
     assert "KaTeX_Main" in font
     assert not severe_console_errors(browser)
+    assert loaded_katex(browser)
     browser.find_element(By.CSS_SELECTOR, ".bibtex summary").click()
     assert "@misc{" in browser.find_element(By.CSS_SELECTOR, ".bibtex pre").text
+
+
+def loaded_katex(browser: WebDriver) -> bool:
+    """Whether the page fetched KaTeX's script (math.js loads it only for pages with TeX)."""
+    names = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(function (e) { return e.name; })"
+    )
+    return any("katex.min" in n for n in names)
+
+
+def test_katex_only_where_there_is_tex(browser: WebDriver, live_url: str) -> None:
+    browser.get(live_url + "/search?q=xkqzvwp+flurbish")
+    wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, "html.math-rendered")))
+    assert not loaded_katex(browser), "a page without TeX does not fetch KaTeX"
 
 
 def test_small_screen_layout(browser: WebDriver, live_url: str, shots: Path) -> None:
@@ -273,7 +288,7 @@ def test_every_page_type_fits_and_passes_axe(
         for name, path in page_types(site).items():
             browser.get(site + path)
             wait(browser).until(ec.presence_of_element_located((By.TAG_NAME, "footer")))
-            if browser.find_elements(By.CSS_SELECTOR, "script[src*=katex]"):
+            if browser.find_elements(By.CSS_SELECTOR, "script[data-katex]"):
                 math = (By.CSS_SELECTOR, "html.math-rendered")
                 wait(browser).until(ec.presence_of_element_located(math))
             inner = browser.execute_script("return document.documentElement.clientWidth")
