@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
 import platform
 import statistics
@@ -21,6 +22,7 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere: import the repo'
 
 from papersift.core.config import Config, load_config  # noqa: E402
 from papersift.engine.atomic import write_atomically  # noqa: E402
+from papersift.engine.quantize import QUANT_VERSION  # noqa: E402
 
 BENCH = ROOT / "bench"
 CACHE = BENCH / ".cache"
@@ -38,6 +40,25 @@ def log(message: str) -> None:
     )
 
 
+def cached_model_quantized(data_dir: Path) -> bool | None:
+    """Whether the vectors already in ``data_dir`` come from the int8 graph (None: no
+    vectors yet). Cached benchmark directories keep the model they were embedded with, so
+    a change of the default model does not start re-embedding them under a benchmark."""
+    try:
+        model_id = json.loads((data_dir / "manifest.json").read_text()).get("model_id")
+    except (OSError, ValueError):
+        return None
+    if not isinstance(model_id, str) or not model_id:
+        return None
+    return model_id.endswith(f"-int8pc{QUANT_VERSION}")
+
+
+def model_env(data_dir: Path) -> dict[str, str]:
+    """``PAPERSIFT_EMBEDDING_QUANTIZE`` for a server on ``data_dir`` (see above)."""
+    quantized = cached_model_quantized(data_dir)
+    return {} if quantized is None else {"PAPERSIFT_EMBEDDING_QUANTIZE": str(quantized).lower()}
+
+
 def bench_config(
     data_dir: Path, *, embedding: Mapping[str, Any] | None = None, **search: Any
 ) -> Config:
@@ -45,7 +66,10 @@ def bench_config(
     ``[embedding]`` settings from ``embedding`` and ``[search]`` settings by keyword.
 
     The result cache is off unless asked for: benchmarks repeat each query and must time
-    the search, not the cache."""
+    the search, not the cache. The model is the one the directory's vectors came from."""
+    quantized = cached_model_quantized(data_dir)
+    if quantized is not None:
+        embedding = {"quantize": quantized, **(embedding or {})}
     search = {"cache_size": 0, **search}
     base = load_config(None, env={})
     return dataclasses.replace(

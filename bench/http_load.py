@@ -33,7 +33,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import ROOT, load_average, log, stop_process, table
+from bench.common import ROOT, load_average, log, model_env, stop_process, table
 
 PATHS = ("/api/v1/search", "/search")
 CONCURRENCY = (1, 8, 32)
@@ -75,6 +75,7 @@ class Server:
             PAPERSIFT_DATA_BOOTSTRAP="none",
             PAPERSIFT_SERVER_RATE_LIMIT="0",
             PAPERSIFT_SERVER_PORT=str(self.port),
+            **model_env(self.root),
             **self.extra_env,
         )
         self.cwd = tempfile.mkdtemp(prefix="papersift-http-")  # no ./config.toml: defaults

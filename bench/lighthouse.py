@@ -30,6 +30,10 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # run as a script: make the repo root importable
+    sys.path.insert(0, str(ROOT))
+from bench.common import model_env  # noqa: E402
+
 HERE = ROOT / "bench" / "lighthouse"
 LIGHTHOUSE = HERE / "node_modules" / ".bin" / "lighthouse"
 DATA = ROOT / "bench" / ".cache" / "lighthouse-data"
@@ -57,6 +61,7 @@ def ensure_lighthouse() -> None:
 def served_demo() -> Iterator[str]:
     """``papersift serve`` over the cached demo data directory, once it has embedded all."""
     env = {**os.environ, "PAPERSIFT_DATA_DIR": str(DATA), "PAPERSIFT_SERVER_PORT": str(PORT)}
+    env |= model_env(DATA)  # a cached directory keeps the model it was embedded with
     cli = str(Path(sys.executable).parent / "papersift")
     fresh = not DATA.exists()
     proc = subprocess.Popen([cli, "serve"], env=env, stderr=subprocess.DEVNULL)

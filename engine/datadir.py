@@ -150,10 +150,12 @@ class DataDir:
             max_length=spec.max_length,
             batch_size=e.batch_size,
             threads=e.threads,
-            cache_dir=(self.root / "models") if e.float32_cache else None,
+            # An int8 spec (the served model, say) needs the cache whatever the config says
+            # now: its graph was built there.
+            cache_dir=(self.root / "models") if e.float32_cache or spec.quantize else None,
             model_id=spec.model_id or None,
             providers=e.providers.split(","),
-            quantize=spec.quantize and e.float32_cache,
+            quantize=spec.quantize,
         )
         if self.manifest.get("model_id") != emb.model_id or not isinstance(known, int):
             known = VectorIndex.stored_dim(self.root / "vectors" / model_dir_name(emb.model_id))

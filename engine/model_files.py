@@ -52,7 +52,7 @@ class ModelSpec:
             str(tok) if e.tokenizer else "",
             e.max_length,
             e.model_id,
-            e.quantize,
+            e.quantize and e.float32_cache,  # the int8 graph is built from the cached one
         )
 
     def paths(self) -> tuple[Path, Path]:

@@ -52,6 +52,10 @@ def kept_in_float32(graph: Path) -> list[str]:
     ]
 
 
+def _drop_preprocessing_advice(record: logging.LogRecord) -> bool:
+    return not str(record.msg).startswith("Please consider to run pre-processing")
+
+
 def quantized_graph(fused: Path, cache_dir: Path) -> Path:
     """The cached int8 graph of ``fused`` (a float32 graph), built atomically if missing."""
     target = cache_dir / f"{fused.stem}-int8pc{QUANT_VERSION}.onnx"
@@ -63,10 +67,17 @@ def quantized_graph(fused: Path, cache_dir: Path) -> Path:
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".quant-") as tmp:
         built = Path(tmp) / "int8.onnx"
-        quantize_dynamic(
-            str(fused), str(built), weight_type=QuantType.QInt8, per_channel=True,
-            op_types_to_quantize=_OPS, nodes_to_exclude=keep,
-        )  # fmt: skip
+        # onnxruntime logs advice to run its pre-processing on the root logger, as a WARNING
+        # on every build; the graph is already fused and shape-inferred, so drop that line.
+        root = logging.getLogger()
+        root.addFilter(_drop_preprocessing_advice)
+        try:
+            quantize_dynamic(
+                str(fused), str(built), weight_type=QuantType.QInt8, per_channel=True,
+                op_types_to_quantize=_OPS, nodes_to_exclude=keep,
+            )  # fmt: skip
+        finally:
+            root.removeFilter(_drop_preprocessing_advice)
         with open(built, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(built, target)

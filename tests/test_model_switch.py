@@ -44,8 +44,8 @@ def other_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def config_for(root: Path, model: Path | None) -> Config:
-    if model is None:
-        return make_config(root)
+    if model is None:  # float32, whose vectors a paper embedded alone reproduces exactly
+        return make_config(root, embedding={"quantize": False})
     tokenizer = str(vendored_tokenizer())
     return make_config(
         root, embedding={"model": str(model), "tokenizer": tokenizer, "float32_cache": False}
@@ -143,3 +143,23 @@ def test_a_missing_old_model_falls_back_to_the_new_one(
         assert data.embedder.model_id == data.indexing_embedder.model_id
     finally:
         data.close()
+
+
+def test_an_int8_corpus_keeps_its_vectors_when_the_cache_is_turned_off(tmp_path: Path) -> None:
+    # The default int8 graph is built in the model cache; turning `float32_cache` off makes
+    # the configured model the plain one (another space), and queries must keep the int8
+    # vectors meanwhile, loading their graph from the cache all the same.
+    data = DataDir(make_config(tmp_path))
+    import_files(data, [write_jsonl(tmp_path / "s.jsonl", sample_records(60))])
+    embed_backlog(data)
+    int8_id = data.indexing_embedder.model_id
+    data.close()
+    assert int8_id.endswith("-int8pc2")
+    server = open_engine(make_config(tmp_path, embedding={"float32_cache": False}))
+    try:
+        assert server.data.indexing_embedder.model_id != int8_id
+        assert server.data.embedder.model_id == int8_id
+        r = server.search(SearchRequest(QUERY, mode="semantic", page_size=3))
+        assert len(r.hits) == 3
+    finally:
+        server.close()
