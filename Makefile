@@ -107,6 +107,7 @@ reliability: install
 # Lighthouse 12.2.3 (npm, pinned in bench/lighthouse/) on every page type, mobile and desktop,
 # against a served copy of the demo corpus; writes docs/LIGHTHOUSE.md.
 lighthouse: install
+	npm ci --prefix bench/lighthouse --no-audit --no-fund
 	$(BIN)/python bench/lighthouse.py
 
 clean:

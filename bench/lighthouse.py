@@ -77,7 +77,8 @@ def served_demo() -> Iterator[str]:
             except httpx.HTTPError:
                 pass
             time.sleep(15)
-        if fresh:
+        insts = httpx.get(url + "/api/v1/institutions", timeout=30).json()["institutions"]
+        if fresh or not insts:  # a directory whose first run could not import them
             subprocess.run([cli, "import-ror", str(ROR)], env=env, check=True)
         yield url
     finally:
