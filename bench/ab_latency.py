@@ -31,8 +31,12 @@ from bench import scale_data
 from bench.common import bench_config
 from bench.peers.compare import sample_docs, title_queries
 from bench.scale import HAND_QUERIES
-from papersift.engine.results import SearchRequest
-from papersift.engine.search import open_engine
+try:
+    from papersift.engine.results import SearchRequest
+    from papersift.engine.search import open_engine
+except ImportError:  # a checkout from before the one-package layout (issue 20)
+    from engine.results import SearchRequest
+    from engine.search import open_engine
 
 size, modes = int(sys.argv[2]), sys.argv[3].split(",")
 engine = open_engine(bench_config(scale_data.data_path(size)))

@@ -281,9 +281,13 @@ def bench_embed_sample(n: int, batch_size: int) -> dict[str, Any]:
             t1, c1 = time.perf_counter(), time.process_time()
             done = embed_backlog(data, limit=n)
             secs, cpu = time.perf_counter() - t1, time.process_time() - c1
+            model_id = data.indexing_embedder.model_id
         finally:
             data.close()
-    return {"papers": done, "secs": secs, "cpu": cpu, "load_s": load_s, "load": load_average()}
+    return {
+        "papers": done, "secs": secs, "cpu": cpu, "load_s": load_s, "load": load_average(),
+        "model_id": model_id,
+    }  # fmt: skip
 
 
 def bench_embed(fresh: bool, quick: bool) -> tuple[str, dict[str, float], dict[str, Any]]:
@@ -315,7 +319,7 @@ def bench_embed(fresh: bool, quick: bool) -> tuple[str, dict[str, float], dict[s
         rate = s["papers"] / s["secs"]
         summary[f"first {n} demo papers, batch {batch}"] = rate
         rows.append([
-            f"first {n} demo papers (this run)",
+            f"first {n} demo papers (this run, `{s['model_id']}`)",
             str(batch),
             f"{s['papers']:,}",
             f"{s['secs']:.1f}",
@@ -330,10 +334,11 @@ def bench_embed(fresh: bool, quick: bool) -> tuple[str, dict[str, float], dict[s
         rows,
     )  # fmt: skip
     md += (
-        f"\n\n`embed_backlog` with the float32 graph cache (the default), max_length "
-        f"{meta['max_length']}, model `{meta['model_id']}`; the configured batch size is "
-        f"{meta['batch_size']}. The model load includes building the float32 graph when the "
-        "data directory has none yet. *CPU s* counts all onnxruntime threads."
+        f"\n\n`embed_backlog`, max_length {meta['max_length']}; the cached directory's "
+        f"model is `{meta['model_id']}`, the fresh samples use the default configuration's "
+        f"(the int8 graph unless it says otherwise); the configured batch size is "
+        f"{meta['batch_size']}. The model load includes building the optimised (and int8) "
+        "graph when the data directory has none yet. *CPU s* counts all onnxruntime threads."
     )
     return md, summary, meta
 
