@@ -19,10 +19,10 @@ from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
-from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from papersift.core.config import Config
+from papersift.core.cron import cron_trigger as crontab_trigger
 from papersift.core.errors import ConfigError, PapersiftError
 from papersift.engine.search import SearchEngine
 from papersift.engine.writer_lock import WriterBusy, holder, writer_lock
@@ -49,9 +49,9 @@ class JobStatus:
     skipped: int = 0
 
 
-def cron_trigger(name: str, expr: str) -> CronTrigger:
+def cron_trigger(name: str, expr: str) -> BaseTrigger:
     try:
-        return CronTrigger.from_crontab(expr, timezone=UTC)
+        return crontab_trigger(expr)
     except ValueError as exc:
         raise ConfigError(
             f"config: [schedule] {name} is not a cron expression: {expr!r} ({exc})"

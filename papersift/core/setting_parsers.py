@@ -82,15 +82,16 @@ def parse_members(name: str, raw: Any, from_env: bool) -> tuple[LabMember, ...]:
 
 
 def parse_cron(name: str, raw: Any, from_env: bool) -> str:
-    """A 5-field cron expression (UTC) as APScheduler reads it, or "" (the job is off)."""
+    """A 5-field cron expression (UTC) as cron reads it (``core.cron``), or "" (the job is
+    off)."""
     if not isinstance(raw, str):
         raise ConfigError(f"config: {name} must be a string, got {raw!r}")
     expr = raw.strip()
     if expr:
-        from apscheduler.triggers.cron import CronTrigger  # only when a job is scheduled
+        from papersift.core.cron import cron_trigger  # APScheduler only when a job is on
 
         try:
-            CronTrigger.from_crontab(expr, timezone="UTC")
+            cron_trigger(expr)
         except ValueError as exc:
             raise ConfigError(
                 f"config: {name} must be a cron expression of 5 fields such as "
