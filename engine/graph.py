@@ -132,6 +132,25 @@ class Graph:
         listed = int(row[0] or 0) if row else 0
         return GraphCounts(max(listed, len(refs)), len(refs), len(self.citations(docid)))
 
+    def shared_links(self, docid: int, kind: str) -> dict[int, int]:
+        """Other papers here with ``kind`` links to works ``docid`` has ``kind`` links to,
+        by a shared identifier: ``ref`` gives the reference works both list (bibliographic
+        coupling), ``citer`` the citing works both list (co-citation). Counted per source
+        of ``docid``'s links, the most any one gives (two sources list the same works)."""
+        out: dict[int, int] = {}
+        with self.store.reading() as db:
+            rows = db.execute(
+                "SELECT l2.owner, l1.source, COUNT(DISTINCT l1.n) FROM links l1 "
+                "JOIN links l2 ON l2.scheme = l1.scheme AND l2.value = l1.value "
+                "AND l2.kind = l1.kind JOIN papers p ON p.docid = l2.owner "
+                "WHERE l1.owner = ? AND l1.kind = ? AND l1.scheme != '' AND l2.owner != l1.owner "
+                "GROUP BY l2.owner, l1.source",
+                (docid, kind),
+            ).fetchall()
+        for owner, _, n in rows:
+            out[int(owner)] = max(out.get(int(owner), 0), int(n))
+        return out
+
     def keys(self, docid: int) -> list[Key]:
         """The identifiers that name this paper here."""
         with self.store.reading() as db:
