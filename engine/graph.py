@@ -7,8 +7,9 @@ also the papers citing it, as works with identifiers (``openalex:W...``, ``doi:1
 replaced as a whole when that source enriches the paper again, and resolved when read: a
 key names a paper here if it is the paper's arXiv id, its DOI, or an id a source gave that
 paper when it was enriched. So a paper imported or enriched later joins the graph without
-rewriting anyone's edges, a deleted one leaves it, and both directions read the same rows
-(``references(a)`` holds ``b`` exactly when ``citations(b)`` holds ``a``).
+rewriting anyone's edges, a deleted one leaves it (its own rows go with it, in the store's
+delete transaction: SQLite may give its docid to the next paper added), and both directions
+read the same rows (``references(a)`` holds ``b`` exactly when ``citations(b)`` holds ``a``).
 
 Docids stay across arXiv versions (the store updates a row in place), so edges survive a
 new version as the rest of the enrichment does.
@@ -74,6 +75,8 @@ class Graph:
         with store.reading() as db:
             db.executescript(SCHEMA)
         self.generation = self._version()
+        if _forget not in store.on_delete:
+            store.on_delete.append(_forget)
 
     def _version(self) -> str:
         return self.store.get_meta(VERSION_KEY) or "0"
@@ -155,6 +158,20 @@ class Graph:
         """The identifiers that name this paper here."""
         with self.store.reading() as db:
             return sorted(_keys_of(db, docid))
+
+
+def _forget(db: sqlite3.Connection, docid: int) -> None:
+    """A deleted paper's edges and identifiers (in the store's delete transaction): the
+    next paper given its docid must not inherit them. What other papers say about it stays,
+    keyed by its identifiers, so it rejoins the graph if it comes back."""
+    gone = db.execute("DELETE FROM links WHERE owner = ?", (docid,)).rowcount
+    gone += db.execute("DELETE FROM work_keys WHERE docid = ?", (docid,)).rowcount
+    if gone:
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1",
+            (VERSION_KEY,),
+        )
 
 
 def _replace_one(db: sqlite3.Connection, docid: int, w: WorkLinks) -> bool:
