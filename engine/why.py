@@ -3,12 +3,16 @@ the query words it holds (and in which fields), the filters it passed, and in hy
 the two parts of its fused score.
 
 Everything comes from what the search already holds (the ranked lists with their scores,
-the plan); the only new work is analysing each hit's title, abstract and author names with
-the index's own analysers to find the query words in them, on the page's hits alone.
+the plan); the only new work is finding the query words in the page's hits, with the
+index's own analysers. Only the tokens that can stem to a query term are analysed (those
+starting with the term less its last two letters: Porter's English stemmer only cuts
+suffixes, or changes one letter, `y` to `i`, or adds an `e`), each word once per process:
+analysing every abstract whole cost ~0.4 ms a hit on a loaded machine.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -23,6 +27,21 @@ from papersift.engine.results import Filters, Fused, Why
 # The fields whose words are looked for, by the query prefix that names each alone.
 FIELDS = {"ti": "title", "abs": "abstract", "au": "authors"}
 MAX_WORDS = 16  # query clauses looked for (a pasted abstract has hundreds)
+MAX_AUTHORS = 100  # author names looked through (a physics paper may have thousands)
+WORD_CACHE = 200_000  # analysed words kept (word -> its terms); cleared when full
+Words = tuple[tuple[str, str | None, frozenset[str]], ...]  # (text, field, analysed terms)
+
+
+_TOKEN = re.compile(r"[^\W_]+")  # a token of Tantivy's simple tokenizer, from its start
+
+
+@dataclass(frozen=True, slots=True)
+class QueryWords:
+    """The query's words to look for, and the roots a token must start with to stem to
+    one of their terms (the tokens worth analysing)."""
+
+    words: Words = ()
+    roots: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,11 +56,12 @@ class Evidence:
     fusion: str | None = None  # "convex" or "rrf": hybrid's method
     semantic_weight: float = 1.0  # convex: the semantic side's weight; rrf: its multiplier
     rrf_k: int = 60
-    words: tuple[tuple[str, str | None, frozenset[str]], ...] = ()  # (text, field, terms)
-    filters: tuple[str, ...] = field(default=())
+    words: QueryWords = field(default_factory=QueryWords)
+    filters: tuple[str, ...] = ()
 
 
 _local = threading.local()
+_terms_of_word: dict[str, tuple[str, ...]] = {}  # the text analyser's output per word
 
 
 def _analyzers() -> tuple[tantivy.TextAnalyzer, tantivy.TextAnalyzer]:
@@ -52,7 +72,7 @@ def _analyzers() -> tuple[tantivy.TextAnalyzer, tantivy.TextAnalyzer]:
     return pair
 
 
-def query_words(parsed: ParsedQuery) -> tuple[tuple[str, str | None, frozenset[str]], ...]:
+def query_words(parsed: ParsedQuery) -> QueryWords:
     """The query's clauses that name words (free, ``+``, ``ti:``, ``abs:``, ``au:``; not
     excluded ones), each with its analysed terms, as the index analyses that field."""
     text, name = _analyzers()
@@ -63,7 +83,35 @@ def query_words(parsed: ParsedQuery) -> tuple[tuple[str, str | None, frozenset[s
         terms = frozenset((name if c.field == "au" else text).analyze(c.text))
         if terms and len(words) < MAX_WORDS:
             words.setdefault((c.text, c.field), terms)
-    return tuple((t, f, terms) for (t, f), terms in words.items())
+    roots = sorted(
+        {t[: max(1, len(t) - 2)] for (_, f), terms in words.items() if f != "au" for t in terms}
+    )
+    return QueryWords(tuple((t, f, terms) for (t, f), terms in words.items()), tuple(roots))
+
+
+def text_terms(text: str, roots: tuple[str, ...]) -> frozenset[str]:
+    """The terms of ``text``'s tokens that may stem to a query term (``QueryWords``):
+    ``str.find`` for each root, 8x quicker than one regular expression of them all."""
+    low = text.lower()
+    words = set()
+    for root in roots:
+        at = low.find(root)
+        while at != -1:
+            if at == 0 or not low[at - 1].isalnum():  # the start of a token
+                token = _TOKEN.match(low, at)
+                if token:
+                    words.add(token.group())
+            at = low.find(root, at + 1)
+    analyzer = _analyzers()[0]
+    out: set[str] = set()
+    for word in words:
+        terms = _terms_of_word.get(word)
+        if terms is None:
+            if len(_terms_of_word) >= WORD_CACHE:
+                _terms_of_word.clear()
+            terms = _terms_of_word[word] = tuple(analyzer.analyze(word))
+        out.update(terms)
+    return frozenset(out)
 
 
 def filter_lines(filters: Filters, parsed: ParsedQuery) -> tuple[str, ...]:
@@ -86,27 +134,24 @@ def filter_lines(filters: Filters, parsed: ParsedQuery) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _matched(
-    paper: Paper, words: Sequence[tuple[str, str | None, frozenset[str]]]
-) -> dict[str, tuple[str, ...]]:
+def _matched(paper: Paper, query: QueryWords) -> dict[str, tuple[str, ...]]:
     """field -> the query words (clauses) all of whose terms the field holds."""
-    if not words:
+    if not query.words:
         return {}
-    text, name = _analyzers()
     found: dict[str, list[str]] = {}
     terms: dict[str, frozenset[str]] = {}
 
     def of(prefix: str) -> frozenset[str]:
         if prefix not in terms:  # analysed only when a word is looked for there
             if prefix == "au":
-                terms[prefix] = frozenset(name.analyze(" ".join(a.name for a in paper.authors)))
+                names = " ".join(a.name for a in paper.authors[:MAX_AUTHORS])
+                terms[prefix] = frozenset(_analyzers()[1].analyze(names))
             else:
-                terms[prefix] = frozenset(
-                    text.analyze(paper.title if prefix == "ti" else paper.abstract)
-                )
+                text = paper.title if prefix == "ti" else paper.abstract
+                terms[prefix] = text_terms(text, query.roots)
         return terms[prefix]
 
-    for word, prefix, wanted in words:
+    for word, prefix, wanted in query.words:
         for f in (prefix,) if prefix else ("ti", "abs", "au"):
             if f == "au" and prefix is None and len(wanted) > 1:
                 continue  # a free phrase is not looked for among the names

@@ -14,8 +14,10 @@ from starlette.testclient import TestClient
 
 from papersift.engine.lexical import text_analyzer
 from papersift.engine.plan import make_plan
+from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
+from papersift.engine.why import query_words, text_terms
 from papersift.server.schemas import SearchResponse
 from tests.web_helpers import parse_html
 
@@ -160,3 +162,30 @@ def test_page_shows_why_in_a_disclosure_escaped(client: TestClient) -> None:
         assert "Keywords" in terms and "Meaning" in terms and "Query words found" in terms
     words = " ".join(d.text_content() for d in doc.cssselect("details.why dd"))
     assert "parsing" in words
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "studies of happy parsing networks",
+        "dying lies relational generalization hoping hopped",
+        '"query expansion" BM25 retrieval-augmented',
+        "ugly early only gently skies",
+    ],
+)
+def test_candidate_tokens_miss_no_query_term(engine: SearchEngine, query: str) -> None:
+    """Only tokens starting with a root are analysed: over every title and abstract of the
+    corpus that finds exactly the query terms analysing the whole text finds."""
+    words = query_words(parse_user_query(query))
+    analyzer = text_analyzer()
+    wanted = {t for _, f, terms in words.words if f != "au" for t in terms}
+    store = engine.data.store
+    papers = store.get(sorted(store.all_text_hashes()))
+    assert len(papers) > 100
+    hits = 0
+    for paper in papers.values():
+        for text in (paper.title, paper.abstract):
+            full = set(analyzer.analyze(text)) & wanted
+            assert set(text_terms(text, words.roots)) & wanted == full, text
+            hits += bool(full)
+    assert hits  # the corpus holds some of them
