@@ -3,6 +3,7 @@
 
     .venv/bin/python bench/why_cost.py OLD_CHECKOUT [--every 4] [--modes keyword,hybrid]
         [--pairs 3] [--page-size 20]
+    .venv/bin/python bench/why_cost.py --in-process [--rounds 5] ...
 
 The data is a slice of the demo corpus (every ``--every``-th paper, imported and embedded
 once into ``bench/.cache/why-demo-<every>``). Each run is a fresh process of one checkout
@@ -11,6 +12,12 @@ benchmark's hand queries) as ``/api/v1/search`` does, uncached: ``engine.search`
 ``server.schemas.search_body`` encoded by msgspec. Per query the median of 3 rounds of CPU
 time (process time, all threads), after a warm-up; runs alternate old, new, old, new, so
 the shared machine's drift falls on both.
+
+On a loaded machine process against process drifts by more than the change costs, so
+``--in-process`` times one process of this checkout instead, each request twice in
+alternation (the order flipped every query): as it is, and with the search handing no
+evidence to ``engine.hits.make_hits`` (``why`` null: the old path). The difference of the
+two medians per query is what computing and encoding ``why`` costs.
 """
 
 from __future__ import annotations
@@ -112,9 +119,52 @@ def revision(checkout: Path) -> str:
     ).stdout.strip()
 
 
+def in_process(data: Path, modes: list[str], size: int, qs: list[str], rounds: int) -> None:
+    """Each query with and without ``why``, alternating, in one process; medians."""
+    import msgspec
+
+    from papersift.engine import search as search_module
+    from papersift.engine.results import SearchRequest
+    from papersift.engine.search import open_engine
+    from papersift.server.schemas import search_body
+
+    engine = open_engine(bench_config(data))
+    real = search_module._evidence
+
+    def answer(q: str, mode: str, why: bool) -> float:
+        search_module._evidence = real if why else (lambda *a, **k: None)  # type: ignore[assignment]
+        c0 = time.process_time()
+        result = engine.search(SearchRequest(q, mode=mode, page_size=size))  # type: ignore[arg-type]
+        msgspec.json.encode(search_body(result, "http://localhost:8000", None))
+        return (time.process_time() - c0) * 1000
+
+    print(f"{len(qs)} queries, page size {size}, {rounds} rounds, load {os.getloadavg()[0]:.1f}")
+    print("| mode | CPU ms without why | with why | difference (median of per-query) |")
+    print("| --- | --- | --- | --- |")
+    for mode in modes:
+        for q in qs[:15]:
+            answer(q, mode, True)
+        engine.facet_table.wait()
+        off: list[list[float]] = [[] for _ in qs]
+        on: list[list[float]] = [[] for _ in qs]
+        for r in range(rounds):
+            for i, q in enumerate(qs):
+                for why in (True, False) if (i + r) % 2 else (False, True):
+                    (on if why else off)[i].append(answer(q, mode, why))
+        a = [statistics.median(x) for x in off]
+        b = [statistics.median(x) for x in on]
+        diff = statistics.median(y - x for x, y in zip(a, b, strict=True))
+        print(f"| {mode} | {statistics.median(a):.3f} | {statistics.median(b):.3f} | "
+              f"{diff:+.3f} |")  # fmt: skip
+    search_module._evidence = real
+    engine.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("old", type=Path, help="the other checkout (a git worktree)")
+    ap.add_argument("old", type=Path, nargs="?", help="the other checkout (a git worktree)")
+    ap.add_argument("--in-process", action="store_true", help="with and without why, one process")
+    ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--every", type=int, default=4, help="every n-th demo paper")
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--pairs", type=int, default=3)
@@ -122,6 +172,11 @@ def main() -> None:
     args = ap.parse_args()
     data = build(args.every)
     qs = queries(data)
+    if args.in_process:
+        in_process(data, args.modes.split(","), args.page_size, qs, args.rounds)
+        return
+    if args.old is None:
+        ap.error("name the other checkout, or ask for --in-process")
     sides = {f"old {revision(args.old)}": args.old.resolve(), f"new {revision(ROOT)}": ROOT}
     rows = []
     for pair in range(args.pairs):
