@@ -183,7 +183,8 @@ class SearchEngine(Catalog):
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
         ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
-        evidence = _evidence(plan, top_scores if plan.sort == "relevance" else ())
+        by_score = plan.sort == "relevance"
+        evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked[offset : offset + plan.size]
         hits = make_hits(self.data, page, q, {}, ranks, evidence)
         facets = {**counts.result(), "researchers": researchers, **insts.result()}

@@ -58,6 +58,7 @@ class Evidence:
     rrf_k: int = 60
     words: QueryWords = field(default_factory=QueryWords)
     filters: tuple[str, ...] = ()
+    keyword_ranked: bool = True  # False: the keyword list is in date or citation order
 
 
 _local = threading.local()
@@ -174,7 +175,8 @@ def _normalised(scores: Sequence[float], score: float | None) -> float:
 
 def explain(evidence: Evidence, paper: Paper, ranks: dict[str, int]) -> Why:
     """Why ``paper``, with its ``ranks`` in each list, is a hit of the search of ``evidence``."""
-    k_rank, s_rank = ranks.get("keyword"), ranks.get("semantic")
+    k_rank = ranks.get("keyword") if evidence.keyword_ranked else None
+    s_rank = ranks.get("semantic")
     k_score = _score(evidence.keyword_scores, k_rank)
     similarity = _score(evidence.semantic_scores, s_rank)
     fused = None

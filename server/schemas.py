@@ -76,7 +76,11 @@ class Why(Struct):
     """Why the paper is a result, from what the search computed (`engine.why`)."""
 
     keyword_rank: Annotated[
-        int | None, Meta(description="1-based rank among the keyword candidates (BM25).")
+        int | None,
+        Meta(
+            description="1-based rank among the keyword candidates by BM25; null when not one, "
+            "or when keyword mode lists by date or citations."
+        ),
     ]
     keyword_score: Annotated[
         float | None, Meta(description="BM25 score; null unless the keyword list was ranked by it.")

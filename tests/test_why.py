@@ -189,3 +189,17 @@ def test_candidate_tokens_miss_no_query_term(engine: SearchEngine, query: str) -
             assert set(text_terms(text, words.roots)) & wanted == full, text
             hits += bool(full)
     assert hits  # the corpus holds some of them
+
+
+def test_date_order_and_browsing(engine: SearchEngine, client: TestClient) -> None:
+    """A keyword list in date order has no rank to explain; browsing has no disclosure."""
+    r = engine.search(SearchRequest("translation", mode="keyword", sort="newest"))
+    assert r.hits and all(h.why is not None and h.why.keyword_rank is None for h in r.hits)
+    assert all(h.why is not None and h.why.keyword_score is None for h in r.hits)
+    page = parse_html(
+        client.get("/search", params={"q": "translation", "sort": "newest", "mode": "keyword"}).text
+    )
+    first = page.cssselect("li.hit details.why dd")[0].text_content()
+    assert first.startswith("a match (listed by date")
+    browse = parse_html(client.get("/search").text)
+    assert browse.cssselect("li.hit") and not browse.cssselect("details.why")
