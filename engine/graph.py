@@ -108,19 +108,20 @@ class Graph:
 
     # -- reading -------------------------------------------------------------------------
 
-    def references(self, docid: int) -> list[int]:
-        """Papers here that ``docid`` cites, by docid."""
+    def references(self, docid: int, limit: int | None = None) -> list[int]:
+        """Papers here that ``docid`` cites, by docid. With ``limit`` it stops once it has
+        more than ``limit`` (a caller can tell a hub without reading it all)."""
         with self.store.reading() as db:
-            out = _resolve(db, _link_keys(db, docid, "ref"))
-            out |= _owners(db, _keys_of(db, docid), "citer")
+            out = _resolve(db, _link_keys(db, docid, "ref"), limit)
+            out |= _owners(db, _keys_of(db, docid), "citer", limit)
         out.discard(docid)
         return sorted(out)
 
-    def citations(self, docid: int) -> list[int]:
-        """Papers here that cite ``docid``, by docid."""
+    def citations(self, docid: int, limit: int | None = None) -> list[int]:
+        """Papers here that cite ``docid``, by docid (``limit`` as for ``references``)."""
         with self.store.reading() as db:
-            out = _owners(db, _keys_of(db, docid), "ref")
-            out |= _resolve(db, _link_keys(db, docid, "citer"))
+            out = _owners(db, _keys_of(db, docid), "ref", limit)
+            out |= _resolve(db, _link_keys(db, docid, "citer"), limit)
         out.discard(docid)
         return sorted(out)
 
@@ -135,23 +136,37 @@ class Graph:
         listed = int(row[0] or 0) if row else 0
         return GraphCounts(max(listed, len(refs)), len(refs), len(self.citations(docid)))
 
-    def shared_links(self, docid: int, kind: str) -> dict[int, int]:
+    def shared_links(self, docid: int, kind: str, fanout: int, works: int) -> dict[int, int]:
         """Other papers here with ``kind`` links to works ``docid`` has ``kind`` links to,
         by a shared identifier: ``ref`` gives the reference works both list (bibliographic
         coupling), ``citer`` the citing works both list (co-citation). Counted per source
-        of ``docid``'s links, the most any one gives (two sources list the same works)."""
-        out: dict[int, int] = {}
+        of ``docid``'s links, the most any one gives (two sources list the same works).
+        Bounded: the first ``works`` works of each source, and an identifier more than
+        ``fanout`` papers link to (a hub, which couples a paper to everything) is skipped."""
+        shared: dict[tuple[int, str], set[int]] = {}
         with self.store.reading() as db:
-            rows = db.execute(
-                "SELECT l2.owner, l1.source, COUNT(DISTINCT l1.n) FROM links l1 "
-                "JOIN links l2 ON l2.scheme = l1.scheme AND l2.value = l1.value "
-                "AND l2.kind = l1.kind JOIN papers p ON p.docid = l2.owner "
-                "WHERE l1.owner = ? AND l1.kind = ? AND l1.scheme != '' AND l2.owner != l1.owner "
-                "GROUP BY l2.owner, l1.source",
-                (docid, kind),
+            mine = db.execute(
+                "SELECT source, n, scheme, value FROM links WHERE owner = ? AND kind = ? "
+                "AND scheme != '' AND n < ?",
+                (docid, kind, works),
             ).fetchall()
-        for owner, _, n in rows:
-            out[int(owner)] = max(out.get(int(owner), 0), int(n))
+            by_key: dict[Key, list[tuple[str, int]]] = {}
+            for source, n, scheme, value in mine:
+                by_key.setdefault((str(scheme), str(value)), []).append((str(source), int(n)))
+            for (scheme, value), listed in by_key.items():
+                owners = db.execute(
+                    "SELECT l.owner FROM links l JOIN papers p ON p.docid = l.owner "
+                    "WHERE l.scheme = ? AND l.value = ? AND l.kind = ? AND l.owner != ? LIMIT ?",
+                    (scheme, value, kind, docid, fanout + 1),
+                ).fetchall()
+                if len(owners) > fanout:
+                    continue
+                for (owner,) in owners:
+                    for source, n in listed:
+                        shared.setdefault((int(owner), source), set()).add(n)
+        out: dict[int, int] = {}
+        for (owner, _), ns in shared.items():
+            out[owner] = max(out.get(owner, 0), len(ns))
         return out
 
     def keys(self, docid: int) -> list[Key]:
@@ -233,14 +248,16 @@ def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
         yield items[i : i + size]
 
 
-def _resolve(db: sqlite3.Connection, keys: set[Key]) -> set[int]:
-    """The papers of this index these keys name."""
+def _resolve(db: sqlite3.Connection, keys: set[Key], limit: int | None = None) -> set[int]:
+    """The papers of this index these keys name (stopping once more than ``limit``)."""
     out: set[int] = set()
     by_scheme: dict[str, list[str]] = {}
     for s, v in keys:
         by_scheme.setdefault(s, []).append(v)
     for scheme, values in by_scheme.items():
         for chunk in _chunks(sorted(values)):
+            if limit is not None and len(out) > limit:
+                return out
             marks = ",".join("?" * len(chunk))
             if scheme == "arxiv":
                 sql = f"SELECT docid FROM papers WHERE arxiv_id IN ({marks})"
@@ -257,16 +274,21 @@ def _resolve(db: sqlite3.Connection, keys: set[Key]) -> set[int]:
     return out
 
 
-def _owners(db: sqlite3.Connection, keys: set[Key], kind: str) -> set[int]:
-    """The papers here with a ``kind`` link to any of these keys."""
+def _owners(
+    db: sqlite3.Connection, keys: set[Key], kind: str, limit: int | None = None
+) -> set[int]:
+    """The papers here with a ``kind`` link to any of these keys (stopping once more than
+    ``limit``)."""
     out: set[int] = set()
     for s, v in keys:
+        if limit is not None and len(out) > limit:
+            break
         out.update(
             int(d)
             for (d,) in db.execute(
                 "SELECT l.owner FROM links l JOIN papers p ON p.docid = l.owner "
-                "WHERE l.scheme = ? AND l.value = ? AND l.kind = ?",
-                (s, v, kind),
+                "WHERE l.scheme = ? AND l.value = ? AND l.kind = ? LIMIT ?",
+                (s, v, kind, -1 if limit is None else limit + 1),
             )
         )
     return out

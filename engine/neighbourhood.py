@@ -20,7 +20,8 @@ from papersift.engine.datadir import DataDir
 
 MAX_NODES = 12  # neighbours drawn
 FILL_TO = 8  # fewer from the citation graph than this: topped up by meaning
-WALK = 200  # references or citers followed through the index (bounds a request's work)
+WALK = 200  # references or citers followed, works compared (bounds a request's work)
+FANOUT = 500  # a work more papers here link to is a hub: it relates a paper to everything
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,22 +50,31 @@ class Neighbourhood:
         return len(self.neighbours) - self.by_graph
 
 
-def _through_index(data: DataDir, docid: int) -> tuple[Counter[int], Counter[int]]:
-    """Coupling and co-citation counted through the papers here."""
+def _through_index(data: DataDir, docid: int, fanout: int) -> tuple[Counter[int], Counter[int]]:
+    """Coupling and co-citation counted through the papers here (hubs skipped)."""
     graph = data.graph
     coupling: Counter[int] = Counter()
-    for ref in graph.references(docid)[:WALK]:
-        coupling.update(d for d in graph.citations(ref) if d != docid)
+    for ref in graph.references(docid, WALK)[:WALK]:
+        citers = graph.citations(ref, fanout)
+        if len(citers) <= fanout:
+            coupling.update(d for d in citers if d != docid)
     cocited: Counter[int] = Counter()
-    for citer in graph.citations(docid)[:WALK]:
-        cocited.update(d for d in graph.references(citer) if d != docid)
+    for citer in graph.citations(docid, WALK)[:WALK]:
+        refs = graph.references(citer, fanout)
+        if len(refs) <= fanout:
+            cocited.update(d for d in refs if d != docid)
     return coupling, cocited
 
 
-def graph_neighbours(data: DataDir, docid: int) -> dict[int, tuple[int, int]]:
-    """docid -> (coupling, co-citation) of every paper here related to ``docid`` so."""
-    coupling, cocited = _through_index(data, docid)
-    by_keys = (data.graph.shared_links(docid, "ref"), data.graph.shared_links(docid, "citer"))
+def graph_neighbours(data: DataDir, docid: int, fanout: int = FANOUT) -> dict[int, tuple[int, int]]:
+    """docid -> (coupling, co-citation) of every paper here related to ``docid`` so; a
+    work more than ``fanout`` papers here link to counts for none (``FANOUT``)."""
+    coupling, cocited = _through_index(data, docid, fanout)
+    graph = data.graph
+    by_keys = (
+        graph.shared_links(docid, "ref", fanout, WALK),
+        graph.shared_links(docid, "citer", fanout, WALK),
+    )
     out: dict[int, tuple[int, int]] = {}
     for d in set(coupling) | set(cocited) | set(by_keys[0]) | set(by_keys[1]):
         out[d] = (

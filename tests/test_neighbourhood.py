@@ -247,3 +247,17 @@ def test_hidden_without_a_citation_neighbour(site: Site) -> None:
     hood = site.engine.neighbourhood(citer)
     assert hood is not None and hood.by_graph == 7  # the other citers of Turing
     assert all(n.coupling == 1 for n in hood.neighbours if n.by_graph)
+
+
+def test_hub_works_count_for_nothing(site: Site) -> None:
+    """A work more than ``fanout`` other papers link to relates nobody (and bounds the
+    work a request does): the recorded work's first 5 references are listed by two other
+    papers here, the next 5 by one; Turing is cited by 8 papers here."""
+    oa = _docid(site, OA)
+    assert graph_neighbours(site.data, oa, fanout=2)[_docid(site, COUPLED)] == (10, 0)
+    hubless = graph_neighbours(site.data, oa, fanout=1)
+    assert hubless[_docid(site, COUPLED)] == (5, 0)
+    assert _docid(site, HOSTILE) not in hubless
+    citer = next(a for a, _ in site.data.store.ids_and_dois() if a.startswith("2405."))
+    assert len(graph_neighbours(site.data, _docid(site, citer), fanout=8)) == 7
+    assert graph_neighbours(site.data, _docid(site, citer), fanout=7) == {}
