@@ -240,20 +240,21 @@ class SearchEngine(Catalog):
             return self._whole_list(fused, plan, ranks, evidence)
         match_q = self._match_query(keyword_side, kd, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
-        total = lex.count(match_q) if match_q is not keyword_side else k_total
         if plan.sort == "relevance":
             page = fused[offset : offset + plan.size]
             if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
                 page += self._keyword_tail(keyword_side, len(kd), fused, offset, plan.size)
-            reach = total
         else:  # the whole match set by date or citations, as keyword mode sorts it
             ids, scores, _ = lex.search(match_q, plan.size, offset, plan.sort)
-            page, reach = list(zip(ids, scores, strict=True)), total
+            page = list(zip(ids, scores, strict=True))
         window = [d for d, _ in fused[:PEOPLE_WINDOW]]
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
         facets["researchers"] = self.people.facet(window)
         facets.update(counts.result())
-        return make_hits(self.data, page, q, {}, ranks, evidence), total, facets, reach
+        # Every paper has exactly one year and the year facet lists them all, so its counts
+        # add up to the match set's size: no second pass over the matches to count them.
+        total = k_total if match_q is keyword_side else sum(f.count for f in facets["years"])
+        return make_hits(self.data, page, q, {}, ranks, evidence), total, facets, total
 
     def _keyword_tail(
         self, keyword_side: tantivy.Query, start: int, fused: list[tuple[int, float]],

@@ -203,6 +203,44 @@ def test_katex_only_where_there_is_tex(browser: WebDriver, live_url: str) -> Non
     assert not loaded_katex(browser), "a page without TeX does not fetch KaTeX"
 
 
+FIRST_TEX = r"""
+var tex = /\$|\\\(|\\\[/;
+var all = document.querySelectorAll('.math');
+for (var i = 0; i < all.length; i++) {
+  if (tex.test(all[i].textContent)) {
+    return [i, all[i].getBoundingClientRect().top, window.innerHeight];
+  }
+}
+return null;
+"""
+
+
+def test_tex_far_down_a_list_loads_katex_when_scrolled_to(
+    browser: WebDriver, live_url: str
+) -> None:
+    """KaTeX is fetched only when an element holding TeX comes near the viewport."""
+    for category in ("cs.DL", "cs.IR", "cs.CL", "cs.AI"):
+        for sort in ("oldest", "newest"):
+            browser.get(f"{live_url}/search?category={category}&sort={sort}&page_size=100")
+            wait(browser).until(ec.presence_of_element_located((By.TAG_NAME, "footer")))
+            first = browser.execute_script(FIRST_TEX)
+            if first is not None and first[1] > first[2] + 1000:  # well below the fold
+                break
+        else:
+            continue
+        break
+    else:
+        pytest.fail("no listing of the test corpus has TeX far below the fold")
+    wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, "html.math-rendered")))
+    assert not loaded_katex(browser), "TeX below the fold does not fetch KaTeX at load"
+    assert not browser.find_elements(By.CSS_SELECTOR, ".katex")
+    node = browser.find_elements(By.CSS_SELECTOR, ".math")[first[0]]
+    browser.execute_script("arguments[0].scrollIntoView()", node)
+    wait(browser).until(lambda _: node.find_elements(By.CSS_SELECTOR, ".katex"))
+    assert loaded_katex(browser)
+    assert not severe_console_errors(browser)
+
+
 def test_small_screen_layout(browser: WebDriver, live_url: str, shots: Path) -> None:
     browser.set_window_size(390, 844)
     try:
