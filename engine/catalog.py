@@ -15,6 +15,7 @@ from papersift.engine.datadir import DataDir
 from papersift.engine.embed_progress import read_progress
 from papersift.engine.hits import make_hits
 from papersift.engine.institutions import Institutions
+from papersift.engine.neighbourhood import Neighbourhood, neighbourhood
 from papersift.engine.people import People, papers_of_any
 from papersift.engine.results import FacetCount, Hit, Stats
 
@@ -53,6 +54,13 @@ class Catalog:
             return []
         found = [(d, s) for d, s in self.data.vectors.search(vec, limit + 1) if d != docid]
         return make_hits(self.data, found[:limit], None, {"semantic": 1})
+
+    def neighbourhood(self, arxiv_id: str) -> Neighbourhood | None:
+        """The papers closest to this one by citations, or meaning when they are few
+        (``engine.neighbourhood``); None for a paper this index does not hold."""
+        parsed = parse_arxiv_id(arxiv_id)
+        docid = self.data.store.docid_of(parsed[0]) if parsed else None
+        return None if docid is None else neighbourhood(self.data, docid)
 
     def category_counts(self) -> dict[str, int]:
         """Papers per category, cached until the lexical index reloads."""

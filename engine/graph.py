@@ -7,8 +7,9 @@ also the papers citing it, as works with identifiers (``openalex:W...``, ``doi:1
 replaced as a whole when that source enriches the paper again, and resolved when read: a
 key names a paper here if it is the paper's arXiv id, its DOI, or an id a source gave that
 paper when it was enriched. So a paper imported or enriched later joins the graph without
-rewriting anyone's edges, a deleted one leaves it, and both directions read the same rows
-(``references(a)`` holds ``b`` exactly when ``citations(b)`` holds ``a``).
+rewriting anyone's edges, a deleted one leaves it (its own rows go with it, in the store's
+delete transaction: SQLite may give its docid to the next paper added), and both directions
+read the same rows (``references(a)`` holds ``b`` exactly when ``citations(b)`` holds ``a``).
 
 Docids stay across arXiv versions (the store updates a row in place), so edges survive a
 new version as the rest of the enrichment does.
@@ -74,6 +75,8 @@ class Graph:
         with store.reading() as db:
             db.executescript(SCHEMA)
         self.generation = self._version()
+        if _forget not in store.on_delete:
+            store.on_delete.append(_forget)
 
     def _version(self) -> str:
         return self.store.get_meta(VERSION_KEY) or "0"
@@ -105,19 +108,20 @@ class Graph:
 
     # -- reading -------------------------------------------------------------------------
 
-    def references(self, docid: int) -> list[int]:
-        """Papers here that ``docid`` cites, by docid."""
+    def references(self, docid: int, limit: int | None = None) -> list[int]:
+        """Papers here that ``docid`` cites, by docid. With ``limit`` it stops once it has
+        more than ``limit`` (a caller can tell a hub without reading it all)."""
         with self.store.reading() as db:
-            out = _resolve(db, _link_keys(db, docid, "ref"))
-            out |= _owners(db, _keys_of(db, docid), "citer")
+            out = _resolve(db, _link_keys(db, docid, "ref"), limit)
+            out |= _owners(db, _keys_of(db, docid), "citer", limit)
         out.discard(docid)
         return sorted(out)
 
-    def citations(self, docid: int) -> list[int]:
-        """Papers here that cite ``docid``, by docid."""
+    def citations(self, docid: int, limit: int | None = None) -> list[int]:
+        """Papers here that cite ``docid``, by docid (``limit`` as for ``references``)."""
         with self.store.reading() as db:
-            out = _owners(db, _keys_of(db, docid), "ref")
-            out |= _resolve(db, _link_keys(db, docid, "citer"))
+            out = _owners(db, _keys_of(db, docid), "ref", limit)
+            out |= _resolve(db, _link_keys(db, docid, "citer"), limit)
         out.discard(docid)
         return sorted(out)
 
@@ -132,10 +136,57 @@ class Graph:
         listed = int(row[0] or 0) if row else 0
         return GraphCounts(max(listed, len(refs)), len(refs), len(self.citations(docid)))
 
+    def shared_links(self, docid: int, kind: str, fanout: int, works: int) -> dict[int, int]:
+        """Other papers here with ``kind`` links to works ``docid`` has ``kind`` links to,
+        by a shared identifier: ``ref`` gives the reference works both list (bibliographic
+        coupling), ``citer`` the citing works both list (co-citation). Counted per source
+        of ``docid``'s links, the most any one gives (two sources list the same works).
+        Bounded: the first ``works`` works of each source, and an identifier more than
+        ``fanout`` papers link to (a hub, which couples a paper to everything) is skipped."""
+        shared: dict[tuple[int, str], set[int]] = {}
+        with self.store.reading() as db:
+            mine = db.execute(
+                "SELECT source, n, scheme, value FROM links WHERE owner = ? AND kind = ? "
+                "AND scheme != '' AND n < ?",
+                (docid, kind, works),
+            ).fetchall()
+            by_key: dict[Key, list[tuple[str, int]]] = {}
+            for source, n, scheme, value in mine:
+                by_key.setdefault((str(scheme), str(value)), []).append((str(source), int(n)))
+            for (scheme, value), listed in by_key.items():
+                owners = db.execute(
+                    "SELECT l.owner FROM links l JOIN papers p ON p.docid = l.owner "
+                    "WHERE l.scheme = ? AND l.value = ? AND l.kind = ? AND l.owner != ? LIMIT ?",
+                    (scheme, value, kind, docid, fanout + 1),
+                ).fetchall()
+                if len(owners) > fanout:
+                    continue
+                for (owner,) in owners:
+                    for source, n in listed:
+                        shared.setdefault((int(owner), source), set()).add(n)
+        out: dict[int, int] = {}
+        for (owner, _), ns in shared.items():
+            out[owner] = max(out.get(owner, 0), len(ns))
+        return out
+
     def keys(self, docid: int) -> list[Key]:
         """The identifiers that name this paper here."""
         with self.store.reading() as db:
             return sorted(_keys_of(db, docid))
+
+
+def _forget(db: sqlite3.Connection, docid: int) -> None:
+    """A deleted paper's edges and identifiers (in the store's delete transaction): the
+    next paper given its docid must not inherit them. What other papers say about it stays,
+    keyed by its identifiers, so it rejoins the graph if it comes back."""
+    gone = db.execute("DELETE FROM links WHERE owner = ?", (docid,)).rowcount
+    gone += db.execute("DELETE FROM work_keys WHERE docid = ?", (docid,)).rowcount
+    if gone:
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1",
+            (VERSION_KEY,),
+        )
 
 
 def _replace_one(db: sqlite3.Connection, docid: int, w: WorkLinks) -> bool:
@@ -197,14 +248,16 @@ def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
         yield items[i : i + size]
 
 
-def _resolve(db: sqlite3.Connection, keys: set[Key]) -> set[int]:
-    """The papers of this index these keys name."""
+def _resolve(db: sqlite3.Connection, keys: set[Key], limit: int | None = None) -> set[int]:
+    """The papers of this index these keys name (stopping once more than ``limit``)."""
     out: set[int] = set()
     by_scheme: dict[str, list[str]] = {}
     for s, v in keys:
         by_scheme.setdefault(s, []).append(v)
     for scheme, values in by_scheme.items():
         for chunk in _chunks(sorted(values)):
+            if limit is not None and len(out) > limit:
+                return out
             marks = ",".join("?" * len(chunk))
             if scheme == "arxiv":
                 sql = f"SELECT docid FROM papers WHERE arxiv_id IN ({marks})"
@@ -221,16 +274,21 @@ def _resolve(db: sqlite3.Connection, keys: set[Key]) -> set[int]:
     return out
 
 
-def _owners(db: sqlite3.Connection, keys: set[Key], kind: str) -> set[int]:
-    """The papers here with a ``kind`` link to any of these keys."""
+def _owners(
+    db: sqlite3.Connection, keys: set[Key], kind: str, limit: int | None = None
+) -> set[int]:
+    """The papers here with a ``kind`` link to any of these keys (stopping once more than
+    ``limit``)."""
     out: set[int] = set()
     for s, v in keys:
+        if limit is not None and len(out) > limit:
+            break
         out.update(
             int(d)
             for (d,) in db.execute(
                 "SELECT l.owner FROM links l JOIN papers p ON p.docid = l.owner "
-                "WHERE l.scheme = ? AND l.value = ? AND l.kind = ?",
-                (s, v, kind),
+                "WHERE l.scheme = ? AND l.value = ? AND l.kind = ? LIMIT ?",
+                (s, v, kind, -1 if limit is None else limit + 1),
             )
         )
     return out

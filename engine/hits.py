@@ -14,6 +14,7 @@ import tantivy
 from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
+from papersift.engine.why import Evidence, explain
 
 ABSTRACT_SNIPPET = 300  # characters of abstract shown when there is no query to highlight
 
@@ -24,9 +25,11 @@ def make_hits(
     q: tantivy.Query | None,
     fixed_ranks: dict[str, int],
     ranks_by: Mapping[str, Mapping[int, int]] | None = None,
+    evidence: Evidence | None = None,
 ) -> list[Hit]:
     """One hit per ranked docid still in the store, with its rank in each list of
-    ``ranks_by`` (retriever name -> docid -> 1-based rank) that holds it."""
+    ``ranks_by`` (retriever name -> docid -> 1-based rank) that holds it, and why it is
+    there when the search gave its ``evidence`` (``engine.why``)."""
     papers = data.store.get([d for d, _ in ranked])
     gens = data.lexical.snippet_generators(q) if q is not None else None
     hits = []
@@ -40,7 +43,8 @@ def make_hits(
                 ranks[name] = rank_of[docid]
         title_html, abstract_html = snippets(paper, gens)
         score = score if math.isfinite(score) else 0.0
-        hits.append(Hit(paper, float(score), title_html, abstract_html, ranks))
+        why = explain(evidence, paper, ranks) if evidence is not None else None
+        hits.append(Hit(paper, float(score), title_html, abstract_html, ranks, why))
     return hits
 
 

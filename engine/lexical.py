@@ -77,7 +77,7 @@ def build_schema() -> tantivy.Schema:
     return sb.build()
 
 
-def _text_analyzer() -> tantivy.TextAnalyzer:
+def text_analyzer() -> tantivy.TextAnalyzer:
     """Tantivy's ``en_stem`` plus Lucene's English stop words (the list of Elasticsearch's
     ``english`` analyzer, which BEIR's BM25 baselines use). Without them a title query
     such as "estimates in a molecular" matched 653k of 663k papers and took 84 ms."""
@@ -91,7 +91,7 @@ def _text_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
-def _name_analyzer() -> tantivy.TextAnalyzer:
+def name_analyzer() -> tantivy.TextAnalyzer:
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.lowercase())
@@ -108,8 +108,8 @@ class LexicalIndex:
         self.path = path
         self.schema = build_schema()
         self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
-        self.index.register_tokenizer("name", _name_analyzer())
-        self.index.register_tokenizer("en_text", _text_analyzer())
+        self.index.register_tokenizer("name", name_analyzer())
+        self.index.register_tokenizer("en_text", text_analyzer())
         self.boosts = {"ti": title_boost, "abs": 1.0, "au": author_boost}
         self._writer: tantivy.IndexWriter | None = None
         self._wlock = threading.Lock()

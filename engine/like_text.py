@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING
 from papersift.core.errors import QueryError
 from papersift.engine.hits import make_hits
 from papersift.engine.plan import _filter_query, canonical_filters
+from papersift.engine.query import ParsedQuery
 from papersift.engine.results import FacetCount, Filters, SearchRequest, SearchResult
+from papersift.engine.why import Evidence, filter_lines
 
 if TYPE_CHECKING:
     from papersift.engine.search import SearchEngine
@@ -57,7 +59,11 @@ def similar_to_text(
         warnings.append(f"embedding is under way: the nearest papers among {progress.line()}")
     offset = (page - 1) * size
     ranks = {"semantic": {d: i + 1 for i, (d, _) in enumerate(ranked)}}
-    hits = make_hits(data, ranked[offset : offset + size], None, {}, ranks)
+    no_query = ParsedQuery(())
+    evidence = Evidence(
+        semantic_scores=[s for _, s in ranked], filters=filter_lines(filters, no_query)
+    )
+    hits = make_hits(data, ranked[offset : offset + size], None, {}, ranks, evidence)
     return SearchResult(
         request=request,
         mode="semantic",

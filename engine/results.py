@@ -49,12 +49,36 @@ class SearchRequest:
 
 
 @dataclass(frozen=True, slots=True)
+class Fused:
+    """A hybrid hit's fused score, as its two parts (they sum to the score)."""
+
+    method: Literal["convex", "rrf"]  # min-max normalised scores, or reciprocal ranks
+    keyword: float
+    semantic: float
+
+
+@dataclass(frozen=True, slots=True)
+class Why:
+    """Why a hit is in the results (``engine.why``)."""
+
+    keyword_rank: int | None  # 1-based, in the keyword list; None: not a keyword candidate
+    keyword_score: float | None  # BM25; None when the list was not ranked by it
+    semantic_rank: int | None
+    similarity: float | None  # cosine between the query's and the paper's vectors
+    title_rule: bool  # put first because its title holds the query as a phrase
+    matched: dict[str, tuple[str, ...]]  # field -> the query words found in it
+    filters: tuple[str, ...]  # every filter the paper passed (all of the request's)
+    fused: Fused | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
     paper: Paper
     score: float
     title_html: str  # HTML-escaped title with query terms in <b>
     abstract_html: str  # HTML-escaped snippet of the abstract with query terms in <b>
     ranks: dict[str, int]  # 1-based rank in each retriever that found it, for debugging
+    why: Why | None = None  # a search's hits say why they are there (``engine.why``)
 
 
 @dataclass(frozen=True, slots=True)

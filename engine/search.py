@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -36,6 +37,7 @@ from papersift.engine.query import arxiv_id_in
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
 from papersift.engine.title_match import put_first
+from papersift.engine.why import Evidence, filter_lines, query_words
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
@@ -181,7 +183,10 @@ class SearchEngine(Catalog):
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
         ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
-        hits = make_hits(self.data, ranked[offset : offset + plan.size], q, {}, ranks)
+        by_score = plan.sort == "relevance"
+        evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
+        page = ranked[offset : offset + plan.size]
+        hits = make_hits(self.data, page, q, {}, ranks, evidence)
         facets = {**counts.result(), "researchers": researchers, **insts.result()}
         return hits, total, facets, total
 
@@ -210,15 +215,20 @@ class SearchEngine(Catalog):
         semantic = semantic_matches(candidates, plan.rule)
         sem_ranks = _ranks([d for d, _ in candidates])
         offset = (plan.request.page - 1) * plan.size
+        sem_scores = [s for _, s in candidates]
         if keyword_side is None or lexical is None or ranked is None:  # semantic
-            return self._whole_list(semantic, plan, {"semantic": sem_ranks})
+            evidence = _evidence(plan, (), sem_scores)
+            return self._whole_list(semantic, plan, {"semantic": sem_ranks}, evidence)
         kd, _, k_total = lexical.result()  # the keyword matches (the first n)
         rd, rs, _ = ranked.result()
         keyword = list(zip(rd, rs, strict=True))
         if cfg.fusion == "rrf":
-            fused = fusion.rrf(keyword, candidates, cfg.rrf_k, plan.semantic_share)
+            weight = plan.semantic_share
+            fused = fusion.rrf(keyword, candidates, cfg.rrf_k, weight)
         else:
-            fused = fusion.convex(keyword, candidates, cfg.convex_weight * plan.semantic_share)
+            weight = cfg.convex_weight * plan.semantic_share
+            fused = fusion.convex(keyword, candidates, weight)
+        evidence = _evidence(plan, rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k))
         members = set(kd).union(d for d, _ in semantic)
         fused = [p for p in fused if p[0] in members]
         in_fused = {d for d, _ in fused}  # matches below every ranked candidate: score 0
@@ -227,7 +237,7 @@ class SearchEngine(Catalog):
         title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
         ranks = {"keyword": _ranks(rd), "semantic": sem_ranks, "title": title_ranks}
         if k_total <= len(kd):  # every keyword match is a candidate: the list is the set
-            return self._whole_list(fused, plan, ranks)
+            return self._whole_list(fused, plan, ranks, evidence)
         match_q = self._match_query(keyword_side, kd, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
         if plan.sort == "relevance":
@@ -244,7 +254,7 @@ class SearchEngine(Catalog):
         # Every paper has exactly one year and the year facet lists them all, so its counts
         # add up to the match set's size: no second pass over the matches to count them.
         total = k_total if match_q is keyword_side else sum(f.count for f in facets["years"])
-        return make_hits(self.data, page, q, {}, ranks), total, facets, total
+        return make_hits(self.data, page, q, {}, ranks, evidence), total, facets, total
 
     def _keyword_tail(
         self, keyword_side: tantivy.Query, start: int, fused: list[tuple[int, float]],
@@ -277,13 +287,14 @@ class SearchEngine(Catalog):
         return tantivy.Query.boolean_query(either)
 
     def _whole_list(
-        self, matches: list[tuple[int, float]], plan: Plan, ranks: dict[str, dict[int, int]]
-    ) -> tuple[list[Hit], int, Facets, int]:
+        self, matches: list[tuple[int, float]], plan: Plan, ranks: dict[str, dict[int, int]],
+        evidence: Evidence,
+    ) -> tuple[list[Hit], int, Facets, int]:  # fmt: skip
         """The answer when ``matches`` (relevance order) is the whole match set."""
         facets, ordered = self._over_list(matches, plan.sort) if matches else (_NONE, [])
         offset = (plan.request.page - 1) * plan.size
         page = ordered[offset : offset + plan.size]
-        hits = make_hits(self.data, page, plan.keyword.query, {}, ranks)
+        hits = make_hits(self.data, page, plan.keyword.query, {}, ranks, evidence)
         return hits, len(matches), facets, len(matches)
 
     def _over_list(
@@ -332,6 +343,19 @@ class SearchEngine(Catalog):
             return vectors.search(qvec, k)
         allowed = self.data.lexical.allowed(filt)
         return vectors.search(qvec, k, allowed) if len(allowed) else []
+
+
+def _evidence(
+    plan: Plan, keyword: Sequence[float], semantic: Sequence[float] = (),
+    fused: tuple[str, float, int] | None = None,
+) -> Evidence:  # fmt: skip
+    """What ``engine.why`` reads for each hit: the lists' scores by rank, the fusion, the
+    query's words and the filters (worked out once per request, for the page's hits)."""
+    method, weight, k = fused or (None, 1.0, 60)
+    return Evidence(
+        keyword, semantic, method, weight, k, query_words(plan.parsed),
+        filter_lines(plan.request.filters, plan.parsed),
+    )  # fmt: skip
 
 
 def _ranks(docids: list[int]) -> dict[int, int]:

@@ -11,7 +11,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -98,6 +98,9 @@ class PaperStore:
         uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
         self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         self._lock = threading.RLock()
+        # Run inside delete's transaction for each removed docid: what other tables keep of
+        # the paper goes with it (a docid can be given again, to the next paper added).
+        self.on_delete: list[Callable[[sqlite3.Connection, int], None]] = []
         self._db.execute("PRAGMA busy_timeout = 10000")
         if not readonly:
             self._db.execute("PRAGMA journal_mode = WAL")
@@ -214,6 +217,8 @@ class PaperStore:
                     seq += 1
                     self._db.execute("DELETE FROM papers WHERE docid = ?", (row[0],))
                     self._db.execute("DELETE FROM embedded WHERE docid = ?", (row[0],))
+                    for forget in self.on_delete:
+                        forget(self._db, int(row[0]))
                     self._db.execute(
                         "INSERT OR REPLACE INTO tombstones (docid, seq) VALUES (?, ?)",
                         (row[0], seq),

@@ -25,6 +25,7 @@ from papersift.server.markdown import (
     search_markdown,
     wants_markdown,
 )
+from papersift.server.neighbourhood_svg import neighbourhood_svg
 from papersift.server.page_cache import cached_page
 from papersift.server.params import parse_search
 from papersift.server.taxonomy import category_name
@@ -179,8 +180,11 @@ async def paper(request: Request) -> Response:
         extra_ld=[meta.article_ld(found, root + canonical)],
         robots="noindex,follow" if missing else "index,follow",
     )
+    hood = await c.call(c.engine.neighbourhood, found.arxiv_id)
     context.update(
         graph=await paper_graph_view(c, found),
+        hood=hood,
+        hood_svg=neighbourhood_svg(hood, paper_path) if hood else "",
         window=c.config.search.max_window,
         missing_version=missing,
         paper=found,

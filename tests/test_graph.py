@@ -238,7 +238,7 @@ def test_api_lists_and_paper_graph(site: Site) -> None:
     assert len(seen) == 6 and seen <= set(site.citers)
     refs = site.http.get(f"/api/v1/papers/{TURING}/references").json()
     assert {h["paper"]["id"] for h in refs["hits"]} == {"1802.00010", "1802.00011"}
-    assert set(refs["hits"][0]) == {"paper", "score", "title_html", "snippet_html", "ranks"}
+    assert set(refs["hits"][0]) == {"paper", "score", "title_html", "snippet_html", "ranks", "why"}
     paper = site.http.get(f"/api/v1/papers/{TURING}").json()
     assert paper["graph"]["references"] == 14
     assert paper["graph"]["references_in_index"] == 2

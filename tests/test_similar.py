@@ -31,7 +31,8 @@ def test_own_abstract_finds_its_paper(engine: SearchEngine, http: httpx.Client) 
         assert r.status_code == 200, r.text
         body = r.json()
         assert body["mode"] == "semantic" and body["request"]["q"] == ""
-        assert set(body["hits"][0]) == {"paper", "score", "title_html", "snippet_html", "ranks"}
+        fields = {"paper", "score", "title_html", "snippet_html", "ranks", "why"}
+        assert set(body["hits"][0]) == fields
         first += body["hits"][0]["paper"]["id"] == p.arxiv_id
         scores = [h["score"] for h in body["hits"]]
         assert scores == sorted(scores, reverse=True)

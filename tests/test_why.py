@@ -1,0 +1,205 @@
+"""Why each hit is a result (engine.why): the ranks and scores against the retrievers run
+independently (BM25 lists from Tantivy, exact numpy cosine), the fused parts against the
+hit's score, the words found against Tantivy's own highlighting, and the same over the real
+API (strictly decoded) and the search page (parsed, escaped)."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+import numpy as np
+import pytest
+from starlette.testclient import TestClient
+
+from papersift.engine.lexical import text_analyzer
+from papersift.engine.plan import make_plan
+from papersift.engine.query import parse_user_query
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.engine.why import query_words, text_terms
+from papersift.server.schemas import SearchResponse
+from tests.web_helpers import parse_html
+
+pytest_plugins = ["tests.web_fixtures"]
+
+QUERY = "dependency parsing"
+
+
+def exact_cosine(engine: SearchEngine, text: str) -> list[tuple[int, float]]:
+    """Every embedded paper by exact cosine to ``text``, best first (ties by docid)."""
+    data = engine.data
+    qv = data.embedder.embed_query(text)
+    docids = sorted(data.store.all_text_hashes())  # every paper in the store
+    scored = [
+        (d, float(np.dot(qv, v))) for d in docids if (v := data.vectors.vector(d)) is not None
+    ]
+    return sorted(scored, key=lambda p: (-p[1], p[0]))
+
+
+def test_hybrid_ranks_scores_and_fused_parts(engine: SearchEngine) -> None:
+    request = SearchRequest(QUERY, mode="hybrid", page_size=20)
+    result = engine.search(request)
+    assert result.mode == "hybrid" and result.hits
+    data = engine.data
+    plan = make_plan(engine, request, 20)
+    n = engine.config.search.candidates
+    ranking = data.lexical.combine(plan.keyword.ranking, plan.filt)
+    kd, ks, _ = data.lexical.search(ranking, n)  # the keyword side, run again
+    k_rank = {d: i + 1 for i, d in enumerate(kd)}
+    semantic = exact_cosine(engine, plan.semantic_text)[:n]
+    s_rank = {d: i + 1 for i, (d, _) in enumerate(semantic)}
+    docid_of = {data.store.docid_of(h.paper.arxiv_id): h for h in result.hits}
+    both = 0
+    for docid, hit in docid_of.items():
+        why = hit.why
+        assert why is not None and docid is not None
+        assert why.keyword_rank == k_rank.get(docid)
+        if why.keyword_rank is not None:
+            assert why.keyword_score == pytest.approx(ks[why.keyword_rank - 1])
+        assert why.semantic_rank == s_rank.get(docid)
+        if why.semantic_rank is not None:
+            assert why.similarity == pytest.approx(semantic[why.semantic_rank - 1][1], abs=1e-4)
+        both += why.keyword_rank is not None and why.semantic_rank is not None
+        assert why.fused is not None and why.fused.method == "convex"
+        if not why.title_rule:  # the title rule's papers keep their own score
+            assert why.fused.keyword + why.fused.semantic == pytest.approx(hit.score, abs=1e-6)
+    assert both  # the query has papers both retrievers found
+
+
+def test_keyword_mode_score_is_bm25_and_no_semantic_side(engine: SearchEngine) -> None:
+    result = engine.search(SearchRequest("translation", mode="keyword", page_size=10))
+    assert result.hits
+    for rank, hit in enumerate(result.hits, 1):
+        why = hit.why
+        assert why is not None
+        assert why.keyword_rank == rank and why.keyword_score == pytest.approx(hit.score)
+        assert why.semantic_rank is None and why.similarity is None and why.fused is None
+
+
+def _stems(html_text: str) -> set[str]:
+    """The analysed terms of the words Tantivy highlighted in a snippet."""
+    analyzer = text_analyzer()
+    return {t for w in re.findall(r"<b>(.*?)</b>", html_text) for t in analyzer.analyze(w)}
+
+
+@pytest.mark.parametrize("query", ["translation", "neural machine translation", "parsing grammar"])
+def test_title_words_found_agree_with_tantivy_highlighting(
+    engine: SearchEngine, query: str
+) -> None:
+    """The title snippet covers the whole title, so its <b> words are the query terms the
+    title holds: the words ``why`` reports for the title must be exactly those."""
+    analyzer = text_analyzer()
+    result = engine.search(SearchRequest(query, mode="hybrid", page_size=30))
+    assert result.hits
+    seen_title = False
+    for hit in result.hits:
+        assert hit.why is not None
+        found = hit.why.matched.get("title", ())
+        reported = {t for w in found for t in analyzer.analyze(w)}
+        assert reported == _stems(hit.title_html), hit.paper.title
+        seen_title |= bool(found)
+        abstract_terms = set(analyzer.analyze(hit.paper.abstract))
+        for word in hit.why.matched.get("abstract", ()):
+            assert set(analyzer.analyze(word)) <= abstract_terms
+        missing = {w for w in query.split() if w not in hit.why.matched.get("abstract", ())}
+        for word in missing:  # a word not reported for the abstract is not in it
+            assert not set(analyzer.analyze(word)) <= abstract_terms
+    assert seen_title
+
+
+def test_title_rule_and_filters_passed(engine: SearchEngine) -> None:
+    paper = engine.paper("2401.10241")
+    assert paper is not None
+    category = paper.primary_category
+    filters = Filters(categories=(category,))
+    result = engine.search(SearchRequest(paper.title, mode="hybrid", filters=filters))
+    first = result.hits[0]
+    assert first.paper.arxiv_id == "2401.10241"
+    assert first.why is not None and first.why.title_rule
+    assert all(h.why is not None and not h.why.title_rule for h in result.hits[1:])
+    assert first.why.filters == (f"category {category}",)
+    r = engine.search(SearchRequest("parsing -speech au:zhu", mode="keyword"))
+    assert r.hits
+    for hit in r.hits:
+        assert hit.why is not None
+        assert hit.why.filters == ("-speech (excluded)", "au:zhu")
+
+
+def test_api_why_is_declared_and_matches_the_engine(
+    client: TestClient, engine: SearchEngine
+) -> None:
+    r = client.get("/api/v1/search", params={"q": QUERY, "mode": "hybrid", "page_size": 10})
+    assert r.status_code == 200
+    body = msgspec.json.decode(r.content, type=SearchResponse, strict=True)
+    result = engine.search(SearchRequest(QUERY, mode="hybrid", page_size=10))
+    assert [h.paper.id for h in body.hits] == [h.paper.arxiv_id for h in result.hits]
+    for api_hit, hit in zip(body.hits, result.hits, strict=True):
+        why, want = api_hit.why, hit.why
+        assert why is not None and want is not None
+        assert (why.keyword_rank, why.semantic_rank) == (want.keyword_rank, want.semantic_rank)
+        assert why.similarity == pytest.approx(want.similarity, abs=1e-6)
+        assert why.matched == {f: list(w) for f, w in want.matched.items()}
+        assert why.fused is not None and why.fused.method == "convex"
+    spec = client.get("/openapi.json").json()
+    hit_schema = spec["components"]["schemas"]["Hit"]
+    assert "why" in hit_schema["required"]
+
+
+def test_page_shows_why_in_a_disclosure_escaped(client: TestClient) -> None:
+    hostile = 'parsing <b>x</b> "<script>alert(1)</script>"'
+    r = client.get("/search", params={"q": hostile, "mode": "hybrid"})
+    assert r.status_code == 200
+    doc = parse_html(r.text)
+    hits = doc.cssselect("li.hit")
+    assert hits
+    for li in hits:
+        (details,) = li.cssselect("details.why")
+        assert details.get("open") is None  # closed until asked
+        assert details.cssselect("summary")[0].text_content().strip() == "Why this result"
+        assert not details.cssselect("script, b")  # the query's markup stayed text
+        terms = [dt.text_content().strip() for dt in details.cssselect("dt")]
+        assert "Keywords" in terms and "Meaning" in terms and "Query words found" in terms
+    words = " ".join(d.text_content() for d in doc.cssselect("details.why dd"))
+    assert "parsing" in words
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "studies of happy parsing networks",
+        "dying lies relational generalization hoping hopped",
+        '"query expansion" BM25 retrieval-augmented',
+        "ugly early only gently skies",
+    ],
+)
+def test_candidate_tokens_miss_no_query_term(engine: SearchEngine, query: str) -> None:
+    """Only tokens starting with a root are analysed: over every title and abstract of the
+    corpus that finds exactly the query terms analysing the whole text finds."""
+    words = query_words(parse_user_query(query))
+    analyzer = text_analyzer()
+    wanted = {t for _, f, terms in words.words if f != "au" for t in terms}
+    store = engine.data.store
+    papers = store.get(sorted(store.all_text_hashes()))
+    assert len(papers) > 100
+    hits = 0
+    for paper in papers.values():
+        for text in (paper.title, paper.abstract):
+            full = set(analyzer.analyze(text)) & wanted
+            assert set(text_terms(text, words.roots)) & wanted == full, text
+            hits += bool(full)
+    assert hits  # the corpus holds some of them
+
+
+def test_date_order_and_browsing(engine: SearchEngine, client: TestClient) -> None:
+    """A keyword list in date order has no rank to explain; browsing has no disclosure."""
+    r = engine.search(SearchRequest("translation", mode="keyword", sort="newest"))
+    assert r.hits and all(h.why is not None and h.why.keyword_rank is None for h in r.hits)
+    assert all(h.why is not None and h.why.keyword_score is None for h in r.hits)
+    page = parse_html(
+        client.get("/search", params={"q": "translation", "sort": "newest", "mode": "keyword"}).text
+    )
+    first = page.cssselect("li.hit details.why dd")[0].text_content()
+    assert first.startswith("a match (listed by date")
+    browse = parse_html(client.get("/search").text)
+    assert browse.cssselect("li.hit") and not browse.cssselect("details.why")
