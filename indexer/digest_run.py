@@ -48,6 +48,10 @@ class DigestReport:
                 "unknown": self.unknown}  # fmt: skip
 
 
+def today_utc() -> date:
+    return datetime.now(UTC).date()
+
+
 def base_url(config: Config) -> str:
     """Where the links in a message point: ``[server] base_url``, else the serve address."""
     configured = config.server.base_url.strip().rstrip("/")
@@ -116,7 +120,7 @@ def run_digests(
     env: dict[str, str] | None = None,
 ) -> DigestReport:
     """Send (or with ``dry_run`` describe) every due digest; see the module docstring."""
-    today = today or datetime.now(UTC).date()
+    today = today or today_utc()
     report = DigestReport()
     out = say or report.lines.append
     root = config.data_dir

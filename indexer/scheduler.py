@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -70,8 +70,10 @@ class JobRunner:
         *,
         triggers: Mapping[str, BaseTrigger] | None = None,
         progress: bool = False,
+        today: Callable[[], date] | None = None,
     ) -> None:
         self.engine = engine
+        self.today = today  # the digest job's "today" (UTC); tests give a day with papers
         self.progress = progress  # the embed job draws a progress bar (serve on a terminal)
         self.data = engine.data
         self.config = config
@@ -224,7 +226,7 @@ class JobRunner:
     def _digest(self) -> dict[str, int]:
         from papersift.indexer.digest_run import run_digests
 
-        report = run_digests(self.engine, self.config)
+        report = run_digests(self.engine, self.config, today=self.today() if self.today else None)
         if report.error:  # logged once by run(); nothing unsent was recorded: next run retries
             raise PapersiftError(report.error)
         return report.counts()

@@ -304,3 +304,46 @@ def test_killed_run_resumes_with_the_rest(built_config: Config, tmp_path: Path) 
         assert "begun by a run that stopped" in rest.stdout
         got = sorted(rcpt for _, rcpts in box.envelopes for rcpt in rcpts)
         assert got == addresses  # each member exactly once
+
+
+def test_scheduler_job_logs_one_line_and_retries(
+    engine: SearchEngine,
+    built_config: Config,
+    members_root: Path,
+    inbox: tuple[Inbox, int],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The `digest` job of serve: SMTP down is one error line (no password in it) and a
+    failed run; the next run, with the server up, sends."""
+    from papersift.indexer.scheduler import JobRunner
+
+    box, port = inbox
+    add_member(members_root, "lee@lab.example")
+    members = Members(members_root)
+    try:
+        who = members.existing("lee@lab.example")
+        subs = Subscriptions(members)
+        subs.choose(who.id, set(), {subs.add_search(who.id, "language models").id}, set())
+        members.update(who.id, digest="weekly")
+    finally:
+        members.close()
+    base = member_config(built_config, members_root)
+    secret = "s3cret-smtp-password"
+    monkeypatch.setenv("PAPERSIFT_MAIL_PASSWORD", secret)
+    down_config = mail_config(base, free_port())  # nothing listens there
+    down_config = dataclasses.replace(
+        down_config, mail=dataclasses.replace(down_config.mail, user="radar")
+    )
+    runner = JobRunner(engine, down_config, today=lambda: TODAY)  # a week with papers
+    with caplog.at_level("INFO", logger="papersift"):
+        assert runner.run("digest")
+    status = runner.status["digest"]
+    assert status.outcome == "error" and "cannot reach the SMTP server" in status.message
+    failed = [r for r in caplog.records if "event=failed" in r.getMessage()]
+    assert len(failed) == 1 and not any(secret in r.getMessage() for r in caplog.records)
+    up = JobRunner(engine, mail_config(base, port), today=lambda: TODAY)
+    assert up.run("digest") and up.status["digest"].outcome == "ok"
+    assert up.status["digest"].counts["sent"] == 1 and len(box.messages) == 1
+    assert up.run("digest") and up.status["digest"].counts["already"] == 1
+    assert len(box.messages) == 1
