@@ -147,13 +147,19 @@ def test_home_for_this_lab(tmp_path: Path, built_config: Config) -> None:
         own = [p.arxiv_id for p in papers if any(a.name == member for a in p.authors)]
         with TestClient(create_app(engine, config)) as client:
             doc = parse_html(client.get("/").text)
-            (section,) = doc.cssselect("section.lab")
-            picks = section.cssselect("#lab-picks-h")
-            assert picks, "the lab section lists recommendations for the lab"
+            (section,) = doc.cssselect("section.lab-picks")
             ids = [s.text_content().removeprefix("arXiv:")
-                   for s in picks[0].getnext().cssselect(".hit .arxiv-id")]  # fmt: skip
+                   for s in section.cssselect(".hit .arxiv-id")]  # fmt: skip
             expected = recommend(engine, own, None, 1, 5)
             assert ids and ids == [h.paper.arxiv_id for h in expected.hits]
             assert not set(ids) & set(own)
+            assert "the members' own 1 paper" in " ".join(section.text_content().split())
+        # A declared lab whose members have no papers here: the section says what to do.
+        nobody = replace(lab, members=(LabMember("Nobody Here", "0000-0001-5109-3700"),))
+        with TestClient(create_app(engine, replace(config, lab=nobody))) as client:
+            doc = parse_html(client.get("/").text)
+            (section,) = doc.cssselect("section.lab-picks")
+            assert not section.cssselect(".hit") and section.cssselect(".lab-picks-empty")
+            assert "[lab] members" in section.text_content()
     finally:
         engine.close()
