@@ -347,3 +347,24 @@ def test_scheduler_job_logs_one_line_and_retries(
     assert up.status["digest"].counts["sent"] == 1 and len(box.messages) == 1
     assert up.run("digest") and up.status["digest"].counts["already"] == 1
     assert len(box.messages) == 1
+
+
+def test_search_and_researcher_pages_lead_to_the_settings(
+    site: TestClient, engine: SearchEngine, members_root: Path
+) -> None:
+    """"Save it for your digest" and "in your e-mail digest" pre-fill the settings forms."""
+    add_member(members_root, "lee@lab.example")
+    assert sign_in(site, "lee@lab.example").status_code == 303
+    results = parse_html(site.get("/search", params={"q": "word & sense"}).text)
+    (save,) = results.cssselect("a.save-search")
+    form = parse_html(site.get(save.get("href")).text)
+    assert form.cssselect("input#query")[0].get("value") == "word & sense"
+    rid = engine.people.author_rids("2401.10241")[0]
+    person = parse_html(site.get(f"/researchers/{rid}", follow_redirects=True).text)
+    (follow,) = person.cssselect("a.follow-digest")
+    form = parse_html(site.get(follow.get("href")).text)
+    assert form.cssselect("input#researcher")[0].get("value") == str(rid)
+    done = post_settings(site, action="follow", researcher=str(rid))
+    assert done.status_code == 303
+    listed = parse_html(site.get("/account/digest").text).cssselect("ul.follows li a")
+    assert len(listed) == 1 and str(listed[0].get("href")).startswith(f"/researchers/{rid}")
