@@ -3,7 +3,7 @@ and "for this lab" (the lab members' own papers), ranked by ``engine.recommend``
 
 The home page and the private feeds ask for these on every visit, and one ranking of a
 window costs seconds of CPU (the tf-idf SVM), so answers are kept per index generation and
-seed set: they change only when the papers or the seeds do.
+seed set: they change only when the papers (the keyword index) or the seeds do.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def lab_seeds(engine: SearchEngine, lab: LabConfig) -> list[str]:
 
 
 class RadarCache:
-    """Recommendations by (index generation, seeds, size); least recently used out."""
+    """Recommendations by (keyword index generation, seeds, size); least recently used out."""
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
         self._kept: OrderedDict[Hashable, Recommendations | None] = OrderedDict()
@@ -53,7 +53,9 @@ class RadarCache:
         """The ``size`` best papers of the recent window for ``seeds``; None without seeds."""
         if not seeds:
             return None
-        key = (engine.generation(), tuple(sorted(seeds)), size)
+        # The keyword index's generation, not engine.generation(): the ranking reads the
+        # papers' text, and the vectors' generation moves at every embedding checkpoint.
+        key = (engine.data.lexical.generation, tuple(sorted(seeds)), size)
         with self._lock:
             if key in self._kept:
                 self._kept.move_to_end(key)
