@@ -368,3 +368,30 @@ def test_search_and_researcher_pages_lead_to_the_settings(
     assert done.status_code == 303
     listed = parse_html(site.get("/account/digest").text).cssselect("ul.follows li a")
     assert len(listed) == 1 and str(listed[0].get("href")).startswith(f"/researchers/{rid}")
+
+
+def test_cli_errors_are_one_line(
+    built_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from papersift.cli import main
+
+    config = make_config(tmp_path)  # [mail] host empty: mail is off
+    shutil.copytree(built_config.data_dir, config.data_dir)
+    path = str(tmp_path / "config.toml")
+    assert main(["digest", "--config", path]) == 1
+    assert capsys.readouterr().err == (
+        "papersift: error: no accounts in "
+        f"{config.data_dir}; add one with `papersift user add`\n"
+    )
+    add_member(config.data_dir, "lee@lab.example")
+    for argv, line in (
+        ([], "papersift: error: e-mail is off: set [mail] host (and from_address) in "
+             "config.toml to send digests\n"),
+        (["--dry-run", "--user", "nobody@lab.example"],
+         "papersift: error: there is no account for 'nobody@lab.example'\n"),
+    ):  # fmt: skip
+        assert main(["digest", "--config", path, *argv]) == 1
+        assert capsys.readouterr().err == line
+    assert main(["digest", "--config", path, "--dry-run", "--user", "lee@lab.example"]) == 0
+    out = capsys.readouterr().out
+    assert "e-mail is off" in out and "lee@lab.example: digests are off" in out
