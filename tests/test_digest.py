@@ -395,3 +395,29 @@ def test_cli_errors_are_one_line(
     assert main(["digest", "--config", path, "--dry-run", "--user", "lee@lab.example"]) == 0
     out = capsys.readouterr().out
     assert "e-mail is off" in out and "lee@lab.example: digests are off" in out
+
+
+def test_a_version_1_members_file_upgrades(tmp_path: Path) -> None:
+    """Accounts made before digests keep working: the new tables appear, and a send the
+    old table recorded counts as done."""
+    import sqlite3
+
+    add_member(tmp_path, "lee@lab.example")
+    db = sqlite3.connect(tmp_path / "members.sqlite")
+    db.executescript(
+        "DROP TABLE searches; DROP TABLE follows; DROP TABLE digest_tags; "
+        "DROP TABLE feed_tokens; ALTER TABLE digest_sent DROP COLUMN state; "
+        "INSERT INTO digest_sent (user_id, window, sent_at) "
+        "SELECT id, 'weekly:2026-W27', '2026-07-06T06:00:00+00:00' FROM users; "
+        "PRAGMA user_version = 1;"
+    )
+    db.close()
+    members = Members(tmp_path)
+    try:
+        who = members.existing("lee@lab.example")
+        subs = Subscriptions(members)
+        assert subs.send_state(who.id, WEEK.key) == "sent" and WEEK.key == "weekly:2026-W27"
+        assert subs.add_search(who.id, "x").query == "x"
+        assert members.query("PRAGMA user_version") == [(2,)]
+    finally:
+        members.close()
