@@ -2,13 +2,15 @@
 papers on this site, and an unsubscribe link carrying a signed token.
 
 Every value from a paper, a tag or a query is escaped in the HTML part. The unsubscribe
-token is the member's id signed with the site's secret (``itsdangerous``, which compares
-signatures in constant time); it does not expire, so an old digest's link still works,
-and needs no session.
+token is the member's id and a part of their account's random token, signed with the site's
+secret (``itsdangerous``, which compares signatures in constant time); it does not expire,
+so an old digest's link still works, and needs no session. The account token's part keeps
+an old link from reaching a later account that got the same id.
 """
 
 from __future__ import annotations
 
+import hmac
 import html
 from email.message import EmailMessage
 from email.utils import formataddr, make_msgid
@@ -19,26 +21,38 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from papersift.core.paper import Paper
 from papersift.core.tex import plain_text
 from papersift.core.urls import paper_path, with_query
+from papersift.engine.members import Member
 from papersift.indexer.digest import Digest
 
 UNSUBSCRIBE_SALT = "papersift-unsubscribe"
 MAX_TOKEN = 200
+KEY_CHARS = 8
 
 
-def unsubscribe_token(secret: str, member_id: int) -> str:
-    return URLSafeSerializer(secret, salt=UNSUBSCRIBE_SALT).dumps({"m": member_id})
+def unsubscribe_token(secret: str, member: Member) -> str:
+    payload = {"m": member.id, "k": member.token[:KEY_CHARS]}
+    return URLSafeSerializer(secret, salt=UNSUBSCRIBE_SALT).dumps(payload)
 
 
-def read_unsubscribe(secret: str, token: str) -> int | None:
-    """The member id a token was signed for; None for a forged or malformed one."""
+def read_unsubscribe(secret: str, token: str) -> tuple[int, str] | None:
+    """(member id, account token part) a token was signed for; None if forged or malformed."""
     if not token or len(token) > MAX_TOKEN:
         return None
     try:
         data: Any = URLSafeSerializer(secret, salt=UNSUBSCRIBE_SALT).loads(token)
     except BadSignature:
         return None
-    mid = data.get("m") if isinstance(data, dict) else None
-    return mid if isinstance(mid, int) and not isinstance(mid, bool) else None
+    if not isinstance(data, dict):
+        return None
+    mid, key = data.get("m"), data.get("k")
+    if not isinstance(mid, int) or isinstance(mid, bool) or not isinstance(key, str):
+        return None
+    return mid, key
+
+
+def unsubscribes(member: Member, key: str) -> bool:
+    """Whether a token's account part is this member's (compared in constant time)."""
+    return hmac.compare_digest(member.token[:KEY_CHARS].encode(), key.encode())
 
 
 def _authors(paper: Paper, limit: int = 4) -> str:
@@ -91,7 +105,7 @@ def digest_html(digest: Digest, base_url: str, unsubscribe: str) -> str:
 
 def digest_message(digest: Digest, *, sender: str, base_url: str, secret: str) -> EmailMessage:
     """The message to send: text and HTML, with List-Unsubscribe (RFC 2369 and 8058)."""
-    token = unsubscribe_token(secret, digest.member.id)
+    token = unsubscribe_token(secret, digest.member)
     unsubscribe = with_query(f"{base_url}/digest/unsubscribe", {"t": token})
     msg = EmailMessage()
     what = "daily" if digest.window.kind == "daily" else "weekly"

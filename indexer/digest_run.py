@@ -151,7 +151,7 @@ def run_digests(
                 out(f"{member.email}: {why} for {window.label()}; no message")
                 continue
             if dry_run:
-                token = unsubscribe_token(secret, member.id)
+                token = unsubscribe_token(secret, member)
                 link = with_query(f"{base_url(config)}/digest/unsubscribe", {"t": token})
                 out(f"{member.email}: would send {digest.papers} papers in "
                     f"{len(digest.sections)} sections for {window.label()}:")  # fmt: skip

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from papersift.engine.feed_tokens import KINDS
 from papersift.engine.members import DIGESTS, AccountError, Member
-from papersift.indexer.digest_mail import read_unsubscribe
+from papersift.indexer.digest_mail import read_unsubscribe, unsubscribes
 from papersift.server.account_pages import _page, _researcher
 from papersift.server.context import ctx
 from papersift.server.sessions import accounts, checked_form, signed_in
@@ -155,9 +155,9 @@ async def unsubscribe(request: Request) -> Response:
         form = await request.form(max_fields=5, max_files=0)
         posted = form.get("t")
         token = posted if isinstance(posted, str) and posted else token
-    mid = read_unsubscribe(acc.secret, token)
-    who = acc.members.by_id(mid) if mid is not None else None
-    if who is None:
+    signed = read_unsubscribe(acc.secret, token)
+    who = acc.members.by_id(signed[0]) if signed is not None else None
+    if who is None or signed is None or not unsubscribes(who, signed[1]):
         raise HTTPException(404, "This unsubscribe link is not valid (or its account is gone).")
     done = False
     if request.method == "POST":

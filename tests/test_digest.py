@@ -421,3 +421,28 @@ def test_a_version_1_members_file_upgrades(tmp_path: Path) -> None:
         assert members.query("PRAGMA user_version") == [(2,)]
     finally:
         members.close()
+
+
+def test_one_click_unsubscribe_and_a_reused_id(site: TestClient, members_root: Path) -> None:
+    """RFC 8058: the mail program posts to the List-Unsubscribe URL itself. A link made for
+    a removed account does not reach the next account given the same id."""
+    from papersift.engine.members import load_secret
+    from papersift.indexer.digest_mail import unsubscribe_token
+
+    add_member(members_root, "lee@lab.example")
+    members = Members(members_root)
+    try:
+        lee = members.existing("lee@lab.example")
+        members.update(lee.id, digest="weekly")
+        token = unsubscribe_token(load_secret(members_root), lee)
+        answer = site.post(f"/digest/unsubscribe?t={token}",
+                           data={"List-Unsubscribe": "One-Click"})  # fmt: skip
+        assert answer.status_code == 200 and members.existing("lee@lab.example").digest == "off"
+        members.remove("lee@lab.example")
+        again = members.add("kim@lab.example", PASSWORD)
+        members.update(again.id, digest="daily")
+        assert again.id == lee.id  # SQLite gave the id out again
+        assert site.post(f"/digest/unsubscribe?t={token}").status_code == 404
+        assert members.existing("kim@lab.example").digest == "daily"
+    finally:
+        members.close()
