@@ -17,12 +17,14 @@ from papersift.core.errors import PapersiftError
 
 def cmd_digest(args: argparse.Namespace, config: Config) -> int:
     from papersift.engine.search import open_engine
-    from papersift.indexer.digest_run import MAIL_OFF, run_digests
+    from papersift.indexer.digest_run import MAIL_OFF, base_url, run_digests
 
     if not (config.data_dir / "members.sqlite").is_file():
         raise PapersiftError(f"no accounts in {config.data_dir}; add one with `papersift user add`")
     if args.dry_run and not config.mail.host:
         print(f"note: {MAIL_OFF}")
+    if not config.server.base_url:
+        print(f"note: [server] base_url is empty: the links point to {base_url(config)}")
     with open_engine(config) as engine:
         report = run_digests(
             engine, config, today=args.date, user=args.user, dry_run=args.dry_run, say=print

@@ -145,7 +145,7 @@ def test_home_for_this_lab(tmp_path: Path, built_config: Config) -> None:
     engine = SearchEngine(data)
     try:
         own = [p.arxiv_id for p in papers if any(a.name == member for a in p.authors)]
-        with TestClient(create_app(engine, config)) as client:
+        with TestClient(create_app(engine, config), follow_redirects=False) as client:
             doc = parse_html(client.get("/").text)
             (section,) = doc.cssselect("section.lab-picks")
             ids = [s.text_content().removeprefix("arXiv:")
@@ -154,6 +154,15 @@ def test_home_for_this_lab(tmp_path: Path, built_config: Config) -> None:
             assert ids and ids == [h.paper.arxiv_id for h in expected.hits]
             assert not set(ids) & set(own)
             assert "the members' own 1 paper" in " ".join(section.text_content().split())
+            # The lab's private feed holds the same ranking.
+            add_member(config.data_dir, "lee@lab.example")
+            assert sign_in(client, "lee@lab.example").status_code == 303
+            feed_action(client, "feed_new", "lab")
+            url = feed_urls(client)["lab", "0"]
+            reader = TestClient(client.app, base_url="http://testserver")
+            entries = feedparser.parse(reader.get(url).content).entries
+            lab_feed = [e.link.rsplit("/papers/", 1)[1][:10] for e in entries]
+            assert lab_feed[:5] == ids
         # A declared lab whose members have no papers here: the section says what to do.
         nobody = replace(lab, members=(LabMember("Nobody Here", "0000-0001-5109-3700"),))
         with TestClient(create_app(engine, replace(config, lab=nobody))) as client:
