@@ -87,6 +87,7 @@ def compose(
 ) -> Digest:
     """The member's digest for ``window`` (sections without new papers are left out)."""
     choice = subs.choice(member.id)
+    per_section = min(per_section, engine.config.search.max_page_size)
     filters = Filters(date_from=window.start, date_to=window.end)
     sections: list[Section] = []
     for tag_id in choice.tag_ids:
