@@ -65,6 +65,7 @@ def parts(msg: EmailMessage) -> tuple[str, str]:
     return plain.get_content(), rich.get_content()
 
 
+@pytest.mark.slow  # a real uvicorn server, every link fetched: ~10 s at load 11
 def test_digest_sent_once_with_working_links(
     engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
 ) -> None:
