@@ -26,7 +26,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from papersift.core.errors import PapersiftError
 
 FILENAME = "members.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: saved searches, follows, digest choices, feed tokens (new tables)
 MAX_EMAIL = 254
 MAX_NAME = 200
 MIN_PASSWORD = 10
@@ -64,7 +64,35 @@ CREATE TABLE IF NOT EXISTS digest_sent (
     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     window TEXT NOT NULL,
     sent_at TEXT NOT NULL,
+    state TEXT NOT NULL DEFAULT 'sent',
     PRIMARY KEY (user_id, window)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS searches (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    query TEXT NOT NULL,
+    in_digest INTEGER NOT NULL DEFAULT 1,
+    created TEXT NOT NULL,
+    UNIQUE (user_id, query)
+);
+CREATE TABLE IF NOT EXISTS follows (
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    researcher_id INTEGER NOT NULL,
+    in_digest INTEGER NOT NULL DEFAULT 1,
+    created TEXT NOT NULL,
+    PRIMARY KEY (user_id, researcher_id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS digest_tags (
+    tag_id INTEGER PRIMARY KEY REFERENCES tags(id) ON DELETE CASCADE
+);
+CREATE TABLE IF NOT EXISTS feed_tokens (
+    key TEXT PRIMARY KEY,
+    secret TEXT NOT NULL,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    kind TEXT NOT NULL,
+    ref INTEGER NOT NULL DEFAULT 0,
+    created TEXT NOT NULL,
+    UNIQUE (user_id, kind, ref)
 ) WITHOUT ROWID;
 """
 
@@ -161,6 +189,9 @@ class Members:
                 f"{SCHEMA_VERSION}: upgrade papersift"
             )
         db.executescript(SCHEMA)
+        columns = {str(r[1]) for r in db.execute("PRAGMA table_info(digest_sent)")}
+        if "state" not in columns:  # version 1: every row recorded a finished send
+            db.execute("ALTER TABLE digest_sent ADD COLUMN state TEXT NOT NULL DEFAULT 'sent'")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -29,7 +29,9 @@ from papersift.engine.writer_lock import WriterBusy, holder, writer_lock
 
 log = logging.getLogger(__name__)
 
-JOBS = ("harvest", "enrich", "embed", "maintenance")
+JOBS = ("harvest", "enrich", "embed", "maintenance", "digest")
+# Jobs that write only members.sqlite: they need not wait for the papers' writer lock.
+NO_WRITER = frozenset({"digest"})
 # A job that finds the data directory's writer lock held waits this long, then is skipped
 # (logged at INFO; the next run tries again): short, so a long import does not pile jobs up.
 WRITER_WAIT = 10.0
@@ -68,13 +70,17 @@ class JobRunner:
         *,
         triggers: Mapping[str, BaseTrigger] | None = None,
         progress: bool = False,
+        today: Callable[[], date] | None = None,
     ) -> None:
         self.engine = engine
+        self.today = today  # the digest job's "today" (UTC); tests give a day with papers
         self.progress = progress  # the embed job draws a progress bar (serve on a terminal)
         self.data = engine.data
         self.config = config
         self.stop = threading.Event()
         crons = {name: str(getattr(config.schedule, name)).strip() for name in JOBS}
+        if not config.mail.host:  # no mail: the digest job has nothing to send with
+            crons["digest"] = ""
         self._triggers: dict[str, BaseTrigger] = {
             name: cron_trigger(name, expr) for name, expr in crons.items() if expr
         }
@@ -87,6 +93,7 @@ class JobRunner:
             "enrich": self._enrich,
             "embed": self._embed,
             "maintenance": self._maintenance,
+            "digest": self._digest,
         }
         # max_instances=2 lets an overlapping run reach run(), which skips and records it.
         self._scheduler = BackgroundScheduler(
@@ -135,7 +142,10 @@ class JobRunner:
         try:
             writing = ExitStack()
             try:
-                writing.enter_context(writer_lock(self.data.root, f"job {name}", wait=WRITER_WAIT))
+                if name not in NO_WRITER:
+                    writing.enter_context(
+                        writer_lock(self.data.root, f"job {name}", wait=WRITER_WAIT)
+                    )
             except WriterBusy as exc:  # a CLI run or another job writes: try at the next run
                 with self._status_lock:
                     status.skipped += 1
@@ -212,6 +222,14 @@ class JobRunner:
         from papersift.indexer.harvest import reindex
 
         return {"embedded": reindex(self.data, stop=self.stop)}
+
+    def _digest(self) -> dict[str, int]:
+        from papersift.indexer.digest_run import run_digests
+
+        report = run_digests(self.engine, self.config, today=self.today() if self.today else None)
+        if report.error:  # logged once by run(); nothing unsent was recorded: next run retries
+            raise PapersiftError(report.error)
+        return report.counts()
 
     def _refresh(self) -> None:
         try:

@@ -526,6 +526,9 @@ def build_parser() -> argparse.ArgumentParser:
     from papersift import user_cli
 
     user_cli.add_parser(sub, common, _config)
+    from papersift import digest_cli
+
+    digest_cli.add_parser(sub, common, _config, _date)
     return parser
 
 

@@ -19,6 +19,7 @@ from papersift.server import (
     account_pages,
     admin,
     api,
+    digest_pages,
     errors,
     export_routes,
     feed_routes,
@@ -26,6 +27,7 @@ from papersift.server import (
     institutions_api,
     library_pages,
     pages,
+    private_feeds,
     recommend_api,
     similar_page,
 )
@@ -68,6 +70,8 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
             *admin.routes,
             *account_pages.routes,  # members sign in (issue 19); their libraries:
             *library_pages.routes,
+            *digest_pages.routes,  # digest choices, private feeds, unsubscribe
+            *private_feeds.routes,
             *recommend_api.routes,
             Mount("/static", app=CachedStatic(directory=STATIC_DIR), name="static"),
         ],

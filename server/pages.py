@@ -28,6 +28,8 @@ from papersift.server.markdown import (
 from papersift.server.neighbourhood_svg import neighbourhood_svg
 from papersift.server.page_cache import cached_page
 from papersift.server.params import parse_search
+from papersift.server.radar_view import for_lab, for_you
+from papersift.server.sessions import finish
 from papersift.server.taxonomy import category_name
 from papersift.server.templating import cached_response, page_meta, render
 from papersift.server.urls import parse_paper_path, site_root
@@ -55,6 +57,8 @@ async def home(request: Request) -> Response:
     stats = await c.stats()
     latest = await c.call(c.engine.search, SearchRequest(sort="newest", page_size=HOME_LATEST))
     lab = await c.call(home_section, c.engine, c.config)  # None without a [lab] declaration
+    mine = await c.call(for_you, request)  # None unless signed in
+    lab_picks = await c.call(for_lab, request) if lab else None
     context = page_meta(
         request,
         title="papersift: search research papers",
@@ -63,8 +67,12 @@ async def home(request: Request) -> Response:
         feeds=[LATEST],
         extra_ld=[lab.jsonld(site_root(request))] if lab else None,
     )
-    context.update(stats=stats, latest=latest.hits, top_categories=stats.categories[:24], lab=lab)
-    return render(request, "home.html", context)
+    context.update(stats=stats, latest=latest.hits, top_categories=stats.categories[:24], lab=lab,
+                   for_you=mine, lab_picks=lab_picks)  # fmt: skip
+    # A member's home page is theirs: never kept by a shared cache, and it depends on the cookie.
+    vary = {"Vary": "Accept, Accept-Encoding, Cookie"}
+    page = render(request, "home.html", context, headers=vary)
+    return finish(request, page) if mine is not None else page
 
 
 @cached_page

@@ -27,8 +27,10 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from papersift.engine.feed_tokens import FeedTokens
 from papersift.engine.library import Library
 from papersift.engine.members import Member, Members, load_secret
+from papersift.engine.subscriptions import Subscriptions
 from papersift.server.context import ctx
 from papersift.server.ratelimit import RateLimiter
 
@@ -54,9 +56,10 @@ class Accounts:
         root = config.data_dir
         self.members = Members(root)
         self.library = Library(self.members)
-        self.signer = URLSafeTimedSerializer(
-            load_secret(root, self.config.secret_key), salt="papersift-session"
-        )
+        self.subscriptions = Subscriptions(self.members)
+        self.feed_tokens = FeedTokens(self.members)
+        self.secret = load_secret(root, self.config.secret_key)  # also signs unsubscribe links
+        self.signer = URLSafeTimedSerializer(self.secret, salt="papersift-session")
         self.by_address = RateLimiter(self.config.signin_per_minute)
         self.by_email = RateLimiter(self.config.signin_per_minute)
 

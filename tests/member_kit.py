@@ -49,3 +49,10 @@ def sign_in(
         "/signin",
         data={"csrf": csrf_of(page), "email": email, "password": password, "next": "/library"},
     )
+
+
+def post_settings(client: TestClient | httpx.Client, **data: object) -> httpx.Response:
+    """Post the digest settings form (``/account/digest``) with the page's CSRF token."""
+    page = client.get("/account/digest")
+    assert page.status_code == 200
+    return client.post("/account/digest", data={"csrf": csrf_of(page), **data})

@@ -141,7 +141,9 @@ def test_page_with_basic_auth_and_form(admin: tuple[TestClient, JobRunner]) -> N
     assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
     doc = parse_html(r.text)
     rows = doc.cssselect("#jobs tbody tr")
-    assert [row.get("data-job") for row in rows] == ["harvest", "enrich", "embed", "maintenance"]
+    assert [row.get("data-job") for row in rows] == [
+        "harvest", "enrich", "embed", "maintenance", "digest",
+    ]  # fmt: skip
     assert doc.cssselect('meta[name="robots"]')[0].get("content") == "noindex"
     form = doc.cssselect('tr[data-job="embed"] form')[0]
     key = form.cssselect('input[name="key"]')[0].get("value")

@@ -326,6 +326,13 @@ class ScheduleConfig:
         "Cron expression of index maintenance (`papersift reindex`) in `serve`; empty disables it.",
         parse=parse_cron,
     )
+    digest: str = setting(
+        "0 6 * * *",
+        "Cron expression of the e-mail digest job in `serve` (`papersift digest`): daily "
+        "digests cover the day before, weekly ones the last full week (Monday to Sunday), "
+        "each sent once. Runs only when `[mail] host` is set; empty disables it.",
+        parse=parse_cron,
+    )
     refresh_seconds: float = setting(
         5.0,
         "How often `serve` checks for papers committed by another process (a CLI harvest).",
@@ -410,6 +417,33 @@ class AccountsConfig:
 
 
 @dataclass(frozen=True)
+class MailConfig:
+    host: str = setting(
+        "", "SMTP server the digests are sent through; empty: no mail (digests are off)."
+    )
+    port: int = setting(587, "SMTP port (587 for STARTTLS, 465 for TLS, 25 plain).", minimum=1,
+                        maximum=65535)  # fmt: skip
+    security: str = setting(
+        "starttls",
+        "`starttls` (upgrade the connection), `tls` (TLS from the start) or `none`.",
+        choices=("starttls", "tls", "none"),
+    )
+    user: str = setting("", "SMTP user name; empty: send without logging in.")
+    password_env: str = setting(
+        "PAPERSIFT_MAIL_PASSWORD",
+        "Name of the environment variable holding the SMTP password (never this file).",
+    )
+    from_address: str = setting(
+        "", "The digests' From address, e.g. `papersift <radar@lab.example>`."
+    )
+    papers: int = setting(
+        10, "Papers per section of a digest (a tag, a saved search, a researcher).",
+        minimum=1, maximum=100,
+    )  # fmt: skip
+    timeout_seconds: float = setting(30.0, "Timeout of the SMTP connection.", minimum=1.0)
+
+
+@dataclass(frozen=True)
 class Config:
     data: DataConfig = field(default_factory=DataConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
@@ -421,6 +455,7 @@ class Config:
     enrich: EnrichConfig = field(default_factory=EnrichConfig)
     lab: LabConfig = field(default_factory=LabConfig)
     accounts: AccountsConfig = field(default_factory=AccountsConfig)
+    mail: MailConfig = field(default_factory=MailConfig)
     # Where relative paths are resolved from (the config file's folder); not a setting.
     base_dir: Path = field(default_factory=Path.cwd, metadata={"internal": True})
 

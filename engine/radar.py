@@ -1,0 +1,68 @@
+"""The lab radar's standing lists: "for you" (a member's whole library and their own papers)
+and "for this lab" (the lab members' own papers), ranked by ``engine.recommend``.
+
+The home page and the private feeds ask for these on every visit, and one ranking of a
+window costs seconds of CPU (the tf-idf SVM), so answers are kept per index generation and
+seed set: they change only when the papers (the keyword index) or the seeds do.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+
+from papersift.core.config import LabConfig
+from papersift.engine.library import Library
+from papersift.engine.members import Member
+from papersift.engine.recommend import MAX_SEEDS, Recommendations, recommend
+from papersift.engine.search import SearchEngine
+
+OWN_PAPERS = 200  # a researcher's newest papers used as seeds
+LAB_PAPERS = 500  # the lab members' newest papers used as seeds
+CACHE_SIZE = 128
+
+
+def member_seeds(engine: SearchEngine, library: Library, member: Member) -> list[str]:
+    """Every paper in the member's tags, plus the papers of the researcher they are."""
+    seeds = library.all_saved(member.id)
+    if member.researcher_id is not None:
+        papers, _ = engine.newest_papers_of([member.researcher_id], OWN_PAPERS)
+        seeds += [p.arxiv_id for p in papers]
+    return list(dict.fromkeys(seeds))[:MAX_SEEDS]
+
+
+def lab_seeds(engine: SearchEngine, lab: LabConfig) -> list[str]:
+    """The newest papers of the declared lab members (found by their ORCID)."""
+    rids = [rid for m in lab.members for rid, _, _ in engine.people.with_orcid(m.orcid)]
+    if not rids:
+        return []
+    papers, _ = engine.newest_papers_of(rids, LAB_PAPERS)
+    return [p.arxiv_id for p in papers]
+
+
+class RadarCache:
+    """Recommendations by (keyword index generation, seeds, size); least recently used out."""
+
+    def __init__(self, size: int = CACHE_SIZE) -> None:
+        self._kept: OrderedDict[Hashable, Recommendations | None] = OrderedDict()
+        self._lock = threading.Lock()
+        self._size = size
+
+    def top(self, engine: SearchEngine, seeds: Sequence[str], size: int) -> Recommendations | None:
+        """The ``size`` best papers of the recent window for ``seeds``; None without seeds."""
+        if not seeds:
+            return None
+        # The keyword index's generation, not engine.generation(): the ranking reads the
+        # papers' text, and the vectors' generation moves at every embedding checkpoint.
+        key = (engine.data.lexical.generation, tuple(sorted(seeds)), size)
+        with self._lock:
+            if key in self._kept:
+                self._kept.move_to_end(key)
+                return self._kept[key]
+        found = recommend(engine, list(seeds), None, 1, size)  # two racing misses both rank
+        with self._lock:
+            self._kept[key] = found
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return found

@@ -1,0 +1,135 @@
+"""What one member's e-mail digest holds for one window: a pure read of the engine.
+
+For each tag the member chose, the recommender's top papers of the window
+(``engine.recommend``, seeded by the tag's papers); for each saved search, its new matches
+in the window, newest first; for each followed researcher, their new papers. Windows are
+aligned (the day before, or the last full ISO week), so a window has one stable key and a
+digest is sent once per key however often the job runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from papersift.core.errors import QueryError
+from papersift.core.paper import Paper
+from papersift.core.urls import researcher_url, with_query
+from papersift.engine.members import Member
+from papersift.engine.recommend import recommend
+from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
+from papersift.engine.subscriptions import Subscriptions
+
+
+@dataclass(frozen=True, slots=True)
+class Window:
+    kind: str  # daily or weekly
+    start: date
+    end: date  # inclusive
+
+    @property
+    def key(self) -> str:
+        """``daily:2026-12-03`` or ``weekly:2026-W48``: what a send is recorded under."""
+        if self.kind == "daily":
+            return f"daily:{self.start.isoformat()}"
+        year, week, _ = self.start.isocalendar()
+        return f"weekly:{year}-W{week:02d}"
+
+    def label(self) -> str:
+        if self.start == self.end:
+            return self.start.isoformat()
+        return f"{self.start.isoformat()} to {self.end.isoformat()}"
+
+
+def window_for(kind: str, today: date) -> Window:
+    """The last complete window before ``today``: yesterday, or last Monday-to-Sunday."""
+    if kind == "daily":
+        day = today - timedelta(days=1)
+        return Window("daily", day, day)
+    if kind == "weekly":
+        monday = today - timedelta(days=today.weekday() + 7)
+        return Window("weekly", monday, monday + timedelta(days=6))
+    raise ValueError(f"no window for digest {kind!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    kind: str  # tag, search or researcher
+    title: str
+    path: str  # the page on this site with the whole list
+    papers: tuple[Paper, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    member: Member
+    window: Window
+    sections: tuple[Section, ...]  # only those with papers
+    chosen: int  # sections the member chose (with or without papers)
+
+    @property
+    def empty(self) -> bool:
+        return not self.sections
+
+    @property
+    def papers(self) -> int:
+        return sum(len(s.papers) for s in self.sections)
+
+
+def _dates(window: Window) -> dict[str, str]:
+    return {"from": window.start.isoformat(), "to": window.end.isoformat()}
+
+
+def compose(
+    engine: SearchEngine, subs: Subscriptions, member: Member, window: Window, per_section: int
+) -> Digest:
+    """The member's digest for ``window`` (sections without new papers are left out)."""
+    choice = subs.choice(member.id)
+    per_section = min(per_section, engine.config.search.max_page_size)
+    filters = Filters(date_from=window.start, date_to=window.end)
+    sections: list[Section] = []
+    for tag_id in choice.tag_ids:
+        tag = subs.library.tag(member.id, tag_id)
+        seeds = [s.arxiv_id for s in subs.library.saved(member.id, tag_id)]
+        if tag is None or not seeds:
+            continue
+        try:
+            found = recommend(engine, seeds, filters, 1, per_section)
+        except QueryError:  # every seed gone from the index: nothing to model
+            continue
+        path = with_query(f"/library/{tag_id}/recommended", _dates(window))
+        sections.append(
+            Section("tag", f"Recommended for {tag.name}", path, tuple(h.paper for h in found.hits))
+        )
+    for search in choice.searches:
+        req = SearchRequest(query=search.query, filters=filters, sort="newest",
+                            page_size=per_section)  # fmt: skip
+        try:
+            result = engine.search(req)
+        except QueryError:
+            continue
+        path = with_query("/search", {"q": search.query, "sort": "newest", **_dates(window)})
+        sections.append(
+            Section(
+                "search", f"New for “{search.query}”", path, tuple(h.paper for h in result.hits)
+            )
+        )
+    for rid in choice.researchers:
+        person = engine.people.get(rid)
+        if person is None:
+            continue
+        req = SearchRequest(
+            filters=dataclasses.replace(filters, researcher_ids=(rid,)), sort="newest",
+            page_size=per_section,
+        )  # fmt: skip
+        result = engine.search(req)
+        path = researcher_url(person.rid, person.name)
+        sections.append(
+            Section("researcher", f"New papers by {person.name}", path,
+                    tuple(h.paper for h in result.hits))
+        )  # fmt: skip
+    chosen = len(choice.tag_ids) + len(choice.searches) + len(choice.researchers)
+    kept = tuple(s for s in sections if s.papers)
+    return Digest(member, window, kept, chosen)

@@ -1,0 +1,121 @@
+"""A digest as an e-mail (stdlib ``email``): plain text and HTML alternatives, links to the
+papers on this site, and an unsubscribe link carrying a signed token.
+
+Every value from a paper, a tag or a query is escaped in the HTML part. The unsubscribe
+token is the member's id and a part of their account's random token, signed with the site's
+secret (``itsdangerous``, which compares signatures in constant time); it does not expire,
+so an old digest's link still works, and needs no session. The account token's part keeps
+an old link from reaching a later account that got the same id.
+"""
+
+from __future__ import annotations
+
+import hmac
+import html
+from email.message import EmailMessage
+from email.utils import formataddr, make_msgid
+from typing import Any
+
+from itsdangerous import BadSignature, URLSafeSerializer
+
+from papersift.core.paper import Paper
+from papersift.core.tex import plain_text
+from papersift.core.urls import paper_path, with_query
+from papersift.engine.members import Member
+from papersift.indexer.digest import Digest
+
+UNSUBSCRIBE_SALT = "papersift-unsubscribe"
+MAX_TOKEN = 200
+KEY_CHARS = 8
+
+
+def unsubscribe_token(secret: str, member: Member) -> str:
+    payload = {"m": member.id, "k": member.token[:KEY_CHARS]}
+    return URLSafeSerializer(secret, salt=UNSUBSCRIBE_SALT).dumps(payload)
+
+
+def read_unsubscribe(secret: str, token: str) -> tuple[int, str] | None:
+    """(member id, account token part) a token was signed for; None if forged or malformed."""
+    if not token or len(token) > MAX_TOKEN:
+        return None
+    try:
+        data: Any = URLSafeSerializer(secret, salt=UNSUBSCRIBE_SALT).loads(token)
+    except BadSignature:
+        return None
+    if not isinstance(data, dict):
+        return None
+    mid, key = data.get("m"), data.get("k")
+    if not isinstance(mid, int) or isinstance(mid, bool) or not isinstance(key, str):
+        return None
+    return mid, key
+
+
+def unsubscribes(member: Member, key: str) -> bool:
+    """Whether a token's account part is this member's (compared in constant time)."""
+    return hmac.compare_digest(member.token[:KEY_CHARS].encode(), key.encode())
+
+
+def _authors(paper: Paper, limit: int = 4) -> str:
+    names = [a.name for a in paper.authors[:limit]]
+    return ", ".join(names) + (" et al." if len(paper.authors) > limit else "")
+
+
+def digest_text(digest: Digest, base_url: str, unsubscribe: str) -> str:
+    """The plain-text part (also what ``papersift digest --dry-run`` prints)."""
+    what = "Daily" if digest.window.kind == "daily" else "Weekly"
+    lines = [f"{what} papers for {digest.member.name or digest.member.email}, "
+             f"{digest.window.label()}", ""]  # fmt: skip
+    for section in digest.sections:
+        lines += [section.title, "-" * min(len(section.title), 72)]
+        for i, p in enumerate(section.papers, 1):
+            lines.append(f"{i}. {plain_text(p.title)}")
+            lines.append(f"   {_authors(p)} ({p.published.isoformat()})")
+            lines.append(f"   {base_url}{paper_path(p)}")
+        lines += [f"All of them: {base_url}{section.path}", ""]
+    lines += [
+        "--",
+        f"Choose what this digest holds: {base_url}/account/digest",
+        f"Unsubscribe: {unsubscribe}",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def digest_html(digest: Digest, base_url: str, unsubscribe: str) -> str:
+    e = html.escape
+    what = "Daily" if digest.window.kind == "daily" else "Weekly"
+    out = [
+        '<!DOCTYPE html><html><head><meta charset="utf-8"></head><body>',
+        f"<h1>{e(what)} papers, {e(digest.window.label())}</h1>",
+    ]
+    for section in digest.sections:
+        out.append(f"<h2>{e(section.title)}</h2><ol>")
+        for p in section.papers:
+            url = e(base_url + paper_path(p))
+            out.append(
+                f'<li><a href="{url}">{e(plain_text(p.title))}</a><br>'
+                f"<small>{e(_authors(p))} · {e(p.published.isoformat())}</small></li>"
+            )
+        out.append(f'</ol><p><a href="{e(base_url + section.path)}">All of them</a></p>')
+    out.append(
+        f'<hr><p><small><a href="{e(base_url)}/account/digest">Choose what this digest '
+        f'holds</a> · <a href="{e(unsubscribe)}">Unsubscribe</a></small></p></body></html>'
+    )
+    return "\n".join(out)
+
+
+def digest_message(digest: Digest, *, sender: str, base_url: str, secret: str) -> EmailMessage:
+    """The message to send: text and HTML, with List-Unsubscribe (RFC 2369 and 8058)."""
+    token = unsubscribe_token(secret, digest.member)
+    unsubscribe = with_query(f"{base_url}/digest/unsubscribe", {"t": token})
+    msg = EmailMessage()
+    what = "daily" if digest.window.kind == "daily" else "weekly"
+    msg["Subject"] = f"papersift: {digest.papers} new papers ({what}, {digest.window.label()})"
+    msg["From"] = sender
+    msg["To"] = formataddr((digest.member.name, digest.member.email))
+    msg["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip("> ") or None)
+    msg["List-Unsubscribe"] = f"<{unsubscribe}>"
+    msg["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    msg["X-Papersift-Window"] = digest.window.key
+    msg.set_content(digest_text(digest, base_url, unsubscribe))
+    msg.add_alternative(digest_html(digest, base_url, unsubscribe), subtype="html")
+    return msg

@@ -1,0 +1,196 @@
+"""Sending the digests: one message per member and window, over SMTP (stdlib ``smtplib``).
+
+Used by ``papersift digest`` and the ``digest`` job of ``serve``. Members are visited in a
+fixed order (by id); each member's window is claimed in ``members.sqlite`` before their
+message goes out, so a run that stops part-way leaves the rest for the next run and never
+repeats the ones done. An unreachable or refusing SMTP server stops the run with one
+logged line; nothing unsent is recorded, so the next run tries again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import smtplib
+import ssl
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from email.message import EmailMessage
+
+from papersift.core.config import Config, MailConfig
+from papersift.core.errors import PapersiftError
+from papersift.core.urls import with_query
+from papersift.engine.members import Member, Members, load_secret
+from papersift.engine.search import SearchEngine
+from papersift.engine.subscriptions import Subscriptions
+from papersift.indexer.digest import Digest, compose, window_for
+from papersift.indexer.digest_mail import digest_message, digest_text, unsubscribe_token
+
+MAIL_OFF = "e-mail is off: set [mail] host (and from_address) in config.toml to send digests"
+
+
+class MailError(PapersiftError):
+    """The SMTP server could not be reached or refused the message."""
+
+
+@dataclass
+class DigestReport:
+    sent: int = 0
+    empty: int = 0  # nothing new in the window: nothing sent
+    already: int = 0  # this window's digest went out before
+    unknown: int = 0  # a run stopped during this send: it may or may not have arrived
+    error: str = ""
+    lines: list[str] = field(default_factory=list)  # per member, for the CLI
+
+    def counts(self) -> dict[str, int]:
+        return {"sent": self.sent, "empty": self.empty, "already": self.already,
+                "unknown": self.unknown}  # fmt: skip
+
+
+def today_utc() -> date:
+    return datetime.now(UTC).date()
+
+
+def base_url(config: Config) -> str:
+    """Where the links in a message point: ``[server] base_url``, else the serve address."""
+    configured = config.server.base_url.strip().rstrip("/")
+    return configured or f"http://{config.server.host}:{config.server.port}"
+
+
+class Mailer:
+    """One SMTP connection for a run, opened at the first message."""
+
+    def __init__(self, mail: MailConfig, env: dict[str, str] | None = None) -> None:
+        if not mail.host:
+            raise MailError(MAIL_OFF)
+        if not mail.from_address:
+            raise MailError("set [mail] from_address: the digests need a From address")
+        self.mail = mail
+        self.password = (env if env is not None else os.environ).get(mail.password_env, "")
+        self._smtp: smtplib.SMTP | None = None
+
+    def _connect(self) -> smtplib.SMTP:
+        m = self.mail
+        try:
+            smtp: smtplib.SMTP
+            if m.security == "tls":
+                smtp = smtplib.SMTP_SSL(m.host, m.port, timeout=m.timeout_seconds,
+                                        context=ssl.create_default_context())  # fmt: skip
+            else:
+                smtp = smtplib.SMTP(m.host, m.port, timeout=m.timeout_seconds)
+                if m.security == "starttls":
+                    smtp.starttls(context=ssl.create_default_context())
+            if m.user:
+                smtp.login(m.user, self.password)
+        except (OSError, smtplib.SMTPException) as exc:  # the password is never in the text
+            raise MailError(f"cannot reach the SMTP server {m.host}:{m.port}: {exc}") from None
+        return smtp
+
+    def send(self, msg: EmailMessage) -> None:
+        if self._smtp is None:
+            self._smtp = self._connect()
+        try:
+            self._smtp.send_message(msg)
+        except (OSError, smtplib.SMTPException) as exc:
+            self.close()
+            raise MailError(f"the SMTP server {self.mail.host} refused a digest: {exc}") from None
+
+    def close(self) -> None:
+        if self._smtp is not None:
+            with contextlib.suppress(OSError, smtplib.SMTPException):
+                self._smtp.quit()
+            self._smtp = None
+
+
+def _due(members: Members, user: str | None) -> list[Member]:
+    if user:
+        return [members.existing(user)]
+    return sorted((m for m in members.all() if m.digest != "off"), key=lambda m: m.id)
+
+
+def run_digests(
+    engine: SearchEngine,
+    config: Config,
+    *,
+    today: date | None = None,
+    user: str | None = None,
+    dry_run: bool = False,
+    say: Callable[[str], None] | None = None,
+    env: dict[str, str] | None = None,
+) -> DigestReport:
+    """Send (or with ``dry_run`` describe) every due digest; see the module docstring."""
+    today = today or today_utc()
+    report = DigestReport()
+    out = say or report.lines.append
+    root = config.data_dir
+    members = Members(root)
+    mailer: Mailer | None = None
+    try:
+        secret = load_secret(root, config.accounts.secret_key)
+        subs = Subscriptions(members)
+        if not dry_run:
+            mailer = Mailer(config.mail, env)
+        for member in _due(members, user):
+            if member.digest == "off":
+                out(f"{member.email}: digests are off (choose daily or weekly at /account/digest)")
+                continue
+            window = window_for(member.digest, today)
+            state = subs.send_state(member.id, window.key)
+            if state is not None:
+                report.already += 1
+                if state == "sending":
+                    report.unknown += 1
+                note = "sent" if state == "sent" else "begun by a run that stopped (not resent)"
+                out(f"{member.email}: {window.kind} digest for {window.label()} already {note}")
+                continue
+            digest = compose(engine, subs, member, window, config.mail.papers)
+            if digest.empty:
+                report.empty += 1
+                why = "nothing chosen" if not digest.chosen else "nothing new"
+                out(f"{member.email}: {why} for {window.label()}; no message")
+                continue
+            if dry_run:
+                token = unsubscribe_token(secret, member)
+                link = with_query(f"{base_url(config)}/digest/unsubscribe", {"t": token})
+                out(f"{member.email}: would send {digest.papers} papers in "
+                    f"{len(digest.sections)} sections for {window.label()}:")  # fmt: skip
+                out(digest_text(digest, base_url(config), link))
+                continue
+            assert mailer is not None
+            _send_one(subs, mailer, digest, config, secret)
+            report.sent += 1
+            out(f"{member.email}: sent {digest.papers} papers for {window.label()}")
+    except MailError as exc:
+        report.error = str(exc)  # the caller logs or prints it: one line per run
+    finally:
+        if mailer is not None:
+            mailer.close()
+        members.close()
+    return report
+
+
+def _send_one(
+    subs: Subscriptions, mailer: Mailer, digest: Digest, config: Config, secret: str
+) -> None:
+    """Claim the window, send, mark it sent.
+
+    The claim is written first, on purpose. Writing it after the send would risk a
+    duplicate: a crash between the server's "250 OK" and the record would send the same
+    digest again on the next run. Writing it first risks the opposite, a crash between the
+    claim and the send leaves the window claimed ("sending") and unsent. We take that risk
+    because the issue asks for "never twice", and the lost case is visible (the run reports
+    it as "begun by a run that stopped") where a duplicate is not. A send the SMTP server
+    refuses or cannot take is known to have failed, so its claim is released for a retry.
+    """
+    member, window = digest.member, digest.window
+    if not subs.claim(member.id, window.key):
+        return  # another run (serve's job and a CLI run at once) took it
+    msg = digest_message(digest, sender=config.mail.from_address, base_url=base_url(config),
+                         secret=secret)  # fmt: skip
+    try:
+        mailer.send(msg)
+    except MailError:
+        subs.release(member.id, window.key)
+        raise
+    subs.sent(member.id, window.key)
