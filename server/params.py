@@ -145,14 +145,12 @@ def _researchers(params: QueryParams) -> tuple[str, ...]:
     out: list[str] = []
     for raw in params.getlist("researcher"):
         value = clean_text(raw)
-        if not value:
-            continue
-        if len(value) > MAX_RESEARCHER_LENGTH:
+        if len(raw) > MAX_RESEARCHER_LENGTH:  # as sent: the documented maxLength
             raise ParamError(
                 "researcher",
                 f"A researcher name may have at most {MAX_RESEARCHER_LENGTH} characters.",
             )
-        if value not in out:
+        if value and value not in out:
             out.append(value)
     if len(out) > MAX_FILTER_VALUES:
         raise ParamError("researcher", f"Give at most {MAX_FILTER_VALUES} researchers.")
@@ -220,12 +218,15 @@ def parse_search(
                 raise ParamError(
                     name, f"Unknown parameter {_show(name)}; known: {', '.join(SEARCH_PARAMS)}."
                 )
-    query = clean_text(_single(params, "q", strict))
-    if len(query) > config.max_text_length:
+    # The length as sent (the documented maxLength), not after control characters and
+    # runs of whitespace are cleaned away.
+    sent = max((len(v) for v in params.getlist("q")), default=0)
+    if sent > config.max_text_length:
         raise ParamError(
             "q",
-            f"The query has {len(query):,} characters; the limit is {config.max_text_length:,}.",
+            f"The query has {sent:,} characters; the limit is {config.max_text_length:,}.",
         )
+    query = clean_text(_single(params, "q", strict))
     mode = _choice(params, "mode", MODES, strict)
     sort = _choice(params, "sort", SORTS, strict)
     page_size = _int(params, "page_size", config.page_size, config.max_page_size, strict)
