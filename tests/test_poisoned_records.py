@@ -206,3 +206,26 @@ def test_ror_records_are_bounded_and_the_skipped_reported(tmp_path: Path) -> Non
     assert skipped[0].endswith("is not a ROR id") and len(skipped[0]) < 120
     assert skipped[1] == "record 4: id: str is not a ROR id"
     assert skipped[2].startswith("line 5: invalid JSON")
+
+
+def test_add_reports_an_api_entry_it_skipped(recorded: RecordedServer, tmp_path: Path) -> None:
+    """Found by the reliability campaign: ``papersift add`` dropped an arXiv API entry that
+    failed its checks without a word (``parse_feed`` listed it, ``fetch_ids`` threw it away)."""
+    from papersift.indexer.harvest import add_ids
+
+    rec = json.loads((FIXTURES / "arxiv_api" / "q_testing_s0_m10.json").read_text("utf-8"))
+    root = etree.fromstring(rec["body"].encode("utf-8"))
+    ids = root.findall("{http://www.w3.org/2005/Atom}entry/{http://www.w3.org/2005/Atom}id")
+    wanted = [i.text.split("/abs/")[-1].rsplit("v", 1)[0] for i in ids]  # type: ignore[union-attr]
+    ids[1].text = f"{ids[1].text.rsplit('v', 1)[0]}v{HUGE}"  # type: ignore[union-attr]
+    params = {"id_list": ",".join(wanted), "start": "0", "max_results": str(len(wanted))}
+    recorded.add("/api/query", params, Reply(etree.tostring(root)))
+    config = make_config(tmp_path, harvest={"api_url": recorded.url("/api/query"),
+                                            "delay_seconds": 0, "retries": 0})  # fmt: skip
+    data = DataDir(config)
+    try:
+        report, missing = add_ids(data, wanted)
+        assert len(report.skipped) == 1 and "id: version outside 1..1000" in report.skipped[0]
+        assert report.added == len(wanted) - 1 and missing == [wanted[1]]
+    finally:
+        data.close()
