@@ -98,9 +98,12 @@ def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) 
     return False
 
 
-def fuzz(base_url: str, examples: int, derandomize: bool = True) -> Counter[str]:
+def fuzz(
+    base_url: str, examples: int, derandomize: bool = True, failures: list[str] | None = None
+) -> Counter[str]:
     """Fuzz every operation; returns counts (``requests``, ``<status class>``, ``excused``);
-    raises on the first failing check."""
+    raises on the first failing check, or with ``failures`` records it there and goes on
+    with the next operation."""
     schema = schemathesis.openapi.from_url(f"{base_url}/openapi.json")
     spec = httpx.get(f"{base_url}/openapi.json", timeout=60).json()
     counts: Counter[str] = Counter()
@@ -143,8 +146,11 @@ def fuzz(base_url: str, examples: int, derandomize: bool = True) -> Counter[str]
                 check()
             except Unsatisfiable:  # no schema-violating request exists (e.g. any string id)
                 continue
-            except Exception as exc:
-                raise AssertionError(f"{operation.method.upper()} {operation.path}: {exc}") from exc
+            except (Exception, FailureGroup) as exc:
+                where = f"{operation.method.upper()} {operation.path} ({mode.value})"
+                if failures is None:
+                    raise AssertionError(f"{where}: {exc}") from exc
+                failures.append(f"{where}: {str(exc)[:1500]}")
             counts["operations"] += mode is GenerationMode.POSITIVE
     return counts
 
