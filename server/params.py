@@ -26,6 +26,7 @@ SEARCH_PARAMS = (
 )  # fmt: skip
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
+MAX_RESEARCHER_ID = 999_999_999  # the documented maximum of a researcher number
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
 _INT = re.compile(r"^[0-9]{1,12}\Z")  # ASCII digits, bounded before int()
@@ -164,7 +165,7 @@ def _researcher_ids(params: QueryParams) -> tuple[int, ...]:
             value = value.strip()
             if not value:
                 continue
-            if not _INT.match(value) or int(value) < 1:
+            if not _INT.match(value) or not 1 <= int(value) <= MAX_RESEARCHER_ID:
                 raise ParamError(
                     "researcher_id",
                     f"'researcher_id' must be a researcher number such as 42, not {_show(value)}.",

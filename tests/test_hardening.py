@@ -225,3 +225,12 @@ def test_overlong_text_is_a_400_even_if_cleaning_empties_it(
         r = client.get(url, params={param: filler * (limit + 1)})
         assert r.status_code == 400, url
     assert client.get("/api/v1/search", params={param: "\x15" * 50}).status_code == 200
+
+
+def test_researcher_id_past_the_documented_maximum_is_a_400(client: TestClient) -> None:
+    """Found by the schemathesis campaign: ``researcher_id=1000000000`` (over the schema's
+    maximum of 999,999,999) was accepted by the search, feed and export operations."""
+    for url in ("/api/v1/search", "/api/v1/export?format=ris", "/search"):
+        sep = "&" if "?" in url else "?"
+        assert client.get(f"{url}{sep}researcher_id=1000000000").status_code == 400, url
+        assert client.get(f"{url}{sep}researcher_id=999999999").status_code == 200, url
