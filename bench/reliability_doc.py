@@ -4,6 +4,7 @@ JSON file per campaign: its result, command, date, duration and load average).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,20 @@ NAMES = {
 }
 
 
+def _one_line(text: str, limit: int = 420) -> str:
+    """A failure message on one line, cut at ``limit`` characters (a repeated character,
+    such as a generated value, is shown once with its count)."""
+    text = re.sub(r"(.)\1{20,}", lambda m: f"{m.group(1)}×{len(m.group(0))}", text)
+    text = "".join(c if c.isprintable() else " " for c in text)
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _split(failure: str) -> list[str]:
+    """The failures one fuzz phase joined with " / "."""
+    return [f for f in re.split(r" / (?=(?:GET|POST|FailureGroup|[A-Z]\w+Error)\b)", failure) if f]
+
+
 def _fuzz(r: dict[str, Any]) -> str:
     parts = []
     for phase in ("stateless", "stateful"):
@@ -33,7 +48,11 @@ def _fuzz(r: dict[str, Any]) -> str:
             f"{phase}: {c.get('requests', 0):,} requests ({c.get('2xx', 0):,} 2xx, "
             f"{c.get('4xx', 0):,} 4xx, **{c.get('5xx', 0)} 5xx**{links}; "
             f"{c.get('excused', 0)} excused)"
-            + (f", FAILED: {r[phase]['failure'][:300]}" if r[phase]["failure"] else "")
+            + (
+                f", **{len(_split(r[phase]['failure']))} failed checks** (below)"
+                if r[phase]["failure"]
+                else ""
+            )
         )
     total = sum(r[p]["counts"].get("requests", 0) for p in ("stateless", "stateful"))
     ops = r["stateless"]["counts"].get("operations", 0)
@@ -83,19 +102,23 @@ def _load(r: dict[str, Any]) -> str:
     return f"{r['clients']} clients; " + "; ".join(phases) + f"; {found}{missing}"
 
 
+def _format(name: str, f: dict[str, Any]) -> str:
+    """One input format's report: records read, landed and skipped."""
+    read = f.get("records", f.get("read", 0))
+    landed = f.get("added", 0) + f.get("updated", 0)
+    return f"{name} {read} records, {landed} added or updated, {f.get('skipped', 0)} skipped"
+
+
 def _hostile(r: dict[str, Any]) -> str:
     f = r.get("formats", {})
-    per = "; ".join(
-        f"{k}: " + ", ".join(f"{n} {v}" for n, v in sorted(f[k].items()))
-        for k in ("oai-arXiv", "arxiv-api", "openalex+s2", "ror")
-        if k in f
-    )
+    names = ("oai-arXiv", "arxiv-api", "openalex+s2", "ror")
+    per = "; ".join(_format(k, f[k]) for k in names if k in f)
     return (
         f"snapshot JSON lines: {r['rounds']} poisoned files imported twice, {r['imported']} "
         f"landed, {r['skipped']} reported and skipped; arXivRaw: {r['harvested']} harvested "
-        f"around a huge version; {r['requests']} server requests (5,000-digit integers, "
-        f"hostile pages); other formats: {per}; {f.get('pages', 0)} hostile pages checked; "
-        f"**{len(r['failures'])} failures**"
+        f"around a huge version; {per}; {r['requests']} requests with 5,000-digit integers or "
+        f"for hostile papers and {f.get('pages', 0)} more for every page the other formats "
+        f"reached; **{len(r['failures'])} failures**"
     )
 
 
@@ -118,9 +141,10 @@ def _failures(name: str, r: dict[str, Any]) -> list[str]:
         p = r.get(phase)
         if isinstance(p, dict):
             out += [f"{name} {phase}: {f}" for f in p.get("failures", [])[:5]]
-            if p.get("failure"):
-                out.append(f"{name} {phase}: {p['failure'][:600]}")
-    return out
+            out += [f"{name} {phase}: {f}" for f in _split(p.get("failure") or "")]
+    if r.get("server_traceback"):
+        out.append(f"{name}: server traceback: {r['server_traceback']}")
+    return [_one_line(f) for f in out]
 
 
 def write_doc(results: Path) -> None:

@@ -35,7 +35,13 @@ if str(ROOT) not in sys.path:
 from tests.corpus import make_config, sample_records, write_jsonl  # noqa: E402
 from tests.load_kit import serve  # noqa: E402
 from tests.reliability_kit import PAPERSIFT, run  # noqa: E402
-from tests.test_fuzz_api import MAX_HEAD, _explained, _head_bytes, fuzz  # noqa: E402
+from tests.test_fuzz_api import (  # noqa: E402
+    MAX_HEAD,
+    _explained,
+    _head_bytes,
+    fuzz,
+    over_body_limit,
+)
 
 FIXTURES = ROOT / "tests" / "fixtures"
 
@@ -94,7 +100,9 @@ def stateful(
                     body = response.json()
                 except ValueError:
                     body = None
-                if not _explained(case, response.status_code, body, spec):
+                if not (
+                    over_body_limit(response) or _explained(case, response.status_code, body, spec)
+                ):
                     raise
                 counts["excused"] += 1
 
@@ -130,7 +138,11 @@ def fuzz_campaign(root: Path, examples: int, scenarios: int, steps: int) -> dict
         out["stateful"] = {"counts": counts, "failure": " / ".join(failures),
                            "seconds": time.monotonic() - start}  # fmt: skip
         log(f"fuzz stateful: {out['stateful']}")
-    tracebacks = (root / "serve.log").read_text(errors="replace").count("Traceback")
+    served = (root / "serve.log").read_text(errors="replace")
+    tracebacks = served.count("Traceback")
     out["server_tracebacks"] = tracebacks
+    if tracebacks:  # the first one, with the request line logged before it
+        at = served.index("Traceback")
+        out["server_traceback"] = served[max(0, at - 600) : at + 3000]
     out["ok"] = not tracebacks and not any(out[p]["failure"] for p in ("stateless", "stateful"))
     return out
