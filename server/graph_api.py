@@ -48,9 +48,11 @@ async def paper_list(request: Request, which: str) -> Response:
 
 
 def body_limit(max_text: int) -> int:
-    """Bytes a similar-text body may have: the text at its longest, every character escaped
-    as ``\\uXXXX`` (6 bytes), plus the filters."""
-    return 6 * max_text + 16_384
+    """Bytes a schema-valid similar-text body may have: the text at its longest, every
+    character escaped as a surrogate pair (``\\uXXXX\\uXXXX``, 12 bytes: JSON Schema counts a
+    character outside the BMP once), plus the filters at theirs (20 names of 200 such
+    characters, 48 KB)."""
+    return 12 * max_text + 65_536
 
 
 async def read_body(request: Request, limit: int) -> bytes:
