@@ -102,7 +102,7 @@ bench-deps: install
 	fi
 
 reliability: install
-	$(BIN)/python bench/reliability.py
+	nice -n 10 $(BIN)/python bench/reliability.py
 
 # Lighthouse 12.2.3 (npm, pinned in bench/lighthouse/) on every page type, mobile and desktop,
 # against a served copy of the demo corpus; writes docs/LIGHTHOUSE.md.

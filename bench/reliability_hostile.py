@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench.reliability_formats import formats_campaign  # noqa: E402
 from tests.corpus import demo_records, make_config, write_jsonl  # noqa: E402
 from tests.load_kit import serve  # noqa: E402
 from tests.recorded_server import FIXTURES, RecordedServer, Reply  # noqa: E402
@@ -97,9 +98,12 @@ def hostile_campaign(root: Path, rounds: int, rng: random.Random) -> dict[str, A
                 skipped_total += len(out["skipped"])
     harvested = _harvest_poisoned(config_path, failures)
     served = _serve_checks(config_path, failures)
+    (root / "formats").mkdir()
+    formats = formats_campaign(root / "formats", rng)
+    failures += formats["failures"]
     return {"rounds": rounds, "imported": imported, "skipped": skipped_total,
-            "harvested": harvested, "requests": served, "failures": failures,
-            "ok": not failures}  # fmt: skip
+            "harvested": harvested, "requests": served, "formats": formats["figures"],
+            "failures": failures, "ok": not failures}  # fmt: skip
 
 
 def _harvest_poisoned(config_path: Path, failures: list[str]) -> int:

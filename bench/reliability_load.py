@@ -1,7 +1,9 @@
 """Load while writing, the campaign of ``bench/reliability.py``: a ``papersift serve`` process
 over a small real data directory answers two loopback clients searching back to back (JSON
 API in every mode, and the HTML search page), first idle, then while other processes harvest
-new papers from recorded OAI-PMH pages, import a batch of papers and embed the backlog.
+new papers from recorded OAI-PMH pages, import a batch of papers and embed the backlog, and
+while ``papersift reindex`` replays changes, embeds a second batch and folds the vector
+segments.
 """
 
 from __future__ import annotations
@@ -61,7 +63,11 @@ def load_campaign(root: Path, idle_seconds: float, clients: int = 2) -> dict[str
     have = set(paper_set(config_path))
     batch = [r for r in demo_records()[7::100] if r["id"] not in have]
     batch_file = write_jsonl(root / "batch.jsonl", batch)
-    result: dict[str, Any] = {"base": len(have), "batch": len({r["id"] for r in batch})}
+    known = have | {r["id"] for r in batch}
+    second = [r for r in demo_records()[11::50] if r["id"] not in known]
+    second_file = write_jsonl(root / "second.jsonl", second)
+    result: dict[str, Any] = {"base": len(have), "batch": len({r["id"] for r in batch}),
+                              "second": len({r["id"] for r in second})}  # fmt: skip
     with oai_server() as oai_url, serve(config_path, root / "serve.log") as url:
         with LoadGenerator(url, clients) as idle:
             time.sleep(idle_seconds)
@@ -81,8 +87,16 @@ def load_campaign(root: Path, idle_seconds: float, clients: int = 2) -> dict[str
             missing += wait_findable(url, new, "semantic")
             result["semantic_findable_s"] = time.monotonic() - embedded
         result["busy"] = _figures(busy.stats, time.monotonic() - start)
-        result["not_findable"] = missing
         log(f"load while writing: {result['busy']}")
+        # A batch left for later, then ``reindex`` (replay, embed the backlog, fold the
+        # vector segments) under the same load.
+        run([*PAPERSIFT, "import", "--config", str(config_path), str(second_file)])
+        start = time.monotonic()
+        with LoadGenerator(url, clients) as during:
+            run([*PAPERSIFT, "reindex", "--config", str(config_path)], timeout=3600)
+        result["reindex"] = _figures(during.stats, time.monotonic() - start)
+        log(f"load during reindex: {result['reindex']}")
+        result["not_findable"] = missing
     result["clients"] = clients
-    result["ok"] = not missing and not idle.stats.failures and not busy.stats.failures
+    result["ok"] = not missing and not any(g.stats.failures for g in (idle, busy, during))
     return result

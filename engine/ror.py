@@ -16,16 +16,20 @@ import json
 import logging
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papersift.core.records import repair_text
+from papersift.core.records import cut, repair_text
 
 log = logging.getLogger(__name__)
 
 ROR_PREFIX = "https://ror.org/"
+# Bounds where a ROR record enters (issue 24): real names are under 300 characters and real
+# records hold at most a few dozen names; a longer one is cut, the rest of the list dropped.
+MAX_NAME = 500
+MAX_NAMES = 100
 _ROR_ID = re.compile(r"^(?:https?://ror\.org/)?(0[a-hj-km-np-tv-z0-9]{6}[0-9]{2})/?$", re.I)
 _ABBREVIATIONS = {
     "univ": "university", "universidade": "university", "inst": "institute",
@@ -133,32 +137,42 @@ class Organisation:
     parents: tuple[str, ...] = ()
 
 
-def read_ror(path: Path) -> Iterator[Organisation]:
+def read_ror(path: Path, skipped: list[str] | None = None) -> Iterator[Organisation]:
     """Organisations from a ROR v2 dump (JSON lines or a JSON array, plain or .gz); a line
-    that is no JSON, or a record that is no organisation, is logged and skipped."""
+    that is no JSON, or a record that is no organisation, is logged, added to ``skipped``
+    ("record N: reason") and skipped."""
+    out = skipped if skipped is not None else []
+
+    def skip(what: str) -> None:
+        log.warning("ror: skipped %s", what)
+        out.append(what)
+
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", encoding="utf-8") as fh:
         first = fh.read(1)
         fh.seek(0)
-        records: Iterable[Any] = json.load(fh) if first == "[" else _json_lines(fh)
+        records: Iterable[Any] = json.load(fh) if first == "[" else _json_lines(fh, skip)
         for n, rec in enumerate(records, start=1):
             try:
                 org = _organisation(rec) if isinstance(rec, dict) else None
             except (AttributeError, TypeError, ValueError) as exc:
-                log.warning("ror: skipped record %d: %s", n, exc)
+                skip(f"record {n}: {exc}")
                 continue
-            if org is not None:
-                yield org
+            if org is None:
+                shown = repr(rec.get("id"))[:60] if isinstance(rec, dict) else type(rec).__name__
+                skip(f"record {n}: id: {shown} is not a ROR id")
+                continue
+            yield org
 
 
-def _json_lines(lines: Iterable[str]) -> Iterator[Any]:
+def _json_lines(lines: Iterable[str], skip: Callable[[str], None]) -> Iterator[Any]:
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             yield json.loads(line)
         except json.JSONDecodeError as exc:
-            log.warning("ror: skipped line %d: invalid JSON (%s)", n, exc.msg)
+            skip(f"line {n}: invalid JSON ({exc.msg})")
 
 
 def _organisation(rec: dict[str, Any]) -> Organisation | None:
@@ -167,8 +181,8 @@ def _organisation(rec: dict[str, Any]) -> Organisation | None:
         return None
     names = rec.get("names") or []
     display, aliases, acronyms = "", [], []
-    for n in names if isinstance(names, list) else []:
-        value, types = str(n.get("value", "")), n.get("types") or []
+    for n in names[:MAX_NAMES] if isinstance(names, list) else []:
+        value, types = cut(str(n.get("value", "")), MAX_NAME), n.get("types") or []
         if "ror_display" in types:
             display = value
         if "acronym" in types:
@@ -192,10 +206,10 @@ def _organisation(rec: dict[str, Any]) -> Organisation | None:
         r(display or (aliases[0] if aliases else ror_id)),
         tuple(r(a) for a in aliases if a != display),
         tuple(r(a) for a in acronyms),
-        r(str(geo.get("country_name", ""))),
-        r(str(geo.get("name", ""))),
-        tuple(r(str(t)) for t in (rec.get("types") or [])),
-        r(str(rec.get("status", "active"))),
+        r(cut(str(geo.get("country_name", "")), MAX_NAME)),
+        r(cut(str(geo.get("name", "")), MAX_NAME)),
+        tuple(r(cut(str(t), MAX_NAME)) for t in (rec.get("types") or [])[:MAX_NAMES]),
+        r(cut(str(rec.get("status", "active")), MAX_NAME)),
         parents,
     )
 

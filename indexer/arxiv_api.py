@@ -112,11 +112,17 @@ def entry_to_paper(entry: etree._Element) -> Paper:
     )
 
 
-def fetch_ids(fetcher: Fetcher, api_url: str, ids: Sequence[str]) -> list[Paper]:
-    """The papers of these arXiv ids (at most 100 per request); unknown ids are left out."""
+def fetch_ids(
+    fetcher: Fetcher, api_url: str, ids: Sequence[str], skipped: list[str] | None = None
+) -> list[Paper]:
+    """The papers of these arXiv ids (at most 100 per request); unknown ids are left out,
+    and entries that fail their checks are added to ``skipped`` ("<id>: <field>: <reason>")."""
     papers: list[Paper] = []
     for i in range(0, len(ids), IDS_PER_REQUEST):
         chunk = ids[i : i + IDS_PER_REQUEST]
         params = {"id_list": ",".join(chunk), "start": "0", "max_results": str(len(chunk))}
-        papers.extend(fetcher.get(api_url, params, parse_feed).papers)
+        feed = fetcher.get(api_url, params, parse_feed)
+        papers.extend(feed.papers)
+        if skipped is not None:
+            skipped.extend(feed.skipped)
     return papers

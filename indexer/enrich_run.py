@@ -176,3 +176,4 @@ def _add(total: EnrichReport, part: EnrichReport) -> None:
                 "graph_updated"):  # fmt: skip
         setattr(total, key, getattr(total, key) + getattr(part, key))
     total.unmatched += part.unmatched
+    total.skipped += part.skipped

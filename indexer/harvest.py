@@ -260,10 +260,13 @@ def add_ids(
     fx = fetcher or Fetcher(fetch_settings(data.config))
     report = HarvestReport()
     try:
-        papers = fetch_ids(fx, data.config.harvest.api_url, list(dict.fromkeys(wanted)))
+        api_url = data.config.harvest.api_url
+        papers = fetch_ids(fx, api_url, list(dict.fromkeys(wanted)), report.skipped)
+        for reason in report.skipped:
+            log.warning("add: skipped record %s", reason)
         added, updated, unchanged, _ = apply_papers(data, papers, [])
         refresh_people(data)
-        report.pages, report.records = 1, len(papers)
+        report.pages, report.records = 1, len(papers) + len(report.skipped)
         report.added, report.updated, report.unchanged = added, updated, unchanged
     finally:
         report.requests = fx.requests

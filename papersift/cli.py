@@ -284,16 +284,20 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
+    skipped: list[str] = []
     with DataDir(config) as data:
         registry = Institutions(data.store)
         before = registry.count()
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
-            read = registry.import_organisations(bar.update(1) or org for org in read_ror(path))
+            orgs = read_ror(path, skipped)
+            read = registry.import_organisations(bar.update(1) or org for org in orgs)
         total = registry.count()
     if args.json:
-        _print_json({"read": read, "added": total - before, "institutions": total})
+        _print_json({"read": read, "added": total - before, "institutions": total,
+                     "skipped": skipped})  # fmt: skip
     else:
-        print(f"{read} organisations read, {total - before} new; {total} institutions in the index")
+        print(f"{read} organisations read, {total - before} new; {total} institutions in the index"
+              + (f"; {len(skipped)} records skipped (see the log)" if skipped else ""))  # fmt: skip
     return 0
 
 

@@ -45,6 +45,13 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "public, max-age=3600"
 
 
+def _large_bodies(max_text: int) -> dict[str, int]:
+    """The routes that read a pasted text, each capped at its own limit for the longest
+    text a search accepts (not the 64 KB of forms)."""
+    form = similar_page.FORM_LIMIT_FACTOR * max_text + 4096
+    return {"/api/v1/similar": graph_api.body_limit(max_text), "/similar": form}
+
+
 class CachedStatic(StaticFiles):
     """Versioned URLs (``?v=<content hash>``, as the templates write them) are immutable."""
 
@@ -77,7 +84,11 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
         ],
         middleware=[
             Middleware(SecurityHeadersMiddleware),
-            Middleware(RequestLimitMiddleware, per_minute=config.server.rate_limit),
+            Middleware(
+                RequestLimitMiddleware,
+                per_minute=config.server.rate_limit,
+                large=_large_bodies(config.search.max_text_length),
+            ),
             Middleware(CompressionMiddleware),
             Middleware(UrlGuardMiddleware),
         ],

@@ -48,9 +48,11 @@ async def paper_list(request: Request, which: str) -> Response:
 
 
 def body_limit(max_text: int) -> int:
-    """Bytes a similar-text body may have: the text at its longest, every character escaped
-    as ``\\uXXXX`` (6 bytes), plus the filters."""
-    return 6 * max_text + 16_384
+    """Bytes a schema-valid similar-text body may have: the text at its longest, every
+    character escaped as a surrogate pair (``\\uXXXX\\uXXXX``, 12 bytes: JSON Schema counts a
+    character outside the BMP once), plus the filters at theirs (20 names of 200 such
+    characters, 48 KB)."""
+    return 12 * max_text + 65_536
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -95,13 +97,14 @@ async def similar(request: Request) -> Response:
         raise ParamError("body", f"The body does not fit the schema: {exc}.") from None
     except msgspec.DecodeError as exc:
         raise ParamError("body", f"The body is not JSON: {exc}.") from None
+    if len(body.text) > cfg.max_text_length:  # as sent: the documented maxLength
+        raise ParamError(
+            "text",
+            f"The text has {len(body.text):,} characters; the limit is {cfg.max_text_length:,}.",
+        )
     text = clean_text(body.text)
     if not text:
         raise ParamError("text", "The text is empty: paste an abstract or a paragraph.")
-    if len(text) > cfg.max_text_length:
-        raise ParamError(
-            "text", f"The text has {len(text):,} characters; the limit is {cfg.max_text_length:,}."
-        )
     size = body.page_size or cfg.page_size
     if size > cfg.max_page_size:
         raise ParamError("page_size", f"Give a page_size from 1 to {cfg.max_page_size}.")

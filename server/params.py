@@ -26,6 +26,7 @@ SEARCH_PARAMS = (
 )  # fmt: skip
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
+MAX_RESEARCHER_ID = 999_999_999  # the documented maximum of a researcher number
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
 _INT = re.compile(r"^[0-9]{1,12}\Z")  # ASCII digits, bounded before int()
@@ -145,14 +146,12 @@ def _researchers(params: QueryParams) -> tuple[str, ...]:
     out: list[str] = []
     for raw in params.getlist("researcher"):
         value = clean_text(raw)
-        if not value:
-            continue
-        if len(value) > MAX_RESEARCHER_LENGTH:
+        if len(raw) > MAX_RESEARCHER_LENGTH:  # as sent: the documented maxLength
             raise ParamError(
                 "researcher",
                 f"A researcher name may have at most {MAX_RESEARCHER_LENGTH} characters.",
             )
-        if value not in out:
+        if value and value not in out:
             out.append(value)
     if len(out) > MAX_FILTER_VALUES:
         raise ParamError("researcher", f"Give at most {MAX_FILTER_VALUES} researchers.")
@@ -166,7 +165,7 @@ def _researcher_ids(params: QueryParams) -> tuple[int, ...]:
             value = value.strip()
             if not value:
                 continue
-            if not _INT.match(value) or int(value) < 1:
+            if not _INT.match(value) or not 1 <= int(value) <= MAX_RESEARCHER_ID:
                 raise ParamError(
                     "researcher_id",
                     f"'researcher_id' must be a researcher number such as 42, not {_show(value)}.",
@@ -220,12 +219,15 @@ def parse_search(
                 raise ParamError(
                     name, f"Unknown parameter {_show(name)}; known: {', '.join(SEARCH_PARAMS)}."
                 )
-    query = clean_text(_single(params, "q", strict))
-    if len(query) > config.max_text_length:
+    # The length as sent (the documented maxLength), not after control characters and
+    # runs of whitespace are cleaned away.
+    sent = max((len(v) for v in params.getlist("q")), default=0)
+    if sent > config.max_text_length:
         raise ParamError(
             "q",
-            f"The query has {len(query):,} characters; the limit is {config.max_text_length:,}.",
+            f"The query has {sent:,} characters; the limit is {config.max_text_length:,}.",
         )
+    query = clean_text(_single(params, "q", strict))
     mode = _choice(params, "mode", MODES, strict)
     sort = _choice(params, "sort", SORTS, strict)
     page_size = _int(params, "page_size", config.page_size, config.max_page_size, strict)

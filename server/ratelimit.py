@@ -2,8 +2,9 @@
 
 ``[server] rate_limit`` is requests per minute per client address on ``/api/``: a client may
 burst a whole minute's worth, then gets ``429`` with ``Retry-After`` until its bucket refills.
-0 turns it off. No route takes a body larger than ``MAX_BODY`` (forms of a few fields), so a
-larger declared or streamed body is refused with ``413`` before it is read into memory.
+0 turns it off. Bodies are capped at ``MAX_BODY`` (forms of a few fields), except on the
+routes given their own cap (a library import, a pasted text at its longest); a larger
+declared or streamed body is refused with ``413`` before it is read into memory.
 """
 
 from __future__ import annotations
@@ -73,16 +74,19 @@ class RateLimiter:
 class RequestLimitMiddleware:
     """Rate-limits the API per client (if ``per_minute``) and caps request bodies."""
 
-    def __init__(self, app: ASGIApp, per_minute: int = 0) -> None:
+    def __init__(
+        self, app: ASGIApp, per_minute: int = 0, large: dict[str, int] | None = None
+    ) -> None:
         self.app = app
         self.limiter = RateLimiter(per_minute) if per_minute > 0 else None
+        self.large = {**LARGE_BODIES, **(large or {})}  # routes that read a bigger body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         declared: bytes = dict(scope["headers"]).get(b"content-length", b"0")
-        most = LARGE_BODIES.get(str(scope["path"]), MAX_BODY)
+        most = self.large.get(str(scope["path"]), MAX_BODY)
         if not declared.isdigit() or int(declared) > most:  # bytes: ASCII digits only
             await self._refuse(scope, receive, send, 413, "The request body is too large.")
             return

@@ -9,7 +9,11 @@ from typing import Any
 from papersift.core.config import SearchConfig
 from papersift.engine.results import MODES, SORTS
 from papersift.server.institutions_openapi import ROR_ID
-from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
+from papersift.server.params import (
+    MAX_FILTER_VALUES,
+    MAX_RESEARCHER_ID,
+    MAX_RESEARCHER_LENGTH,
+)
 
 # Exactly the dates ``server.params.parse_date`` accepts: a year (0001-9999), a month of it or
 # a real day of it (29 February only in leap years); or empty, which means "not given".
@@ -85,7 +89,7 @@ def search_parameters(
             "Repeatable or comma-separated; repeated ones count once.",
             {
                 "type": "array",
-                "items": {"type": "integer", "minimum": 1, "maximum": 999_999_999},
+                "items": {"type": "integer", "minimum": 1, "maximum": MAX_RESEARCHER_ID},
                 "maxItems": MAX_FILTER_VALUES,
             },
             style="form",

@@ -174,8 +174,10 @@ def test_enrich_online_is_polite_and_cached(tmp_path: Path, recorded: RecordedSe
     )  # fmt: skip
     recorded.add(
         "/s2/paper/arXiv:1802.00002",
-        {"fields": "externalIds,citationCount,authors.name,authors.externalIds,"
-                   "authors.affiliations,references.externalIds,citations.externalIds"},
+        {
+            "fields": "externalIds,citationCount,authors.name,authors.externalIds,"
+            "authors.affiliations,references.externalIds,citations.externalIds"
+        },
         Reply(S2_PAPER.read_bytes()),
     )
     config = _online_config(tmp_path, recorded)
@@ -213,3 +215,22 @@ def test_cli_import_ror_and_enrich(tmp_path: Path) -> None:
     db = sqlite3.connect(config.data_dir / "papers.sqlite")
     assert db.execute("SELECT COUNT(*) FROM affiliations").fetchone()[0] == 15
     db.close()
+
+
+def test_online_enrichment_reports_what_it_skipped(
+    tmp_path: Path, recorded: RecordedServer
+) -> None:
+    """Found by the reliability campaign: an online answer whose citation count is out of
+    bounds was skipped (not stored) but missing from the report ``enrich --json`` prints."""
+    work = json.loads(OA_WORK.read_text(encoding="utf-8"))
+    recorded.add("/oa/works/doi:10.7717/peerj.4375", {"mailto": "lab@example.org"},
+                 Reply(json.dumps({**work, "cited_by_count": 10**30}).encode()))  # fmt: skip
+    d = DataDir(_online_config(tmp_path, recorded))
+    try:
+        d.store.upsert(PAPERS)
+        report, _, _ = enrich_online(d, sleep=lambda _: None)
+        assert len(report.skipped) == 1 and "1802.00001: citation_count" in report.skipped[0]
+        p = d.store.get([d.store.docid_of("1802.00001") or 0])
+        assert next(iter(p.values())).citation_count is None  # not stored
+    finally:
+        d.close()

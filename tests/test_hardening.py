@@ -14,6 +14,7 @@ from starlette.testclient import TestClient
 from papersift.engine.search import SearchEngine
 from papersift.server.app import create_app
 from papersift.server.headers import SECURITY_HEADERS
+from papersift.server.params import MAX_RESEARCHER_LENGTH
 from papersift.server.ratelimit import MAX_BODY, RateLimiter, TokenBucket
 from tests.corpus import make_config
 
@@ -206,3 +207,30 @@ def test_api_is_rate_limited_pages_are_not(guarded: TestClient) -> None:
 
 def test_rate_limit_is_off_when_zero(client: TestClient) -> None:
     assert all(client.get("/api/v1/stats").status_code == 200 for _ in range(30))
+
+
+# --- lengths are checked as sent, as the schema documents them ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("param", "filler"), [("q", "\x15"), ("q", " "), ("researcher", "\x15"), ("researcher", "\t")]
+)
+def test_overlong_text_is_a_400_even_if_cleaning_empties_it(
+    client: TestClient, param: str, filler: str
+) -> None:
+    """Found by the schemathesis campaign: control characters in ``q`` past its maxLength
+    were accepted (cleaned away to nothing) though the schema forbids them."""
+    limit = 20_000 if param == "q" else MAX_RESEARCHER_LENGTH  # [search] max_text_length
+    for url in ("/api/v1/search", "/search"):
+        r = client.get(url, params={param: filler * (limit + 1)})
+        assert r.status_code == 400, url
+    assert client.get("/api/v1/search", params={param: "\x15" * 50}).status_code == 200
+
+
+def test_researcher_id_past_the_documented_maximum_is_a_400(client: TestClient) -> None:
+    """Found by the schemathesis campaign: ``researcher_id=1000000000`` (over the schema's
+    maximum of 999,999,999) was accepted by the search, feed and export operations."""
+    for url in ("/api/v1/search", "/api/v1/export?format=ris", "/search"):
+        sep = "&" if "?" in url else "?"
+        assert client.get(f"{url}{sep}researcher_id=1000000000").status_code == 400, url
+        assert client.get(f"{url}{sep}researcher_id=999999999").status_code == 200, url

@@ -181,3 +181,51 @@ def test_parse_arxiv_id_bounds_the_version_before_int() -> None:
     assert parse_arxiv_id("2401.10241v" + "9" * 5000) is None  # no ValueError from int()
     assert parse_arxiv_id("2401.10241v0") is None
     assert parse_arxiv_id("2401.10241v٣") is None  # a non-ASCII digit is no version
+
+
+def test_ror_records_are_bounded_and_the_skipped_reported(tmp_path: Path) -> None:
+    """Found by the reliability campaign: a record whose id is no ROR id vanished unreported,
+    and a 1 MB name or 50,000 aliases were stored whole (issue 24)."""
+    import gzip
+
+    from papersift.engine.ror import MAX_NAME, MAX_NAMES, read_ror
+
+    with gzip.open(FIXTURES / "ror" / "ror_subset_v2.jsonl.gz", "rt", encoding="utf-8") as fh:
+        good = [json.loads(fh.readline()) for _ in range(3)]
+    huge = copy.deepcopy(good[1])
+    huge["names"] = [{"types": ["ror_display"], "value": "N" * 1_000_000},
+                     *({"types": ["alias"], "value": f"a{i}"} for i in range(50_000))]  # fmt: skip
+    bad_id = {**copy.deepcopy(good[2]), "id": "https://ror.org/" + "9" * 5000}
+    path = tmp_path / "ror.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in (good[0], huge, bad_id, "x")) + "\n{\n")
+    skipped: list[str] = []
+    orgs = list(read_ror(path, skipped))
+    assert [o.ror_id for o in orgs] == [good[0]["id"][-9:], huge["id"][-9:]]
+    assert len(orgs[1].name) <= MAX_NAME and len(orgs[1].aliases) < MAX_NAMES
+    assert skipped[0].startswith("record 3: id: 'https://ror.org/9999")
+    assert skipped[0].endswith("is not a ROR id") and len(skipped[0]) < 120
+    assert skipped[1] == "record 4: id: str is not a ROR id"
+    assert skipped[2].startswith("line 5: invalid JSON")
+
+
+def test_add_reports_an_api_entry_it_skipped(recorded: RecordedServer, tmp_path: Path) -> None:
+    """Found by the reliability campaign: ``papersift add`` dropped an arXiv API entry that
+    failed its checks without a word (``parse_feed`` listed it, ``fetch_ids`` threw it away)."""
+    from papersift.indexer.harvest import add_ids
+
+    rec = json.loads((FIXTURES / "arxiv_api" / "q_testing_s0_m10.json").read_text("utf-8"))
+    root = etree.fromstring(rec["body"].encode("utf-8"))
+    ids = root.findall("{http://www.w3.org/2005/Atom}entry/{http://www.w3.org/2005/Atom}id")
+    wanted = [i.text.split("/abs/")[-1].rsplit("v", 1)[0] for i in ids]  # type: ignore[union-attr]
+    ids[1].text = f"{ids[1].text.rsplit('v', 1)[0]}v{HUGE}"  # type: ignore[union-attr]
+    params = {"id_list": ",".join(wanted), "start": "0", "max_results": str(len(wanted))}
+    recorded.add("/api/query", params, Reply(etree.tostring(root)))
+    config = make_config(tmp_path, harvest={"api_url": recorded.url("/api/query"),
+                                            "delay_seconds": 0, "retries": 0})  # fmt: skip
+    data = DataDir(config)
+    try:
+        report, missing = add_ids(data, wanted)
+        assert len(report.skipped) == 1 and "id: version outside 1..1000" in report.skipped[0]
+        assert report.added == len(wanted) - 1 and missing == [wanted[1]]
+    finally:
+        data.close()
