@@ -13,7 +13,9 @@ upstream responses served locally) and stops by itself (bounded counts, timeouts
 - ``load``: searches during harvest, import, embedding and a full reindex (``reliability_load``);
 - ``props``: the property tests under the ``thorough`` Hypothesis profile;
 - ``hostile``: hostile records in every input format (``reliability_hostile``);
-- ``writers``: concurrent writing commands.
+- ``writers``: concurrent writing commands;
+- ``signin``: hostile and ordinary account traffic, then a throttled burst
+  (``reliability_signin``).
 
 Each campaign's result, command, date, duration and load average is kept in ``--results``
 (JSON), and the document is written from every result there, so campaigns can run apart.
@@ -45,9 +47,10 @@ from bench.reliability_doc import write_doc  # noqa: E402
 from bench.reliability_fuzz import fuzz_campaign  # noqa: E402
 from bench.reliability_hostile import hostile_campaign, writers_campaign  # noqa: E402
 from bench.reliability_load import load_campaign  # noqa: E402
+from bench.reliability_signin import signin_campaign  # noqa: E402
 
 BIN = Path(sys.executable).parent
-CAMPAIGNS = ("fuzz", "crash", "commit", "load", "props", "hostile", "writers")
+CAMPAIGNS = ("fuzz", "crash", "commit", "load", "props", "hostile", "writers", "signin")
 RESULTS = ROOT / "bench" / ".cache" / "reliability"
 
 
@@ -96,6 +99,7 @@ def _command(name: str, args: argparse.Namespace) -> str:
         "props": f"--profile {args.profile}",
         "hostile": f"--hostile-rounds {args.hostile_rounds}",
         "writers": f"--writer-rounds {args.writer_rounds}",
+        "signin": f"--signin-attempts {args.signin_attempts}",
     }[name]
     given = " ".join(["bench/reliability.py", *sys.argv[1:]])
     return f".venv/bin/python {given} ({sizes}, seed {args.seed})"
@@ -111,6 +115,7 @@ def _jobs(args: argparse.Namespace, work: Path) -> dict[str, Callable[[], dict[s
         "props": lambda: properties(args.profile),
         "hostile": lambda: hostile_campaign(work / "hostile", args.hostile_rounds, rng),
         "writers": lambda: writers_campaign(work / "writers", args.writer_rounds),
+        "signin": lambda: signin_campaign(work / "signin", args.signin_attempts, rng),
     }
 
 
@@ -126,6 +131,7 @@ def main() -> int:
     parser.add_argument("--profile", default="thorough", help="Hypothesis profile")
     parser.add_argument("--hostile-rounds", type=int, default=12, help="poisoned imports")
     parser.add_argument("--writer-rounds", type=int, default=30, help="pairs of writers at once")
+    parser.add_argument("--signin-attempts", type=int, default=3000, help="account requests")
     parser.add_argument("--seed", type=int, default=24)
     parser.add_argument("--results", type=Path, default=RESULTS, help="where results are kept")
     parser.add_argument("--doc-only", action="store_true", help="only write the document")

@@ -11,7 +11,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "RELIABILITY.md"
 TEMPLATE = Path(__file__).with_name("reliability_doc.md")
-ORDER = ("fuzz", "crash", "commit", "load", "hostile", "writers", "props")
+ORDER = ("fuzz", "crash", "commit", "load", "hostile", "writers", "signin", "props")
 NAMES = {
     "fuzz": "API fuzzing (schemathesis 4, stateless and stateful)",
     "crash": "kill -9 during import, embedding, cluster embedding, harvest, ROR import, enrich",
@@ -19,6 +19,7 @@ NAMES = {
     "load": "searches while writing and during `reindex`",
     "hostile": "hostile records in every input format",
     "writers": "concurrent writers",
+    "signin": "sign-in, sign-up and sessions under hostile traffic",
     "props": "property tests (Hypothesis)",
 }
 
@@ -127,12 +128,22 @@ def _writers(r: dict[str, Any]) -> str:
             f"{r['refused']} refused in one line; **{len(r['failures'])} failures**")  # fmt: skip
 
 
+def _signin(r: dict[str, Any]) -> str:
+    kinds = ", ".join(f"{k} {n:,}" for k, n in r["by_kind"].items())
+    return (f"{r['requests']:,} account requests from 6 clients at once ({kinds}; kind and "
+            f"status), {r['server_errors']} 5xx, {r['signed_up']} sign-ups; then a burst of "
+            f"30 wrong passwords with the default limit: "
+            f"{', '.join(f'{k} x{n}' for k, n in sorted(r['throttled'].items()))}; "
+            f"**{len(r['failures'])} failures**")  # fmt: skip
+
+
 def _props(r: dict[str, Any]) -> str:
     return f"{r['examples']:,} examples; {r['summary']}"
 
 
 FIGURES = {"fuzz": _fuzz, "crash": _crash, "commit": _commit, "load": _load,
-           "hostile": _hostile, "writers": _writers, "props": _props}  # fmt: skip
+           "hostile": _hostile, "writers": _writers, "signin": _signin,
+           "props": _props}  # fmt: skip
 
 
 def _failures(name: str, r: dict[str, Any]) -> list[str]:
