@@ -96,7 +96,12 @@ def test_a_missing_or_damaged_graph_falls_back_to_exact_search(graph_config: Con
     want = _exact(data).search(q, 10)
     ann.graph_path(seg).write_bytes(b"not a faiss index")
     damaged = DataDir(graph_config)
-    assert not damaged.vectors.has_graph and damaged.vectors.search(q, 10) == want
+    got = damaged.vectors.search(q, 10)
+    assert not damaged.vectors.has_graph
+    # The same papers in the same order; two exact scans may sum a dot product in another
+    # order (numpy/BLAS against FAISS), so the scores agree to float32 precision, not bits.
+    assert [d for d, _ in got] == [d for d, _ in want]
+    assert np.allclose([s for _, s in got], [s for _, s in want], rtol=0, atol=1e-6)
     # The next compaction (a crash after writing the segment but before its graph, or a
     # damaged file removed by the admin) builds it again.
     ann.graph_path(seg).unlink()
