@@ -146,16 +146,18 @@ def test_a_missing_old_model_falls_back_to_the_new_one(
 
 
 def test_an_int8_corpus_keeps_its_vectors_when_the_cache_is_turned_off(tmp_path: Path) -> None:
-    # The default int8 graph is built in the model cache; turning `float32_cache` off makes
-    # the configured model the plain one (another space), and queries must keep the int8
+    # The int8 graph is built in the model cache; turning `float32_cache` off makes the
+    # configured model the plain one (another space), and queries must keep the int8
     # vectors meanwhile, loading their graph from the cache all the same.
-    data = DataDir(make_config(tmp_path))
+    data = DataDir(make_config(tmp_path, embedding={"quantize": True}))
     import_files(data, [write_jsonl(tmp_path / "s.jsonl", sample_records(60))])
     embed_backlog(data)
     int8_id = data.indexing_embedder.model_id
     data.close()
     assert int8_id.endswith("-int8pc2")
-    server = open_engine(make_config(tmp_path, embedding={"float32_cache": False}))
+    server = open_engine(
+        make_config(tmp_path, embedding={"quantize": True, "float32_cache": False})
+    )
     try:
         assert server.data.indexing_embedder.model_id != int8_id
         assert server.data.embedder.model_id == int8_id

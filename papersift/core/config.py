@@ -89,14 +89,16 @@ class EmbeddingConfig:
         "directory: ~1.3x less CPU per embedded paper.",
     )
     quantize: bool = setting(
-        True,
+        False,
         "Embed with an int8 graph built once from the optimised float32 one (per-channel "
-        "dynamic quantisation, the four most sensitive nodes kept in float32): 1.5-1.7x "
-        "faster per paper, vectors within cosine ~0.998 of float32 (and, as activations "
-        "are scaled per batch, within 0.994-1.0 of the same text in another batch), SciFact "
-        "nDCG@10 within 0.002. It has a model id of its own: switching re-embeds the "
-        "corpus, and queries keep the old vectors until the new ones cover them (`false` "
-        "keeps a corpus embedded in float32 as it is). Needs `float32_cache`.",
+        "dynamic quantisation, the four most sensitive nodes kept in float32): 1.4x the "
+        "papers/s of float32 on an idle 2-core machine (1.3-1.6x under other load), vectors "
+        "within cosine ~0.996 of float32 (activations are scaled per batch, so a text's "
+        "vector also moves by up to 0.006 with the texts embedded beside it), SciFact "
+        "nDCG@10 within 0.002. Off by default: the 1.5x the switch was to earn was not shown "
+        "on an idle machine (bench/RESULTS.md). It has a model id of its own: switching "
+        "re-embeds the corpus, and queries keep the old vectors until the new ones cover "
+        "them. Needs `float32_cache`.",
     )
     providers: str = setting(
         "CPUExecutionProvider",
