@@ -92,7 +92,7 @@ class EmbeddingConfig:
         False,
         "Embed with an int8 graph built once from the optimised float32 one (per-channel "
         "dynamic quantisation, the four most sensitive nodes kept in float32): 1.4x the "
-        "papers/s of float32 on an idle 2-core machine (1.3-1.6x under other load), vectors "
+        "papers/s of float32 on an idle 2-core machine (1.2-1.5x under other load), vectors "
         "within cosine ~0.996 of float32 (activations are scaled per batch, so a text's "
         "vector also moves by up to 0.006 with the texts embedded beside it), SciFact "
         "nDCG@10 within 0.002. Off by default: the 1.5x the switch was to earn was not shown "
