@@ -54,6 +54,21 @@ class AnyServer(RecordedServer):
         return self.fallback if reply.status == 404 and path != "/404" else reply
 
 
+def page_problem(http: httpx.Client, path: str, headers: dict[str, str]) -> str:
+    """What is wrong with one page of hostile papers ("" for nothing): the checks of
+    tests/test_hostile.py, parsed or rendered, nothing live."""
+    r = http.get(path, headers=headers, follow_redirects=True)
+    try:
+        assert r.status_code == 200, f"HTTP {r.status_code}"
+        if r.headers["content-type"].startswith("text/html"):
+            _assert_clean_html(r.text)
+        else:
+            _assert_clean_markdown(r.text)
+    except AssertionError as exc:
+        return f"{path} {headers}: {str(exc)[:200]}"
+    return ""
+
+
 def _cli(args: list[str], config: Path, timeout: float = 900) -> tuple[dict[str, Any], str]:
     """``papersift ARGS --config CONFIG --json``: (its report, a problem or '')."""
     cmd = [*PAPERSIFT, *args[:1], "--config", str(config), "--json", *args[1:]]
@@ -252,16 +267,10 @@ def _pages(config: Path, failures: list[str]) -> int:
         paths += [f"/papers/{h['paper']['id']}" for h in found.json().get("hits", [])]
         for path in paths:
             for headers in ({}, {"Accept": "text/markdown"}):
-                r = http.get(path, headers=headers, follow_redirects=True)
                 done += 1
-                try:
-                    assert r.status_code == 200, f"HTTP {r.status_code}"
-                    if r.headers["content-type"].startswith("text/html"):
-                        _assert_clean_html(r.text)
-                    else:
-                        _assert_clean_markdown(r.text)
-                except AssertionError as exc:
-                    failures.append(f"{path} {headers}: {str(exc)[:200]}")
+                problem = page_problem(http, path, headers)
+                if problem:
+                    failures.append(problem)
     log_text = (config.parent / "serve.log").read_text(errors="replace")
     if "Traceback" in log_text:
         failures.append(f"server traceback: {log_text[log_text.index('Traceback') :][:400]}")

@@ -59,6 +59,13 @@ def older_papers(engine: SearchEngine, query: str, n: int) -> list[str]:
     return [h.paper.arxiv_id for h in engine.search(req).hits]
 
 
+def weekly_search_digest(members: Members, member_id: int) -> None:
+    """The member gets a weekly digest of one saved search ("language models")."""
+    subs = Subscriptions(members)
+    subs.choose(member_id, set(), {subs.add_search(member_id, "language models").id}, set())
+    members.update(member_id, digest="weekly")
+
+
 def parts(msg: EmailMessage) -> tuple[str, str]:
     plain, rich = msg.get_body(("plain",)), msg.get_body(("html",))
     assert plain is not None and rich is not None, "a digest has a text and an HTML part"
@@ -202,9 +209,7 @@ def test_smtp_unreachable_records_nothing(
     members = Members(members_root)
     try:
         who = members.existing("lee@lab.example")
-        subs = Subscriptions(members)
-        subs.choose(who.id, set(), {subs.add_search(who.id, "language models").id}, set())
-        members.update(who.id, digest="weekly")
+        weekly_search_digest(members, who.id)
     finally:
         members.close()
     base = member_config(built_config, members_root)
@@ -230,11 +235,8 @@ def test_killed_run_resumes_with_the_rest(built_config: Config, tmp_path: Path) 
         addresses = [f"m{i}@lab.example" for i in range(1, 5)]
         members = Members(config.data_dir)
         try:
-            subs = Subscriptions(members)
             for address in addresses:
-                who = members.add(address, PASSWORD)
-                subs.choose(who.id, set(), {subs.add_search(who.id, "language models").id}, set())
-                members.update(who.id, digest="weekly")
+                weekly_search_digest(members, members.add(address, PASSWORD).id)
         finally:
             members.close()
         command = [sys.executable, "-m", "papersift", "digest", "--config",
@@ -277,9 +279,7 @@ def test_scheduler_job_logs_one_line_and_retries(
     members = Members(members_root)
     try:
         who = members.existing("lee@lab.example")
-        subs = Subscriptions(members)
-        subs.choose(who.id, set(), {subs.add_search(who.id, "language models").id}, set())
-        members.update(who.id, digest="weekly")
+        weekly_search_digest(members, who.id)
     finally:
         members.close()
     base = member_config(built_config, members_root)
