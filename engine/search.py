@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
@@ -175,9 +175,11 @@ class SearchEngine(Catalog):
         # high-cardinality counts took 75% of a keyword query at 663k papers.
         counts = self._pool.submit(lex.facets, combined, 30, ("categories", "years"))
         limit = max(PEOPLE_WINDOW, offset + plan.size)
-        top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
+        top, top_scores = lex.top(combined, limit, 0, plan.sort)
         first = list(plan.titles)
         ranked = put_first(list(zip(top, top_scores, strict=True)), first)
+        counted = counts.result()
+        total = _total(counted, lambda: lex.count(combined))
         total += len(set(first) - set(top)) if total <= len(top) else 0
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
@@ -187,7 +189,7 @@ class SearchEngine(Catalog):
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked[offset : offset + plan.size]
         hits = make_hits(self.data, page, q, {}, ranks, evidence)
-        facets = {**counts.result(), "researchers": researchers, **insts.result()}
+        facets = {**counted, "researchers": researchers, **insts.result()}
         return hits, total, facets, total
 
     def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
@@ -202,12 +204,12 @@ class SearchEngine(Catalog):
         # vectors searched (both release the GIL).
         hybrid = plan.mode == "hybrid" and q is not None
         keyword_side = lex.combine(q, plan.filt) if hybrid else None
-        lexical = self._pool.submit(lex.search, keyword_side, n) if keyword_side else None
+        lexical = self._pool.submit(lex.top, keyword_side, n) if keyword_side else None
         # Fusion ranks the candidates of any free word (as it was tuned on SciFact: ranking
         # by the matches alone cost 0.017 nDCG@10); the match rules then decide who stays.
         ranking_side = lex.combine(plan.keyword.ranking, plan.filt) if hybrid else None
         ranked = (
-            self._pool.submit(lex.search, ranking_side, n)
+            self._pool.submit(lex.top, ranking_side, n)
             if ranking_side is not None and plan.keyword.ranking is not q else lexical
         )  # fmt: skip
         qvec = self.data.embedder.embed_query(plan.semantic_text)
@@ -219,8 +221,8 @@ class SearchEngine(Catalog):
         if keyword_side is None or lexical is None or ranked is None:  # semantic
             evidence = _evidence(plan, (), sem_scores)
             return self._whole_list(semantic, plan, {"semantic": sem_ranks}, evidence)
-        kd, _, k_total = lexical.result()  # the keyword matches (the first n)
-        rd, rs, _ = ranked.result()
+        kd, _ = lexical.result()  # the keyword matches (the first n)
+        rd, rs = ranked.result()
         keyword = list(zip(rd, rs, strict=True))
         if cfg.fusion == "rrf":
             weight = plan.semantic_share
@@ -236,7 +238,7 @@ class SearchEngine(Catalog):
         fused = put_first(fused, list(plan.titles))
         title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
         ranks = {"keyword": _ranks(rd), "semantic": sem_ranks, "title": title_ranks}
-        if k_total <= len(kd):  # every keyword match is a candidate: the list is the set
+        if len(kd) < n:  # every keyword match is a candidate: the list is the set
             return self._whole_list(fused, plan, ranks, evidence)
         match_q = self._match_query(keyword_side, kd, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
@@ -245,15 +247,13 @@ class SearchEngine(Catalog):
             if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
                 page += self._keyword_tail(keyword_side, len(kd), fused, offset, plan.size)
         else:  # the whole match set by date or citations, as keyword mode sorts it
-            ids, scores, _ = lex.search(match_q, plan.size, offset, plan.sort)
+            ids, scores = lex.top(match_q, plan.size, offset, plan.sort)
             page = list(zip(ids, scores, strict=True))
         window = [d for d, _ in fused[:PEOPLE_WINDOW]]
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
         facets["researchers"] = self.people.facet(window)
         facets.update(counts.result())
-        # Every paper has exactly one year and the year facet lists them all, so its counts
-        # add up to the match set's size: no second pass over the matches to count them.
-        total = k_total if match_q is keyword_side else sum(f.count for f in facets["years"])
+        total = _total(facets, lambda: lex.count(match_q))
         return make_hits(self.data, page, q, {}, ranks, evidence), total, facets, total
 
     def _keyword_tail(
@@ -266,7 +266,7 @@ class SearchEngine(Catalog):
         listed = {d for d, _ in fused}
         skip = max(0, offset - len(fused))  # tail results on earlier pages
         want = skip + size - max(0, len(fused) - offset)
-        ids, _, _ = self.data.lexical.search(keyword_side, want + len(listed), start)
+        ids, _ = self.data.lexical.top(keyword_side, want + len(listed), start)
         tail = [d for d in ids if d not in listed][skip:want]
         return [(d, 0.0) for d in tail]
 
@@ -321,7 +321,7 @@ class SearchEngine(Catalog):
             order = table.by_date(ids, newest=sort == "newest")
         elif sort != "relevance":
             in_list = in_list if in_list is not None else lex.docids_for(ids)
-            order, _, _ = lex.search(in_list, len(ids), 0, sort)  # type: ignore[arg-type]
+            order, _ = lex.top(in_list, len(ids), 0, sort)  # type: ignore[arg-type]
         else:
             order = ids
         if table is None:
@@ -356,6 +356,14 @@ def _evidence(
         keyword, semantic, method, weight, k, query_words(plan.parsed),
         filter_lines(plan.request.filters, plan.parsed),
     )  # fmt: skip
+
+
+def _total(facets: Facets, count: Callable[[], int]) -> int:
+    """The number of matches, from their year facet: every paper has exactly one year and
+    that facet lists every year, so its counts add up to it without another pass over the
+    matches (``count``: that pass, should the facet be missing)."""
+    years = facets.get("years")
+    return sum(f.count for f in years) if years else count()
 
 
 def _ranks(docids: list[int]) -> dict[int, int]:

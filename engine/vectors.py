@@ -64,12 +64,14 @@ class VectorIndex:
         folder: Path,
         dim: int,
         *,
-        ann_above: int = 100_000,
-        ann_ef: int = 1500,
+        ann_above: int = 50_000,
+        ann_ef: int = 1000,
         exact_below: int = 50_000,
         progress: Callable[[int, int], None] | None = None,
+        graphs: bool = True,
     ) -> None:
         self.folder = folder
+        self.graphs = graphs  # False: every segment scanned exactly (a reference for recall)
         self.dim = dim
         self.ann_above = ann_above
         self.ann_ef = ann_ef
@@ -194,7 +196,7 @@ class VectorIndex:
         others go into the exact flat index, and the graph rows they supersede are masked.
         """
         paths = self.segments()
-        base = self._open_graph(paths[0], current) if paths else None
+        base = self._open_graph(paths[0], current) if paths and self.graphs else None
         rest = paths[1:] if base is not None else paths
         ids, _, vecs = self._collect(rest, current)
         index = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
@@ -408,10 +410,12 @@ class VectorIndex:
             found = self._search_flat(q, k, allowed)
         if base is not None:
             if allowed is not None and len(allowed) <= self.exact_below:
-                found += base.search_exact(q, k, allowed)
+                graph = base.search_exact(q, k, allowed)
             else:
-                found += base.search(q, k, self.ann_ef, allowed)
-            found.sort(key=lambda pair: -pair[1])
+                graph = base.search(q, k, self.ann_ef, allowed)
+            # Both lists come best first; with nothing embedded since the graph was built
+            # (the usual case) there is nothing to merge.
+            found = sorted(found + graph, key=lambda pair: -pair[1]) if found else graph
         return found[:k]
 
     def _search_flat(
@@ -427,7 +431,10 @@ class VectorIndex:
             sel = faiss.IDSelectorBatch(allowed)
             params.sel = sel
             scores, ids = self._index.search(q, min(k, len(allowed)), params=params)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0], strict=True) if i >= 0]
+        found = ids[0] >= 0  # -1: fewer than k vectors (or allowed ones)
+        # tolist() converts in C; a comprehension over numpy scalars cost ~0.4 ms at k 1,000
+        kept = ids[0][found].tolist(), scores[0][found].astype(np.float64).tolist()
+        return list(zip(*kept, strict=True))
 
 
 def _is_current(

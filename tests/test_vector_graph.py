@@ -31,8 +31,9 @@ def graph_config(built_config: Config, tmp_path: Path) -> Config:
 
 
 def _exact(data: DataDir) -> VectorIndex:
-    vi = VectorIndex(data.vectors.folder, data.vectors.dim, ann_above=10**9)
+    vi = VectorIndex(data.vectors.folder, data.vectors.dim, graphs=False)
     vi.load(data.store.text_hashes)
+    assert not vi.has_graph  # a flat scan of every vector: the exact reference
     return vi
 
 
