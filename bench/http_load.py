@@ -59,6 +59,8 @@ def _status(pid: int) -> dict[str, int]:
 class Server:
     """`papersift serve` in a child process on ``root``; ``cold_start_s`` after ``start``."""
 
+    default_code = ROOT
+
     def __init__(
         self, root: Path, probe: str, env: dict[str, str] | None = None, code: Path = ROOT
     ) -> None:

@@ -48,13 +48,14 @@ def wait_idle(pid: int, window: float = 2.0, limit: float = 300.0) -> float:
 
 
 def measure(
-    size: int, modes: list[str], seconds: int, repeats: int, conns: int
+    size: int, modes: list[str], seconds: int, repeats: int, conns: int, code: Path | None = None
 ) -> dict[str, list[dict[str, float]]]:
     """Per mode, one wrk run per repeat against one uncached server, modes alternating."""
     from bench.peers.compare import sample_docs, title_queries
 
     queries = title_queries(sample_docs(size), 200)
-    server = Server(scale_data.data_path(size), queries[0], {"PAPERSIFT_SEARCH_CACHE_SIZE": "0"})
+    env = {"PAPERSIFT_SEARCH_CACHE_SIZE": "0"}
+    server = Server(scale_data.data_path(size), queries[0], env, code or Server.default_code)
     server.start()
     log(f"search-cpu: serve answered {server.cold_start_s:.1f} s after spawn")
     log(f"search-cpu: server idle after {wait_idle(server.proc.pid):.0f} s more")
@@ -110,11 +111,14 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--code", type=Path, help="the checkout that serves (default: this one)")
     args = ap.parse_args()
     if scale_data.read_meta(args.size) is None:
         sys.exit(f"no complete scale directory {scale_data.data_path(args.size)}: "
                  f"run bench/scale_data.py --sizes {args.size}")  # fmt: skip
-    runs = measure(args.size, args.modes.split(","), args.seconds, args.repeats, args.concurrency)
+    runs = measure(
+        args.size, args.modes.split(","), args.seconds, args.repeats, args.concurrency, args.code
+    )
     print(report(runs, args.size, args.concurrency, args.seconds))
 
 

@@ -31,7 +31,9 @@ from bench.common import CACHE, bench_config, load_average, log, percentile, tab
 from bench.peers import PEERS, Doc, Peer, Unavailable, load
 from bench.peers.base import Vectors
 from bench.run_core import cut_queries
+from papersift.engine.author_query import author_clause
 from papersift.engine.embed import Embedder
+from papersift.engine.match import MatchRule, keyword_query
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Mode, SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
@@ -130,12 +132,34 @@ def _ours(engine: SearchEngine, mode: Mode, k: int) -> Callable[[str], list[str]
 
 
 def _ours_ids(engine: SearchEngine, k: int) -> Callable[[str], list[str]]:
-    lex, store = engine.data.lexical, engine.data.store
+    """Our keyword top ``k`` as arXiv ids: the query parsed and built under the match rule
+    as the engine builds it, Tantivy's top ``k``, the store."""
+    lex, store, cfg = engine.data.lexical, engine.data.store, engine.config.search
     lookup = {c.lower(): c for c in engine.category_counts()}
+    rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction)
+
+    def author(text: str) -> str:
+        return author_clause(store, text)
 
     def fn(q: str) -> list[str]:
-        query, _ = lex.parse(parse_user_query(q).tantivy_string(lookup))
-        docids, _, _ = lex.search(query, k)
+        built = keyword_query(lex, parse_user_query(q), rule, categories=lookup, author=author)
+        docids, _ = lex.top(built.query, k) if built.query is not None else ([], [])
+        papers = store.get(docids)
+        return [papers[d].arxiv_id for d in docids if d in papers]
+
+    return fn
+
+
+def _ours_ids_semantic(engine: SearchEngine, k: int) -> Callable[[str], list[str]]:
+    """Our semantic top ``k`` as arXiv ids: the query embedded, the vector index searched
+    (the graph above ``ann_above``, as the engine searches it), the store; the work a
+    peer's semantic call does with the vector it is handed."""
+    emb, vectors, store = engine.data.embedder, engine.data.vectors, engine.data.store
+
+    def fn(q: str) -> list[str]:
+        docids = [
+            d for d, _ in vectors.search(emb.embed_query(parse_user_query(q).semantic_text), k)
+        ]
         papers = store.get(docids)
         return [papers[d].arxiv_id for d in docids if d in papers]
 
@@ -166,6 +190,10 @@ def latency(size: int, peers: Sequence[str], n_queries: int, rounds: int) -> lis
         log(f"peers: {US_IDS} at {len(docs):,}")
         t = _run(queries, _ours_ids(engine, K), rounds)
         t.system, t.mode = US_IDS, "keyword"
+        out.append(t)
+        log(f"peers: {US_IDS}, semantic, at {len(docs):,}")
+        t = _run(queries, _ours_ids_semantic(engine, K), rounds)
+        t.system, t.mode = US_IDS, "semantic"
         out.append(t)
         emb = engine.data.embedder
         for module in peers:
@@ -205,6 +233,7 @@ def _peer_latency(
         return [Timing(PEERS[module], "unavailable: " + str(exc), [], [])]
     out = []
     try:
+        _settle(peer)
         size = peer.index_bytes()
         for mode in peer.modes:
             log(f"peers: {peer.name} {mode}")
@@ -220,13 +249,24 @@ def _peer_latency(
     return out
 
 
+def _settle(peer: Peer) -> None:
+    """Wait until a server peer's process is idle after its build (Typesense goes on
+    indexing in the background once the import has returned), so its searches are not
+    timed beside its own indexing."""
+    proc = getattr(peer, "proc", None)
+    if proc is not None:
+        from bench.search_cpu import wait_idle
+
+        log(f"peers: {peer.name} idle {wait_idle(proc.pid):.0f} s after its build")
+
+
 def overlap(a: Sequence[str], b: Sequence[str], k: int = K) -> float:
     return len(set(a[:k]) & set(b[:k])) / k if b else 0.0
 
 
 def latency_table(timings: Sequence[Timing]) -> str:
     ours = {t.mode: t for t in timings if t.system == US}
-    ids_only = next((t for t in timings if t.system == US_IDS and t.ms), None)
+    ids_only = {t.mode: t for t in timings if t.system == US_IDS and t.ms}
     rows = []
     for t in timings:
         if not t.ms:
@@ -235,9 +275,9 @@ def latency_table(timings: Sequence[Timing]) -> str:
         base = ours[t.mode]
         p50 = percentile(t.ms, 50)
         ratio = p50 / percentile(base.ms, 50)
-        like = ""  # keyword: against our ids-only figure, the same work a peer does
-        if t.mode == "keyword" and ids_only is not None and t.system not in (US, US_IDS):
-            like = f"{p50 / percentile(ids_only.ms, 50):.2f}"
+        like = ""  # against our ids-only figure of the mode, the same work a peer does
+        if t.mode in ids_only and t.system not in (US, US_IDS):
+            like = f"{p50 / percentile(ids_only[t.mode].ms, 50):.2f}"
         ov = statistics.fmean(overlap(a, b) for a, b in zip(t.rankings, base.rankings, strict=True))
         rows.append([
             t.system,
