@@ -73,8 +73,8 @@ def targets(data: Path) -> tuple[list[str], list[str], list[str]]:
     """200 title queries, 200 paper ids and those papers' page paths (without the leading
     slash: wrk's path is "/" for a bare host), from the store."""
     sys.path.insert(0, str(ROOT))
+    from papersift.core.urls import paper_path
     from papersift.engine.store import PaperStore
-    from papersift.server.urls import paper_path
 
     store = PaperStore(data / "papers.sqlite")
     try:
@@ -155,11 +155,12 @@ def main() -> None:
                 log(f"{label}: warm-up")
                 with httpx.Client(timeout=60) as client:
                     for _, prefix, kind in PATHS:
-                        for enc in ("identity", BROWSER):
+                        for accept in ("identity", BROWSER):
                             for x in items[kind]:
                                 url = s.base + prefix + urllib.parse.quote(x, safe="/-.")
                                 url += suffix[kind]
-                                client.get(url, headers={"Accept-Encoding": enc}).raise_for_status()
+                                headers = {"Accept-Encoding": accept}
+                                client.get(url, headers=headers).raise_for_status()
             for r in range(args.repeats):
                 for path, prefix, kind in PATHS:
                     for enc in (None, BROWSER):
