@@ -178,9 +178,6 @@ class SearchEngine(Catalog):
         top, top_scores = lex.top(combined, limit, 0, plan.sort)
         first = list(plan.titles)
         ranked = put_first(list(zip(top, top_scores, strict=True)), first)
-        counted = counts.result()
-        total = _total(counted, lambda: lex.count(combined))
-        total += len(set(first) - set(top)) if total <= len(top) else 0
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self.people.facet(window)
@@ -189,6 +186,9 @@ class SearchEngine(Catalog):
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked[offset : offset + plan.size]
         hits = make_hits(self.data, page, q, {}, ranks, evidence)
+        counted = counts.result()  # the total comes from the year counts
+        total = _total(counted, lambda: lex.count(combined))
+        total += len(set(first) - set(top)) if total <= len(top) else 0
         facets = {**counted, "researchers": researchers, **insts.result()}
         return hits, total, facets, total
 
