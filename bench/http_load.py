@@ -59,13 +59,12 @@ def _status(pid: int) -> dict[str, int]:
 class Server:
     """`papersift serve` in a child process on ``root``; ``cold_start_s`` after ``start``."""
 
-    default_code = ROOT
-
     def __init__(
-        self, root: Path, probe: str, env: dict[str, str] | None = None, code: Path = ROOT
+        self, root: Path, probe: str, env: dict[str, str] | None = None, code: Path | None = None
     ) -> None:
         """``code``: the checkout whose papersift serves (another one for an A/B run)."""
-        self.root, self.probe, self.extra_env, self.code = root, probe, env or {}, code
+        self.root, self.probe, self.extra_env = root, probe, env or {}
+        self.code = code or ROOT
         self.port = _free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.cold_start_s = float("nan")

@@ -55,7 +55,7 @@ def measure(
 
     queries = title_queries(sample_docs(size), 200)
     env = {"PAPERSIFT_SEARCH_CACHE_SIZE": "0"}
-    server = Server(scale_data.data_path(size), queries[0], env, code or Server.default_code)
+    server = Server(scale_data.data_path(size), queries[0], env, code)
     server.start()
     log(f"search-cpu: serve answered {server.cold_start_s:.1f} s after spawn")
     log(f"search-cpu: server idle after {wait_idle(server.proc.pid):.0f} s more")

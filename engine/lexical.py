@@ -318,8 +318,7 @@ class LexicalIndex:
         """Docids and scores of one page of matches, and the total number of matches."""
         if limit <= 0:  # Tantivy's top-k collector panics on a zero limit
             return [], [], self.count(query)
-        docids, scores, total = self._search(query, limit, offset, sort, True)
-        return docids, scores, total
+        return self._search(query, limit, offset, sort, True)
 
     def top(
         self, query: tantivy.Query, limit: int, offset: int = 0, sort: Sort = "relevance"

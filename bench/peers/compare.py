@@ -37,6 +37,7 @@ from papersift.engine.match import MatchRule, keyword_query
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Mode, SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.store import PaperStore
 from papersift.engine.vectors import VectorIndex, model_dir_name
 
 K = 10
@@ -144,8 +145,7 @@ def _ours_ids(engine: SearchEngine, k: int) -> Callable[[str], list[str]]:
     def fn(q: str) -> list[str]:
         built = keyword_query(lex, parse_user_query(q), rule, categories=lookup, author=author)
         docids, _ = lex.top(built.query, k) if built.query is not None else ([], [])
-        papers = store.get(docids)
-        return [papers[d].arxiv_id for d in docids if d in papers]
+        return _arxiv_ids(store, docids)
 
     return fn
 
@@ -157,13 +157,16 @@ def _ours_ids_semantic(engine: SearchEngine, k: int) -> Callable[[str], list[str
     emb, vectors, store = engine.data.embedder, engine.data.vectors, engine.data.store
 
     def fn(q: str) -> list[str]:
-        docids = [
-            d for d, _ in vectors.search(emb.embed_query(parse_user_query(q).semantic_text), k)
-        ]
-        papers = store.get(docids)
-        return [papers[d].arxiv_id for d in docids if d in papers]
+        qvec = emb.embed_query(parse_user_query(q).semantic_text)
+        return _arxiv_ids(store, [d for d, _ in vectors.search(qvec, k)])
 
     return fn
+
+
+def _arxiv_ids(store: PaperStore, docids: list[int]) -> list[str]:
+    """The arXiv ids of ``docids`` still in the store, in order."""
+    papers = store.get(docids)
+    return [papers[d].arxiv_id for d in docids if d in papers]
 
 
 def _peer_fn(peer: Peer, emb: Embedder, mode: str, k: int) -> Callable[[str], list[str]]:
