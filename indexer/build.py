@@ -71,18 +71,21 @@ def import_files(
     for path in paths:
         # Parsing runs in a child process for big files, beside the writes here.
         reader = ParallelReader(path, on_skip=skipped, limit=limit, batch=IMPORT_BATCH)
-        bar = Progress(
-            reader.total_bytes,
-            f"import {path.name}",
-            unit="B",
-            bar=progress,
-            log=log,
-            unit_scale=True,
-            leave=True,
-        )
+        # With a limit the records are the work (the first 100k of a 4 GB file end long
+        # before its bytes do), or the share of the file read if that is further (a file
+        # shorter than the limit); without one, the share of the file read.
+        bar = (
+            Progress(limit, f"import {path.name}", unit="paper", bar=progress, log=log,
+                     leave=True)
+            if limit is not None
+            else Progress(reader.total_bytes, f"import {path.name}", unit="B", bar=progress,
+                          log=log, unit_scale=True, leave=True)
+        )  # fmt: skip
+        in_file = 0
         with bar, reader:
             for batch in reader:
                 report.read += len(batch)
+                in_file += len(batch)
                 counts, changed = data.store.upsert(batch)
                 mark_imported(data.store)  # imported papers wait their turn by date
                 report.added += counts.added
@@ -93,7 +96,11 @@ def import_files(
                 if uncommitted >= LEXICAL_COMMIT:
                     _commit_lexical(data)
                     uncommitted = 0
-                bar.update(reader.bytes_read - bar.done, papers=report.read)
+                if limit is not None:
+                    share = reader.bytes_read / reader.total_bytes if reader.total_bytes else 0
+                    bar.update(max(in_file, min(limit, round(share * limit))) - bar.done)
+                else:
+                    bar.update(reader.bytes_read - bar.done, papers=report.read)
     _commit_lexical(data)
     data.lexical.close_writer()
     data.write_manifest()

@@ -47,6 +47,27 @@ def test_import_counts_reimport_and_compression(
     data.close()
 
 
+@pytest.mark.parametrize(("limit", "bar_end"), [(10, "10/10"), (100, "100/100")])
+def test_a_limited_import_shows_progress_in_papers(
+    fresh_config: Config,
+    tmp_path: Path,
+    records: list[dict],
+    capsys: pytest.CaptureFixture[str],
+    limit: int,
+    bar_end: str,
+) -> None:
+    """``import --limit 100000`` of a big file: the bar follows the papers, not the share of
+    the file read (which said 14% when the import was nearly done); a file shorter than the
+    limit still ends the bar full."""
+    data = DataDir(fresh_config)
+    report = import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)], limit=limit,
+                          progress=True)  # fmt: skip
+    data.close()
+    assert report.read == min(limit, len(records))
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert "100%" in last and bar_end in last and "paper" in last, last
+
+
 def test_malformed_lines_are_reported_and_skipped(
     fresh_config: Config, tmp_path: Path, records: list[dict]
 ) -> None:
