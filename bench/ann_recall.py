@@ -136,11 +136,7 @@ def main() -> None:
                     f"{m:.4f} ({w:.2f})"
                     for m, w in (_recall(approx, exact, at) for at in (10, 100, k))
                 ]
-                kind = (
-                    "real"
-                    if meta["vectors"].startswith(f"{meta['papers']:,} real")
-                    else ("recycled")
-                )
+                kind = "recycled" if "recycled" in meta["vectors"] else "real"
                 print(f"| {meta['papers']:,} | {kind} | {ef} | {graph_ms:.2f} | {exact_ms:.2f} | "
                       f"{' | '.join(cells)} | {load_average()} |")  # fmt: skip
         finally:

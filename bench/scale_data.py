@@ -1,6 +1,7 @@
 """Cached data directories at 10k, 100k and the full benchmark snapshot, for bench/scale.py.
 
     .venv/bin/python bench/scale_data.py [--sizes 10000,100000,0] [--fresh]
+    .venv/bin/python bench/scale_data.py --export-real DIR   # a directory embedded for real
 
 Each size is the first N papers of ``arxiv-snapshot-bench.jsonl.xz`` (0 = all 672,286),
 imported through ``indexer.build.import_files`` into ``bench/.cache/scale-<N>/`` once; the
@@ -9,10 +10,20 @@ import's wall time and sizes are kept in ``scale-<N>.json`` next to it. Vectors:
 * 10k: the first ``--max-real`` papers (default all 10,000) embedded for real
   (``embed_backlog``, the configured model); the real vectors are also saved by arXiv id in
   ``scale-vectors-10000.npz`` so a rebuilt directory skips the embedding.
-* the rest, and every larger size: embedding 672k papers here takes about 8 hours, so paper
-  ``i`` gets real vector ``i mod R`` (R real ones) plus Gaussian noise (sigma 0.02 per
-  component), re-normalised. Flat FAISS latency depends only on count and dimension, so the latency
-  figures hold; semantic *relevance* at these sizes does not (quality is measured on SciFact).
+* 100k: real vectors when ``scale-vectors-100000.npz`` exists. Embedding 100k papers takes
+  about an hour here, so it is done once outside this script, as a lab would::
+
+      PAPERSIFT_DATA_DIR=bench/.cache/real-100k papersift import --limit 100000 BENCH_FILE
+      PAPERSIFT_DATA_DIR=bench/.cache/real-100k papersift index
+      .venv/bin/python bench/scale_data.py --export-real bench/.cache/real-100k
+      .venv/bin/python bench/scale_data.py --sizes 100000 --fresh
+
+* every paper still without a vector (all of them past the real caches; the full snapshot's
+  first 100k get the real ones when it is rebuilt): paper ``i`` gets real vector ``i mod R``
+  of the 10k cache (R real ones) plus Gaussian noise (sigma 0.02 per component),
+  re-normalised. Flat FAISS latency depends only on count and dimension, so the latency
+  figures hold; recycled vectors are far more clustered than real ones, so graph recall and
+  semantic *relevance* at those sizes do not (quality is measured on SciFact).
 """
 
 from __future__ import annotations
@@ -38,7 +49,8 @@ from papersift.engine.datadir import LEXICAL_REBUILD_FROM, SCHEMA_VERSION, DataD
 from papersift.indexer.build import embed_backlog, import_files
 from papersift.indexer.identity_refresh import refresh_people
 
-REAL = 10_000  # papers embedded for real
+REAL = 10_000  # papers embedded for real by this script
+REAL_CACHES = (100_000,)  # sizes whose real vectors may come from --export-real
 SIZES = (10_000, 100_000, 0)  # 0: the whole snapshot
 NOISE = 0.02
 CHUNK = 50_000
@@ -84,8 +96,69 @@ def _write_meta(size: int, meta: dict[str, Any]) -> None:
     os.replace(tmp, meta_path(size))
 
 
-def real_vectors_path() -> Path:
-    return CACHE / f"scale-vectors-{REAL}.npz"
+def real_vectors_path(count: int = REAL) -> Path:
+    return CACHE / f"scale-vectors-{count}.npz"
+
+
+def _save_real(path: Path, ids: list[str], vectors: np.ndarray) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as fh:
+        np.savez(fh, ids=np.asarray(ids), vectors=vectors.astype(np.float32))
+    os.replace(tmp, path)
+
+
+def export_real(source: Path) -> Path:
+    """Save the current vectors of ``source``'s model by arXiv id as the real-vector cache of
+    its paper count (``scale-vectors-<N>.npz``); every paper must have one."""
+    data = DataDir(bench_config(source))
+    try:
+        model = data.embedder.model_id
+        papers, have = data.store.count(), data.store.embedded_count(model)
+        if have < papers:
+            sys.exit(f"{source}: {have:,} of {papers:,} papers embedded; run `papersift index`")
+        current = data.store.text_hashes(list(range(1, papers + 1)))
+        found: dict[int, np.ndarray] = {}
+        for seg in data.vectors.segments():  # later segments hold the later vectors
+            seg_ids, hashes, vectors = data.vectors.read_segment(seg)
+            for d, h, v in zip(seg_ids.tolist(), hashes, vectors, strict=True):
+                if current.get(d) == h:
+                    found[d] = v
+        docids = sorted(found)
+        if len(docids) != papers:
+            sys.exit(f"{source}: {len(docids):,} current vectors for {papers:,} papers")
+        by_docid = data.store.get(docids)
+        ids = [by_docid[d].arxiv_id for d in docids]
+    finally:
+        data.close()
+    target = real_vectors_path(papers)
+    _save_real(target, ids, np.stack([found[d] for d in docids]))
+    log(f"scale: {papers:,} real vectors of {model} saved as {target.name}")
+    return target
+
+
+def _add_cached(data: DataDir, cache: Path, size: int) -> int:
+    """Give every paper of ``data`` whose arXiv id is in ``cache`` its cached real vector, if
+    the configured model reproduces the cache on three of them; the papers added (0: none)."""
+    emb = data.embedder
+    with np.load(cache, allow_pickle=False) as z:
+        by_id = dict(zip((str(i) for i in z["ids"]), z["vectors"], strict=True))
+    rows = data.store.backlog(emb.model_id, size or data.store.count())
+    papers = data.store.get([d for d, _, _ in rows])
+    text = {d: t for d, t, _ in rows}
+    hit = [(d, h, by_id[papers[d].arxiv_id]) for d, _, h in rows if papers[d].arxiv_id in by_id]
+    if not hit:
+        return 0
+    probe = [hit[0], hit[len(hit) // 2], hit[-1]]
+    check = emb.embed([text[d] for d, _, _ in probe])
+    if min(float(np.dot(c, v)) for c, (_, _, v) in zip(check, probe, strict=True)) < 0.999:
+        log(f"scale: {cache.name} does not match the configured model; not used")
+        return 0
+    for i in range(0, len(hit), CHUNK):
+        part = hit[i : i + CHUNK]
+        data.add_vectors([d for d, _, _ in part], [h for _, h, _ in part],
+                         np.stack([v for *_, v in part]))  # fmt: skip
+    log(f"scale: {len(hit):,} real vectors from {cache.name}")
+    return len(hit)
 
 
 def _import(size: int) -> dict[str, Any]:
@@ -129,18 +202,9 @@ def _embed_real(data: DataDir, meta: dict[str, Any], max_real: int) -> None:
     cache = real_vectors_path()
     emb = data.embedder
     if cache.exists():
-        with np.load(cache, allow_pickle=False) as z:
-            by_id = dict(zip((str(i) for i in z["ids"]), z["vectors"], strict=True))
-        rows = data.store.backlog(emb.model_id, REAL + 1)
-        papers = data.store.get([d for d, _, _ in rows])
-        hit = [(d, h, by_id[papers[d].arxiv_id]) for d, _, h in rows if papers[d].arxiv_id in by_id]
-        check = emb.embed([next(t for d, t, _ in rows if d == hit[0][0])])[0] if hit else None
-        if check is not None and float(np.dot(check, hit[0][2])) > 0.999:
-            data.add_vectors(
-                [d for d, _, _ in hit], [h for _, h, _ in hit], np.stack([v for *_, v in hit])
-            )
+        if _add_cached(data, cache, REAL):
             return
-        log("scale: real vector cache does not match; embedding again")
+        log("scale: embedding again")
     have = data.store.embedded_count(emb.model_id)
     if have < max_real:
         log(f"scale: embedding {max_real - have:,} papers for real")
@@ -152,10 +216,7 @@ def _embed_real(data: DataDir, meta: dict[str, Any], max_real: int) -> None:
     docids = sorted(d for d, v in found.items() if v is not None)
     papers = data.store.get(docids)
     vectors = np.stack([v for d in docids if (v := found[d]) is not None]).astype(np.float32)
-    tmp = cache.with_name(cache.name + ".tmp")
-    with open(tmp, "wb") as fh:
-        np.savez(fh, ids=np.asarray([papers[d].arxiv_id for d in docids]), vectors=vectors)
-    os.replace(tmp, cache)
+    _save_real(cache, [papers[d].arxiv_id for d in docids], vectors)
 
 
 def _recycled(data: DataDir, meta: dict[str, Any]) -> None:
@@ -174,7 +235,7 @@ def _recycled(data: DataDir, meta: dict[str, Any]) -> None:
         done += len(rows)
         log(f"scale: {label(meta['size'])}: {done:,} recycled vectors")
     data.vectors.compact(data.store.text_hashes)
-    meta["vectors"] = (
+    meta["vectors"] = f"all {real:,} real (embedded from the papers' text)" if not done else (
         f"{real:,} real (embedded from the papers' text), {done:,} recycled: paper i gets real "
         f"vector i mod {len(base):,} (of the {len(base):,} real ones of the 10k directory) "
         f"plus N(0, {NOISE}) noise per component, re-normalised"
@@ -206,6 +267,9 @@ def ensure(
             _embed_real(data, meta, max_real)
         else:
             ensure(REAL, max_real=max_real)
+            for n in REAL_CACHES:
+                if (size == 0 or n <= size) and real_vectors_path(n).exists():
+                    _add_cached(data, real_vectors_path(n), n)
         _recycled(data, meta)
         data.write_manifest()
         meta["vectors_bytes"] = dir_size(data_path(size) / "vectors")
@@ -222,7 +286,12 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="re-import (real vectors stay cached)")
     ap.add_argument("--import-only", action="store_true", help="no vectors yet")
     ap.add_argument("--max-real", type=int, default=REAL, help="papers to embed for real")
+    ap.add_argument("--export-real", type=Path, metavar="DIR",
+                    help="save DIR's vectors (every paper embedded) as a real-vector cache")
     args = ap.parse_args()
+    if args.export_real:
+        export_real(args.export_real)
+        return
     for size in (int(s) for s in args.sizes.split(",")):
         meta = ensure(size, fresh=args.fresh, import_only=args.import_only, max_real=args.max_real)
         log(f"scale: {label(size)} ready: {json.dumps(meta)}")
