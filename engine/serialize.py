@@ -1,5 +1,6 @@
 """The JSON forms the engine's results take, declared once as msgspec Structs: the shapes the
-CLI's ``--json`` prints, and the statistics the JSON API and the admin page share.
+CLI's ``--json`` prints, and what the JSON API shares with it (the statistics, also on the
+admin page, and a hit's "why").
 
 Field order is the order the JSON has; ``msgspec.json.encode`` writes them, and the OpenAPI
 components come from the same types (``server.openapi``)."""
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import math
 from datetime import date
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 from msgspec import Meta, Struct
@@ -63,6 +64,49 @@ class LocalStats(Stats):
     data_dir: str
 
 
+class FusedParts(Struct):
+    """A hybrid hit's fused score as its two parts, which sum to it."""
+
+    method: Annotated[
+        Literal["convex", "rrf"],
+        Meta(description="`convex`: weighted min-max normalised scores; `rrf`: reciprocal ranks."),
+    ]
+    keyword: float
+    semantic: float
+
+
+class Why(Struct):
+    """Why the paper is a result, from what the search computed (`engine.why`)."""
+
+    keyword_rank: Annotated[
+        int | None,
+        Meta(
+            description="1-based rank among the keyword candidates by BM25; null when not one, "
+            "or when keyword mode lists by date or citations."
+        ),
+    ]
+    keyword_score: Annotated[
+        float | None, Meta(description="BM25 score; null unless the keyword list was ranked by it.")
+    ]
+    semantic_rank: Annotated[int | None, Meta(description="1-based rank by cosine similarity.")]
+    similarity: Annotated[
+        float | None, Meta(description="Cosine similarity of the query's and the paper's vectors.")
+    ]
+    title_rule: Annotated[
+        bool, Meta(description="Put first: its title holds the query as a phrase.")
+    ]
+    matched: Annotated[
+        dict[str, list[str]],
+        Meta(description="`title`, `abstract`, `authors`: the query words found in each."),
+    ]
+    filters: Annotated[
+        list[str], Meta(description="The filters and restricting query clauses it passed.")
+    ]
+    fused: Annotated[
+        FusedParts | None, Meta(description="Hybrid only: the fused score's two parts.")
+    ]
+
+
 class CliHit(Struct):
     id: str
     title: str
@@ -74,6 +118,7 @@ class CliHit(Struct):
     ranks: dict[str, int]
     title_html: str
     snippet_html: str
+    why: Why | None
 
 
 class CliResearcher(Struct):
@@ -153,7 +198,22 @@ def cli_hit(h: results.Hit) -> CliHit:
         ranks=dict(h.ranks),
         title_html=h.title_html,
         snippet_html=h.abstract_html,
+        why=why_body(h.why) if h.why is not None else None,
     )
+
+
+def why_body(w: results.Why) -> Why:
+    f = w.fused
+    return Why(
+        w.keyword_rank,
+        None if w.keyword_score is None else number(w.keyword_score),
+        w.semantic_rank,
+        None if w.similarity is None else number(w.similarity),
+        w.title_rule,
+        {name: list(words) for name, words in w.matched.items()},
+        list(w.filters),
+        FusedParts(f.method, number(f.keyword) or 0.0, number(f.semantic) or 0.0) if f else None,
+    )  # fmt: skip
 
 
 def cli_result(r: results.SearchResult) -> CliResult:

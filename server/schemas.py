@@ -16,7 +16,7 @@ from papersift.core import paper as core
 from papersift.core.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, researcher_url
 from papersift.engine import results
 from papersift.engine.results import Mode, Sort
-from papersift.engine.serialize import Count, FacetCount, facets, number
+from papersift.engine.serialize import Count, FacetCount, Why, facets, number, why_body
 from papersift.server.taxonomy import category_name
 
 Uri = Annotated[str, Meta(extra_json_schema={"format": "uri"})]
@@ -59,49 +59,6 @@ class Paper(Struct):
     url: Uri
     abs_url: Uri
     pdf_url: Uri
-
-
-class FusedParts(Struct):
-    """A hybrid hit's fused score as its two parts, which sum to it."""
-
-    method: Annotated[
-        Literal["convex", "rrf"],
-        Meta(description="`convex`: weighted min-max normalised scores; `rrf`: reciprocal ranks."),
-    ]
-    keyword: float
-    semantic: float
-
-
-class Why(Struct):
-    """Why the paper is a result, from what the search computed (`engine.why`)."""
-
-    keyword_rank: Annotated[
-        int | None,
-        Meta(
-            description="1-based rank among the keyword candidates by BM25; null when not one, "
-            "or when keyword mode lists by date or citations."
-        ),
-    ]
-    keyword_score: Annotated[
-        float | None, Meta(description="BM25 score; null unless the keyword list was ranked by it.")
-    ]
-    semantic_rank: Annotated[int | None, Meta(description="1-based rank by cosine similarity.")]
-    similarity: Annotated[
-        float | None, Meta(description="Cosine similarity of the query's and the paper's vectors.")
-    ]
-    title_rule: Annotated[
-        bool, Meta(description="Put first: its title holds the query as a phrase.")
-    ]
-    matched: Annotated[
-        dict[str, list[str]],
-        Meta(description="`title`, `abstract`, `authors`: the query words found in each."),
-    ]
-    filters: Annotated[
-        list[str], Meta(description="The filters and restricting query clauses it passed.")
-    ]
-    fused: Annotated[
-        FusedParts | None, Meta(description="Hybrid only: the fused score's two parts.")
-    ]
 
 
 class Hit(Struct):
@@ -240,20 +197,6 @@ def paper_body(p: core.Paper, root: str) -> Paper:
         arxiv_abs(p.arxiv_id),
         arxiv_pdf(p.arxiv_id),
     )
-
-
-def why_body(w: results.Why) -> Why:
-    f = w.fused
-    return Why(
-        w.keyword_rank,
-        None if w.keyword_score is None else number(w.keyword_score),
-        w.semantic_rank,
-        None if w.similarity is None else number(w.similarity),
-        w.title_rule,
-        {name: list(words) for name, words in w.matched.items()},
-        list(w.filters),
-        FusedParts(f.method, number(f.keyword) or 0.0, number(f.semantic) or 0.0) if f else None,
-    )  # fmt: skip
 
 
 def hit_body(h: results.Hit, root: str) -> Hit:

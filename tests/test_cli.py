@@ -46,6 +46,12 @@ def test_search_json(built_config: Config) -> None:
     assert data["total"] > 0 and data["mode"] == "hybrid"
     hit = data["hits"][0]
     assert {"id", "title", "authors", "categories", "published", "score"} <= hit.keys()
+    # The same "why" as the API's hits: ranks, the fused parts, the query words it holds.
+    why = hit["why"]
+    assert why["fused"]["method"] in ("convex", "rrf")
+    assert why["keyword_rank"] or why["semantic_rank"]
+    assert set(why["matched"]) <= {"title", "abstract", "authors"}
+    assert {w for words in why["matched"].values() for w in words} & {"parsing", "grammar"}
     assert {"categories", "years"} <= data["facets"].keys()
     filtered = json.loads(
         run(
