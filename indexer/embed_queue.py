@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 PRIORITY_SEQ = "embed_priority_seq"
 LOG_EVERY = 2048  # papers between log lines when no progress bar is drawn
+RATE_WINDOW = 600.0  # seconds of recent checkpoints the rate (and so the ETA) is taken over
 _TOP = ("\uffff", 0)  # above every ISO date: the start of a newest-first pass
 
 Row = tuple[int, str, str, str]  # docid, text, text hash, first-version date
@@ -101,21 +103,36 @@ class EmbedRun:
     """One run through the backlog: papers done, rate, ETA; reports each checkpoint.
 
     ``report`` is the one place progress is shown: it moves ``bar`` (a tqdm bar, or None)
-    and, without a bar, logs a line every ``LOG_EVERY`` papers with the rate and ETA.
+    and, without a bar, logs a line every ``LOG_EVERY`` papers with the rate and ETA. The
+    rate is that of the last ``RATE_WINDOW`` seconds (the whole run while it is younger):
+    a days-long run's average since its start lags when the machine's load changes.
     """
 
     store: PaperStore
     model: str
     pending: int
     bar: object | None = None
-    started: float = field(default_factory=time.monotonic)
+    clock: Callable[[], float] = time.monotonic
+    started: float = -1.0  # the clock at the start (set from ``clock`` when not given)
     done: int = 0
     on_checkpoint: Callable[[EmbedRun], None] | None = None
+    # (clock, done) at the start and at each checkpoint, the oldest within the window.
+    _marks: deque[tuple[float, int]] = field(default_factory=deque, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.started < 0:
+            self.started = self.clock()
+        self._marks.append((self.started, self.done))
 
     @property
     def rate(self) -> float:
-        elapsed = time.monotonic() - self.started
-        return self.done / elapsed if elapsed > 0 else 0.0
+        """Papers per second over the recent window."""
+        now = self.clock()
+        while len(self._marks) > 1 and now - self._marks[1][0] >= RATE_WINDOW:
+            self._marks.popleft()  # the next mark still covers a whole window
+        since, done_then = self._marks[0]
+        elapsed = now - since
+        return (self.done - done_then) / elapsed if elapsed > 0 else 0.0
 
     @property
     def eta_seconds(self) -> float | None:
@@ -126,6 +143,7 @@ class EmbedRun:
         """``n`` more papers were written: record the rate and reach, report."""
         before = self.done
         self.done += n
+        self._marks.append((self.clock(), self.done))
         record_progress(self.store, self.model, self.rate, queue.reached)
         self.report(before)
         if self.on_checkpoint is not None:

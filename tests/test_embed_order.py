@@ -13,9 +13,10 @@ import pytest
 from papersift.cli import main
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
+from papersift.engine.embed_progress import read_progress
 from papersift.engine.search import open_engine
 from papersift.indexer.build import embed_backlog, import_files
-from papersift.indexer.embed_queue import EmbedQueue
+from papersift.indexer.embed_queue import EmbedQueue, EmbedRun
 from tests.corpus import sample_records, write_jsonl
 
 pytestmark = pytest.mark.slow  # left out by `make test-fast`
@@ -142,3 +143,25 @@ def test_stats_report_progress_without_loading_the_model(
         assert not engine.data.embedder.loaded
     finally:
         engine.close()
+
+
+def test_rate_and_eta_follow_the_recent_window(fresh_config: Config) -> None:
+    """A run that slows down (the machine got busy) reports the recent rate, not the
+    average since its start, and the ETA from it; the stored rate is the same one."""
+    data = DataDir(fresh_config)
+    now = [0.0]
+    run = EmbedRun(data.store, "m", pending=100_000, clock=lambda: now[0])
+    queue = EmbedQueue(data.store, "m")
+    for _ in range(40):  # 40 checkpoints of 256 papers every 10 s: 25.6 papers/s
+        now[0] += 10
+        run.checkpoint(256, queue)
+    assert run.rate == pytest.approx(25.6)
+    for _ in range(15):  # then one every 60 s for 15 min: 4.27 papers/s
+        now[0] += 60
+        run.checkpoint(256, queue)
+    assert run.rate == pytest.approx(256 / 60)
+    assert run.done / now[0] > 2 * run.rate  # what the average since the start would say
+    assert run.eta_seconds == pytest.approx((100_000 - run.done) / (256 / 60))
+    stored = read_progress(data.store, "m", run.done, 100_000)
+    assert stored.rate == pytest.approx(256 / 60, abs=1e-3)
+    data.close()
