@@ -113,25 +113,19 @@ class EmbedRun:
     pending: int
     bar: object | None = None
     clock: Callable[[], float] = time.monotonic
-    started: float = -1.0  # the clock at the start (set from ``clock`` when not given)
     done: int = 0
     on_checkpoint: Callable[[EmbedRun], None] | None = None
-    # (clock, done) at the start and at each checkpoint, the oldest within the window.
+    # (clock, done) at the start and at each checkpoint since the last one a whole window old.
     _marks: deque[tuple[float, int]] = field(default_factory=deque, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.started < 0:
-            self.started = self.clock()
-        self._marks.append((self.started, self.done))
+        self._marks.append((self.clock(), self.done))
 
     @property
     def rate(self) -> float:
         """Papers per second over the recent window."""
-        now = self.clock()
-        while len(self._marks) > 1 and now - self._marks[1][0] >= RATE_WINDOW:
-            self._marks.popleft()  # the next mark still covers a whole window
         since, done_then = self._marks[0]
-        elapsed = now - since
+        elapsed = self.clock() - since
         return (self.done - done_then) / elapsed if elapsed > 0 else 0.0
 
     @property
@@ -143,7 +137,10 @@ class EmbedRun:
         """``n`` more papers were written: record the rate and reach, report."""
         before = self.done
         self.done += n
-        self._marks.append((self.clock(), self.done))
+        now = self.clock()
+        self._marks.append((now, self.done))
+        while now - self._marks[1][0] >= RATE_WINDOW:
+            self._marks.popleft()  # the next mark still covers a whole window
         record_progress(self.store, self.model, self.rate, queue.reached)
         self.report(before)
         if self.on_checkpoint is not None:
