@@ -98,6 +98,9 @@ def keyword_query(
     must: list[tantivy.Query] = []
     must_not: list[tantivy.Query] = []
     free: list[tantivy.Query] = []
+    # The free words' default-field terms, flat (``LexicalIndex.word_terms``); None once
+    # one of them is not a plain term.
+    flat_terms: list[tantivy.Query] | None = []
     optional: list[tantivy.Query] = []  # stop words: scored where they match, never required
     seen: set[tuple[str, str | None, str, bool]] = set()
     for group in parsed.groups():
@@ -111,6 +114,7 @@ def keyword_query(
             either = tantivy.Query.boolean_query([(tantivy.Occur.Should, parse(c)) for c in group])
             fielded = any(c.field in FIELDED for c in group)
             (must if fielded else free).append(either)
+            flat_terms = flat_terms if fielded else None
             continue
         c = group[0]
         if c.sign == "-":
@@ -121,6 +125,8 @@ def keyword_query(
             optional.append(parse(c))
         else:
             free.append(parse(c))
+            terms = lex.word_terms(c.parts()) if flat_terms is not None and not c.phrase else None
+            flat_terms = None if terms is None or flat_terms is None else flat_terms + terms
     need = rule.required(len(free))
     if not must and not free and not must_not:
         if not optional:
@@ -131,7 +137,10 @@ def keyword_query(
 
     def build(minimum: int) -> tantivy.Query:
         clauses = [(tantivy.Occur.Must, q) for q in must]
-        if len(free) == 1:
+        if minimum <= 1 and flat_terms:  # any free word: one flat disjunction of terms
+            either = [(tantivy.Occur.Should, q) for q in flat_terms]
+            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(either)))
+        elif len(free) == 1:
             clauses.append((tantivy.Occur.Must, free[0]))
         elif free:
             words = [(tantivy.Occur.Should, q) for q in free]

@@ -19,7 +19,8 @@ from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.match import MatchRule
+from papersift.engine.match import MatchRule, keyword_query
+from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine, open_engine
 from papersift.indexer.build import embed_backlog, import_files
@@ -140,6 +141,41 @@ def test_most_words_beyond_three(engine: SearchEngine) -> None:
     # A repeated word counts once: still five words.
     five = engine.search(SearchRequest(f"{a} {b} the {c} {d} {a} xkqzvwp", mode="keyword"))
     assert five.total == lex.count(expected) > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "neural machine translation",
+        "IL-10 and tumour necrosis",
+        "graph-based learning",
+        "the state of the art in parsing",
+        "models model modelling citation",
+    ],
+)
+def test_any_word_ranking_scores_as_the_parsers_query(engine: SearchEngine, text: str) -> None:
+    """Hybrid ranks its keyword candidates by one flat disjunction of the free words'
+    terms (Tantivy can skip with block-max WAND there); every paper must score as under the
+    query parser's own per-word query of the same words, stop words scored but optional."""
+    lex = engine.data.lexical
+    parsed = parse_user_query(text)
+    built = keyword_query(lex, parsed, MatchRule(), categories={}, author=lambda t: t)
+    assert built.ranking is not None and built.ranking is not built.query
+    free = [c for c in parsed.clauses if c.text.lower() not in ("the", "of", "in", "and")]
+    stop = [c for c in parsed.clauses if c not in free]
+    words = " ".join(c.tantivy_string() for c in dict.fromkeys(free))
+    expected, errors = lex.parse(f"+({words}) " + " ".join(c.tantivy_string() for c in stop))
+    assert not errors
+    flat_part = str(built.ranking).split("Must, ")[-1] if stop else str(built.ranking)
+    assert flat_part.count("BooleanQuery") == 1, "the free words are not one flat disjunction"
+
+    def scores(q: object) -> dict[int, float]:
+        ids, values, _ = lex.search(q, lex.num_docs)  # type: ignore[arg-type]
+        return dict(zip(ids, values, strict=True))
+
+    got, want = scores(built.ranking), scores(expected)
+    assert len(want) > 10 and got.keys() == want.keys()
+    assert all(abs(got[d] - want[d]) < 1e-4 * max(1.0, want[d]) for d in want)
 
 
 def test_or_joins_alternatives(engine: SearchEngine) -> None:
