@@ -34,6 +34,7 @@ from papersift.engine.like_text import similar_to_text
 from papersift.engine.match import semantic_matches
 from papersift.engine.plan import Plan, make_plan
 from papersift.engine.query import arxiv_id_in
+from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
 from papersift.engine.title_match import put_first
@@ -62,6 +63,7 @@ class SearchEngine(Catalog):
         self._refreshed_at = 0.0
         self.cache = ResultCache(self.config.search.cache_size)
         self.facet_table = FacetTable(data.store.path)  # built after the first fused search
+        self.researcher_table = ResearcherTable(data.store.path)  # read after the first search
         # Second thread of one query (a facet count, the keyword side of hybrid); it never
         # submits work itself, so a query waiting on it cannot deadlock.
         self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="query")
@@ -122,6 +124,7 @@ class SearchEngine(Catalog):
             return replace(cached, took_ms=(time.perf_counter() - start) * 1000)
         result = self._search(request, start)
         self.cache.put(key, result)
+        self.researcher_table.follow(data.people_generation)
         return result
 
     def _search(self, request: SearchRequest, start: float) -> SearchResult:
@@ -180,7 +183,7 @@ class SearchEngine(Catalog):
         ranked = put_first(list(zip(top, top_scores, strict=True)), first)
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
-        researchers = self.people.facet(window)
+        researchers = self._researcher_facet(window)
         ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
         by_score = plan.sort == "relevance"
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
@@ -251,7 +254,7 @@ class SearchEngine(Catalog):
             page = list(zip(ids, scores, strict=True))
         window = [d for d, _ in fused[:PEOPLE_WINDOW]]
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
-        facets["researchers"] = self.people.facet(window)
+        facets["researchers"] = self._researcher_facet(window)
         facets.update(counts.result())
         total = _total(facets, lambda: lex.count(match_q))
         return make_hits(self.data, page, q, {}, ranks, evidence), total, facets, total
@@ -315,7 +318,7 @@ class SearchEngine(Catalog):
         # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
         window = ids[:PEOPLE_WINDOW]
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
-        facets["researchers"] = self.people.facet(window)
+        facets["researchers"] = self._researcher_facet(window)
         facets.update(categories_years())
         if sort in ("newest", "oldest") and table is not None:
             order = table.by_date(ids, newest=sort == "newest")
@@ -332,6 +335,12 @@ class SearchEngine(Catalog):
             return facets, fused
         score_of = dict(fused)
         return facets, [(d, score_of[d]) for d in order]
+
+    def _researcher_facet(self, docids: list[int]) -> tuple[FacetCount, ...]:
+        """The researchers of these papers: from the in-memory table once it reflects the
+        current identities, from SQLite until then (``engine.researcher_table``)."""
+        table = self.researcher_table.current(self.data.people_generation)
+        return table.facet(docids) if table is not None else self.people.facet(docids)
 
     def _semantic(
         self, qvec: np.ndarray, filt: tantivy.Query | None, k: int
