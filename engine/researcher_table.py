@@ -60,6 +60,7 @@ class ResearcherTable:
         self._starts = np.zeros(1, np.int64)  # docid d's ids are _rids[_starts[d]:_starts[d+1]]
         self._rids = np.zeros(0, np.int32)
         self._building: threading.Thread | None = None
+        self._tried = -1  # the generation the last read was started for
 
     def build(self) -> None:
         """Read every assigned authorship (blocking) and swap the new arrays in."""
@@ -86,8 +87,12 @@ class ResearcherTable:
         a second at 663k papers, which would otherwise hold up that answer."""
         if self.current(generation) is not None:
             return
+        wanted = int(generation or 0)
         with self._lock:
-            if self._building is None or not self._building.is_alive():
+            # A read for this generation that left no table failed (and said why once):
+            # the next try waits for the identities to move on.
+            if self._tried != wanted and (self._building is None or not self._building.is_alive()):
+                self._tried = wanted
                 self._building = threading.Thread(
                     target=self._build_logged, name="researcher-table", daemon=True
                 )

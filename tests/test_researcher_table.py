@@ -3,7 +3,11 @@ refreshes (a stale table is never used)."""
 
 from __future__ import annotations
 
+import logging
 import random
+from pathlib import Path
+
+import pytest
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
@@ -89,3 +93,19 @@ def test_a_table_older_than_the_identities_is_not_used(fresh_config: Config) -> 
         assert table.facet(everyone) == want
     finally:
         engine.close()
+
+
+def test_a_failed_read_is_retried_only_for_new_identities(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store that cannot be read says so once per generation, not once per search."""
+    table = ResearcherTable(tmp_path / "missing.sqlite")
+    with caplog.at_level(logging.WARNING, "papersift.engine.researcher_table"):
+        for _ in range(3):
+            table.follow("5")
+            table.wait(10)
+        assert table.current("5") is None
+        assert len(caplog.records) == 1 and "researcher table not read" in caplog.text
+        table.follow("6")  # the identities moved on: worth another try
+        table.wait(10)
+        assert len(caplog.records) == 2
