@@ -82,8 +82,22 @@ class Mailer:
                 if m.security == "starttls":
                     smtp.starttls(context=ssl.create_default_context())
             if m.user:
-                smtp.login(m.user, self.password)
-        except (OSError, smtplib.SMTPException) as exc:  # the password is never in the text
+                try:
+                    smtp.login(m.user, self.password)
+                except smtplib.SMTPException:
+                    smtp.close()
+                    raise
+        except smtplib.SMTPAuthenticationError as exc:  # the password is never in the text
+            raise MailError(
+                f"the SMTP server {m.host}:{m.port} refused the login of {m.user!r} (check "
+                f"[mail] user and ${m.password_env}): {exc.smtp_code} {_text(exc.smtp_error)}"
+            ) from None
+        except ssl.SSLCertVerificationError as exc:
+            raise MailError(
+                f"the SMTP server {m.host}:{m.port} sent a certificate this machine does not "
+                f"trust: {exc.verify_message} ([SSL: CERTIFICATE_VERIFY_FAILED])"
+            ) from None
+        except (OSError, smtplib.SMTPException) as exc:
             raise MailError(f"cannot reach the SMTP server {m.host}:{m.port}: {exc}") from None
         return smtp
 
@@ -101,6 +115,12 @@ class Mailer:
             with contextlib.suppress(OSError, smtplib.SMTPException):
                 self._smtp.quit()
             self._smtp = None
+
+
+def _text(reply: bytes | str) -> str:
+    """An SMTP reply's text on one line."""
+    text = reply.decode(errors="replace") if isinstance(reply, bytes) else reply
+    return " ".join(text.split())
 
 
 def _due(members: Members, user: str | None) -> list[Member]:
