@@ -48,6 +48,7 @@ docs: install
 
 lint: install lint-container
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 

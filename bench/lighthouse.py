@@ -148,7 +148,7 @@ def main() -> None:
     ensure_lighthouse()
     version = subprocess.run([str(LIGHTHOUSE), "--version"], capture_output=True, text=True)
     chromium = subprocess.run([CHROME, "--version"], capture_output=True, text=True)
-    with (served_demo() if args.url is None else _given(args.url)) as url:
+    with served_demo() if args.url is None else _given(args.url) as url:
         pages = page_types(url)
         rows = []
         loads = []

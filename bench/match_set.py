@@ -43,8 +43,13 @@ from papersift.engine.search import open_engine
 
 TOLERANCE = 0.005
 # Minimum-should-match rules (all words up to A, then a fraction F) and semantic floors.
-BASELINE = {"match_all_up_to": 1, "match_fraction": 0.0, "semantic_floor": 0.0,
-            "semantic_gate": 0.0, "semantic_band": 0.0}  # any word, no semantic rule
+BASELINE = {
+    "match_all_up_to": 1,
+    "match_fraction": 0.0,
+    "semantic_floor": 0.0,
+    "semantic_gate": 0.0,
+    "semantic_band": 0.0,
+}  # any word, no semantic rule
 MSM = [(a, f) for a in (2, 3, 4) for f in (0.25, 0.5, 0.75)]
 FLOORS = (0.2, 0.25, 0.3, 0.35, 0.4, 0.5)
 GATES_BANDS = ((0.0, 0.0), (0.0, 0.3), (0.35, 0.3), (0.4, 0.3), (0.35, 0.25), (0.35, 0.35))
@@ -124,8 +129,12 @@ def apply_rule(
 
 
 def run(
-    sf: SciFact, data_dir: Path, search: dict[str, Any], queries: Sequence[tuple[str, str]],
-    mode: Mode = "hybrid", label: str = "",
+    sf: SciFact,
+    data_dir: Path,
+    search: dict[str, Any],
+    queries: Sequence[tuple[str, str]],
+    mode: Mode = "hybrid",
+    label: str = "",
 ) -> Run:
     ext_of = {synthetic_id(i): ext for i, (ext, _, _) in enumerate(sf.corpus)}
     engine = open_engine(bench_config(data_dir, **search))
@@ -236,8 +245,13 @@ def offline_grid(
         for floor, (gate, band) in itertools.product(floors, GATES_BANDS):
             if rule == (1, 0.0) and floor == 0.0 and (gate, band) != (0.0, 0.0):
                 continue
-            search = {"match_all_up_to": rule[0], "match_fraction": rule[1],
-                      "semantic_floor": floor, "semantic_gate": gate, "semantic_band": band}
+            search = {
+                "match_all_up_to": rule[0],
+                "match_fraction": rule[1],
+                "semantic_floor": floor,
+                "semantic_gate": gate,
+                "semantic_band": band,
+            }
             r = Run(_label(search), search, [], [], [], [])
             for (qid, _), c in zip(queries, claims, strict=True):
                 ranking, size = apply_rule(c, rule, floor, gate, band)
@@ -328,17 +342,33 @@ def main() -> None:
             f"SciFact, {len(queries)} train claims, hybrid (convex w={d.convex_weight}, title "
             f"boost {d.title_boost}), one page of {PAGE}; the match set is the result's "
             f"`total`. Load average at the end: {load_average()}.",
-            table(["rule", "nDCG@10", "R@100", "Δ nDCG@10", "Δ R@100", "median match set"],
-                  rows),
+            table(["rule", "nDCG@10", "R@100", "Δ nDCG@10", "Δ R@100", "median match set"], rows),
             "Held-out choice (two folds; on each, the smallest median match set within "
             f"{TOLERANCE} of the baseline's nDCG@10 and R@100 on the tuning half):",
-            table(["fold", "chosen on the other half", "claims tune / test",
-                   "nDCG@10 held out (Δ)", "R@100 held out (Δ)", "median match set held out"],
-                  cv_rows),
+            table(
+                [
+                    "fold",
+                    "chosen on the other half",
+                    "claims tune / test",
+                    "nDCG@10 held out (Δ)",
+                    "R@100 held out (Δ)",
+                    "median match set held out",
+                ],
+                cv_rows,
+            ),
             "The grid is scored from per-claim features; these settings ran through the whole "
             "engine, and the last column but one says how many claims agree exactly:",
-            table(["setting (engine)", "nDCG@10", "R@100", "median match set",
-                   "agrees with the grid", "p50 ms"], checks),
+            table(
+                [
+                    "setting (engine)",
+                    "nDCG@10",
+                    "R@100",
+                    "median match set",
+                    "agrees with the grid",
+                    "p50 ms",
+                ],
+                checks,
+            ),
             "Other modes:",
             table(["mode, rule", "nDCG@10", "R@100", "median match set"], other),
             f"Nonsense queries ({len(cos)} random letter strings): the best cosine any SciFact "
@@ -354,8 +384,9 @@ def main() -> None:
                 kw = run(sf, part, {}, queries, mode="keyword", label="kw")
                 on = {"semantic_min_coverage": 0.0}
                 hy = run(sf, part, on, queries, label="hy")
-                hw = run(sf, part, {**on, "convex_weight": d.convex_weight * share}, queries,
-                         label="hw")
+                hw = run(
+                    sf, part, {**on, "convex_weight": d.convex_weight * share}, queries, label="hw"
+                )
                 cov_rows.append([f"{share:.0%}", f"{kw.on(full)[0]:.4f}", f"{hy.on(full)[0]:.4f}",
                                  f"{hw.on(full)[0]:.4f}"])  # fmt: skip
                 log(f"match: coverage {share}: {cov_rows[-1]}")

@@ -190,9 +190,10 @@ def signin_campaign(
         hits = Attempts(url, emails, rng)
         done, failures = _hammer(hits, attempts, clients)
     throttled = Counter[int]()
-    with serve(_config(root, 10), root / "serve-limited.log") as url, httpx.Client(
-        base_url=url, timeout=60
-    ) as c:
+    with (
+        serve(_config(root, 10), root / "serve-limited.log") as url,
+        httpx.Client(base_url=url, timeout=60) as c,
+    ):
         for _ in range(30):
             r = c.post("/signin", data={"csrf": _form(c), "email": emails[0], "password": "x"})
             throttled[r.status_code] += 1

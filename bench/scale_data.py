@@ -235,10 +235,14 @@ def _recycled(data: DataDir, meta: dict[str, Any]) -> None:
         done += len(rows)
         log(f"scale: {label(meta['size'])}: {done:,} recycled vectors")
     data.vectors.compact(data.store.text_hashes)
-    meta["vectors"] = f"all {real:,} real (embedded from the papers' text)" if not done else (
-        f"{real:,} real (embedded from the papers' text), {done:,} recycled: paper i gets real "
-        f"vector i mod {len(base):,} (of the {len(base):,} real ones of the 10k directory) "
-        f"plus N(0, {NOISE}) noise per component, re-normalised"
+    meta["vectors"] = (
+        f"all {real:,} real (embedded from the papers' text)"
+        if not done
+        else (
+            f"{real:,} real (embedded from the papers' text), {done:,} recycled: paper i gets real "
+            f"vector i mod {len(base):,} (of the {len(base):,} real ones of the 10k directory) "
+            f"plus N(0, {NOISE}) noise per component, re-normalised"
+        )
     )
 
 
@@ -286,8 +290,12 @@ def main() -> None:
     ap.add_argument("--fresh", action="store_true", help="re-import (real vectors stay cached)")
     ap.add_argument("--import-only", action="store_true", help="no vectors yet")
     ap.add_argument("--max-real", type=int, default=REAL, help="papers to embed for real")
-    ap.add_argument("--export-real", type=Path, metavar="DIR",
-                    help="save DIR's vectors (every paper embedded) as a real-vector cache")
+    ap.add_argument(
+        "--export-real",
+        type=Path,
+        metavar="DIR",
+        help="save DIR's vectors (every paper embedded) as a real-vector cache",
+    )
     args = ap.parse_args()
     if args.export_real:
         export_real(args.export_real)

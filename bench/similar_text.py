@@ -94,8 +94,10 @@ def main() -> None:
                 [
                     ["paper itself first (top-1)", f"{top1 / n:.3f} ({top1}/{n})"],
                     ["paper itself in the first 10", f"{top10 / n:.3f} ({top10}/{n})"],
-                    ["latency p50 / p90 / p99 (ms)",
-                     " / ".join(f"{percentile(latencies, q):.1f}" for q in (50, 90, 99))],
+                    [
+                        "latency p50 / p90 / p99 (ms)",
+                        " / ".join(f"{percentile(latencies, q):.1f}" for q in (50, 90, 99)),
+                    ],
                 ],
             ),
             "",

@@ -685,9 +685,7 @@ class Embedder:
         """
         with self._query_lock:
             if self._query_session is None:
-                self._query_session = self._load(
-                    self.graph_path, 1, self.providers, spin=False
-                )
+                self._query_session = self._load(self.graph_path, 1, self.providers, spin=False)
             return self._query_session
 
     def _run(

@@ -92,9 +92,7 @@ def _write_batch(db: sqlite3.Connection, batch: list[Organisation]) -> None:
     iids = dict(
         db.execute(f"SELECT ror_id, iid FROM institutions WHERE ror_id IN ({_marks(ids)})", ids)
     )
-    db.execute(
-        f"DELETE FROM institution_names WHERE iid IN ({_marks(iids)})", list(iids.values())
-    )
+    db.execute(f"DELETE FROM institution_names WHERE iid IN ({_marks(iids)})", list(iids.values()))
     db.executemany(
         "INSERT OR IGNORE INTO institution_names (key, iid) VALUES (?, ?)",
         [(key, iids[rid]) for rid, names in keys.items() for key in names],
@@ -209,8 +207,7 @@ class Institutions:
         """Every stored organisation with its match keys, for building the matcher."""
         with self.store.reading() as db:
             rows = db.execute(
-                "SELECT ror_id, name, country, city, parents, status, match_keys "
-                "FROM institutions"
+                "SELECT ror_id, name, country, city, parents, status, match_keys FROM institutions"
             ).fetchall()
         for ror_id, name, country, city, parents, status, keys in rows:
             # Only what the matcher reads: aliases and types stay out (its keys hold them).

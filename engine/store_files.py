@@ -67,9 +67,9 @@ def text_hashes(db: sqlite3.Connection) -> dict[int, str]:
     return {int(d): str(h) for d, h in db.execute("SELECT docid, text_hash FROM papers")}
 
 
-def embedding_state(root: Path, model_id: str, progress_key: str) -> tuple[
-    dict[int, str], set[int], str | None
-]:
+def embedding_state(
+    root: Path, model_id: str, progress_key: str
+) -> tuple[dict[int, str], set[int], str | None]:
     """(text hash of every paper, papers marked embedded with their current text, the
     recorded progress line of ``model_id``)."""
     with read_only(root) as db:

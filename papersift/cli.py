@@ -113,9 +113,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     with DataDir(_config(args), create=False) as data:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
-        clustered, done = index_backlog(
-            data, limit=args.limit, progress=tty, cluster=args.cluster
-        )
+        clustered, done = index_backlog(data, limit=args.limit, progress=tty, cluster=args.cluster)
         model = data.indexing_embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
     if args.json:

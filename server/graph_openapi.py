@@ -68,9 +68,7 @@ def graph_paths(
             "echoed back (`request.q` is empty) and `next` is null: post `page` + 1.",
             "requestBody": {
                 "required": True,
-                "content": {
-                    "application/json": {"schema": request_ref(SimilarRequest)}
-                },
+                "content": {"application/json": {"schema": request_ref(SimilarRequest)}},
             },
             "responses": {
                 "200": body(SearchResponse, "The nearest papers, nearest first."),

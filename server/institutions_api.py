@@ -73,9 +73,7 @@ async def institution(request: Request) -> Response:
     linked = await c.call(reg.linked, found.ror_id)
     members = await c.call(reg.members, found.ror_id, MEMBERS)
     parents = list((await c.call(reg.ror_names, found.parents)).values())
-    body = detail_body(
-        found, site_root(request), parents=parents, linked=linked, members=members
-    )
+    body = detail_body(found, site_root(request), parents=parents, linked=linked, members=members)
     return json_response(request, body)
 
 

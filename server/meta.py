@@ -16,6 +16,8 @@ SITE_DESCRIPTION = (
     "Search research papers from arXiv by keyword and by meaning: hybrid full-text and "
     "semantic search over titles, abstracts and authors."
 )
+
+
 def dump_jsonld(data: dict[str, Any]) -> str:
     """JSON for a ``<script type=application/ld+json>``: ``<``, ``>``, ``&`` escaped."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))

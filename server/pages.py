@@ -302,8 +302,7 @@ async def llms(request: Request) -> Response:
 
 async def robots(request: Request) -> Response:
     return PlainTextResponse(
-        "User-agent: *\nDisallow: /api/\nAllow: /\n\n"
-        f"Sitemap: {site_root(request)}/sitemap.xml\n",
+        f"User-agent: *\nDisallow: /api/\nAllow: /\n\nSitemap: {site_root(request)}/sitemap.xml\n",
         headers={"Cache-Control": "public, max-age=86400"},
     )
 

@@ -18,6 +18,8 @@ _PAPER_PATH = re.compile(
     r"(?P<v>v\d+)?(?:-(?P<slug>[a-z0-9-]*))?(?P<ext>\.bib|\.md)?/?$",
     re.IGNORECASE,
 )
+
+
 @dataclass(frozen=True, slots=True)
 class PaperPath:
     arxiv_id: str  # without version

@@ -60,5 +60,3 @@ def start_cluster(tmp: Path, model_cache: Path, workers: int = 2) -> Cluster:
         client.wait_for_workers(workers, timeout=60)
     assert cluster.address.startswith("tcp://127.0.0.1:")
     return cluster
-
-

@@ -86,7 +86,10 @@ def test_token_is_required(admin: tuple[TestClient, JobRunner]) -> None:
     r = client.get("/api/v1/admin/status")
     assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
     assert r.json()["error"]["message"] == "Admin token missing or wrong."
-    assert client.get("/api/v1/admin/status", headers={"Authorization": "Bearer nope"}).status_code == 401  # noqa: E501
+    assert (
+        client.get("/api/v1/admin/status", headers={"Authorization": "Bearer nope"}).status_code
+        == 401
+    )
     assert client.post("/api/v1/admin/run/harvest").status_code == 401
     page = client.get("/admin")
     assert page.status_code == 401 and page.headers["www-authenticate"].startswith("Basic")

@@ -37,7 +37,10 @@ def test_parse_entry() -> None:
     (p,) = feed.papers
     assert feed.total == 1
     assert (p.arxiv_id, p.version, p.published, p.updated) == (
-        "1707.08567", 1, date(2017, 7, 27), date(2017, 7, 27)
+        "1707.08567",
+        1,
+        date(2017, 7, 27),
+        date(2017, 7, 27),
     )
     assert p.categories == ("cs.IT",) and p.comments and p.comments.startswith("44 pages")
     names = [a.name for a in p.authors]

@@ -270,7 +270,6 @@ def test_tex_decoder_only_sees_tex_looking_names(monkeypatch: pytest.MonkeyPatch
     assert all("\\" in t or "{" in t for t in seen)
 
 
-
 def test_affiliations_and_addresses_are_not_authors() -> None:
     """The demo record whose author string runs into its address (cmp-lg, Toshiba): the
     two people stay; the laboratory, the company, the ward, the city and the country go."""
@@ -280,9 +279,7 @@ def test_affiliations_and_addresses_are_not_authors() -> None:
     assert [a.name for a in parse_authors("J. Doe, Fokus Fraunhofer Institute, Germany")] == [
         "J. Doe"
     ]
-    assert [a.name for a in parse_authors("A. B. Smith, NY 11794-3651, 9 pages")] == [
-        "A. B. Smith"
-    ]
+    assert [a.name for a in parse_authors("A. B. Smith, NY 11794-3651, 9 pages")] == ["A. B. Smith"]
 
 
 def test_names_that_look_like_places_stay_and_marks_go() -> None:

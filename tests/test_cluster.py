@@ -31,6 +31,7 @@ from tests.corpus import make_config, sample_records, write_jsonl
 pytest.importorskip("distributed")
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture
 def cluster(tmp_path: Path, built_config: Config) -> Iterator[Cluster]:
     # The workers find the optimised graph the in-process fixture built (read only).

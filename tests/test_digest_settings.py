@@ -64,7 +64,7 @@ def test_settings_page_bad_input(site: TestClient, members_root: Path) -> None:
 def test_search_and_researcher_pages_lead_to_the_settings(
     site: TestClient, engine: SearchEngine, members_root: Path
 ) -> None:
-    """"Save it for your digest" and "in your e-mail digest" pre-fill the settings forms."""
+    """ "Save it for your digest" and "in your e-mail digest" pre-fill the settings forms."""
     add_member(members_root, "lee@lab.example")
     assert sign_in(site, "lee@lab.example").status_code == 303
     results = parse_html(site.get("/search", params={"q": "word & sense"}).text)
@@ -92,8 +92,7 @@ def test_cli_errors_are_one_line(
     path = str(tmp_path / "config.toml")
     assert main(["digest", "--config", path]) == 1
     assert capsys.readouterr().err == (
-        "papersift: error: no accounts in "
-        f"{config.data_dir}; add one with `papersift user add`\n"
+        f"papersift: error: no accounts in {config.data_dir}; add one with `papersift user add`\n"
     )
     add_member(config.data_dir, "lee@lab.example")
     for argv, line in (

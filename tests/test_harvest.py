@@ -122,9 +122,7 @@ def _boom(data: DataDir) -> None:
     raise RuntimeError("power cut")
 
 
-def test_bad_resumption_token_restarts_the_window(
-    recorded: RecordedServer, tmp_path: Path
-) -> None:
+def test_bad_resumption_token_restarts_the_window(recorded: RecordedServer, tmp_path: Path) -> None:
     chain(recorded)
     recorded.add("/oai2", PAGE2, Reply(b"down", 503))
     data = DataDir(config_for(tmp_path, recorded))

@@ -245,9 +245,7 @@ def test_normalised_titles() -> None:
     )
 
 
-def test_a_tag_exports_as_bibtex_ris_and_csl_json(
-    member: TestClient, members_root: Path
-) -> None:
+def test_a_tag_exports_as_bibtex_ris_and_csl_json(member: TestClient, members_root: Path) -> None:
     """The tag page links its export in each format; each file holds exactly the tag's
     papers (parsed back with the format's own library); others' tags stay 404."""
     tag = save(member, "2401.10241", new_tag="To cite")

@@ -46,8 +46,14 @@ def word_pair(engine: SearchEngine) -> tuple[str, str]:
     """Two words that co-occur in more papers than one page of 10 holds but also appear
     apart: the pair of a few candidates with the most papers holding both."""
     lex = engine.data.lexical
-    pairs = [("language", "model"), ("citation", "analysis"), ("machine", "translation"),
-             ("speech", "recognition"), ("neural", "networks"), ("information", "retrieval")]
+    pairs = [
+        ("language", "model"),
+        ("citation", "analysis"),
+        ("machine", "translation"),
+        ("speech", "recognition"),
+        ("neural", "networks"),
+        ("information", "retrieval"),
+    ]
     counted = []
     for word_a, word_b in pairs:
         both, _ = lex.parse(f'+"{word_a}" +"{word_b}"')

@@ -123,9 +123,7 @@ def test_queries_keep_the_old_model_until_the_new_one_covers_it(
         server.close()
 
 
-def test_a_missing_old_model_falls_back_to_the_new_one(
-    tmp_path: Path, other_model: Path
-) -> None:
+def test_a_missing_old_model_falls_back_to_the_new_one(tmp_path: Path, other_model: Path) -> None:
     # The old model's files are gone: searching the new model's (partial) vectors beats
     # searching nothing, and it says so in the log.
     copy = tmp_path / "copy" / "model.onnx"

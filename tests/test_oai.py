@@ -46,7 +46,10 @@ def test_get_record_arxivraw() -> None:
     page = parse_response(200, read("GetRecordResponse.xml"))
     (p,) = page.papers
     assert (p.arxiv_id, p.version, p.published, p.updated) == (
-        "1302.2146", 2, date(2013, 2, 8), date(2013, 4, 2)
+        "1302.2146",
+        2,
+        date(2013, 2, 8),
+        date(2013, 4, 2),
     )
     assert page.token is None
     assert p.license == "http://arxiv.org/licenses/nonexclusive-distrib/1.0/"

@@ -57,8 +57,14 @@ def _boxes(svg: etree._Element) -> list[tuple[float, float, float, float, str]]:
 
 
 def test_network_labels_never_collide_and_stay_inside() -> None:
-    names = ["Lutz Bornmann", "Loet Leydesdorff", "Robin Haunschild",
-             "Bakthavachalam Elango", "A", "Félix de Moya-Anegón-Somebody-Long"]
+    names = [
+        "Lutz Bornmann",
+        "Loet Leydesdorff",
+        "Robin Haunschild",
+        "Bakthavachalam Elango",
+        "A",
+        "Félix de Moya-Anegón-Somebody-Long",
+    ]
     for count in (1, 2, 5, 11, 24, 40):
         others = [Node(i + 2, names[i % len(names)] + f" {i}", 40 - i, f"/r/{i}")
                   for i in range(count)]  # fmt: skip

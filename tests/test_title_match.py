@@ -146,7 +146,7 @@ def test_filters_exclusions_and_sorts_are_kept(engine: SearchEngine) -> None:
         '"unclosed phrase of a title',
         "ti: abs: au: cat:",
         " ".join(["language model parsing translation"] * 25),
-        "C++ templates \\ and \" quotes",
+        'C++ templates \\ and " quotes',
     ],
 )
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])

@@ -384,8 +384,8 @@ class LabConfig:
         "The lab's researchers, one `[[lab.members]]` table each with `name` and `orcid` "
         "(ORCID check character verified); their authorships are anchored to that ORCID when "
         "the name and some evidence agree. From the file, or the environment variable as a "
-        "JSON array of `{\"name\", \"orcid\"}` objects (replacing the file's list). See the "
-        "README's \"Declaring your lab\".",
+        'JSON array of `{"name", "orcid"}` objects (replacing the file\'s list). See the '
+        'README\'s "Declaring your lab".',
         parse=parse_members,
         example='[[lab.members]]\nname = "Josiah Carberry"\norcid = "0000-0002-1825-0097"',
     )
