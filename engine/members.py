@@ -26,7 +26,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from papersift.core.errors import PapersiftError
 
 FILENAME = "members.sqlite"
-SCHEMA_VERSION = 2  # 2: saved searches, follows, digest choices, feed tokens (new tables)
+SCHEMA_VERSION = 3  # 2: saved searches, follows, digest choices, feed tokens; 3: confirmed
 MAX_EMAIL = 254
 MAX_NAME = 200
 MIN_PASSWORD = 10
@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS users (
     epoch INTEGER NOT NULL DEFAULT 0,
     token TEXT NOT NULL UNIQUE,
     digest TEXT NOT NULL DEFAULT 'off',
-    created TEXT NOT NULL
+    created TEXT NOT NULL,
+    confirmed INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS tags (
     id INTEGER PRIMARY KEY,
@@ -111,6 +112,9 @@ class Member:
     token: str  # unguessable: the unsubscribe link and private feeds
     digest: str  # off, daily or weekly
     created: str
+    # The address is known to be theirs: an account an admin made, or a signed-up one
+    # whose confirmation link was opened. Digests go to confirmed addresses only.
+    confirmed: bool = True
 
 
 def now_iso() -> str:
@@ -163,7 +167,7 @@ def load_secret(root: Path, configured: str = "") -> str:
     return load_secret(root)
 
 
-_COLUMNS = "id, email, name, researcher_id, epoch, token, digest, created"
+_COLUMNS = "id, email, name, researcher_id, epoch, token, digest, created, confirmed != 0"
 
 
 class Members:
@@ -192,6 +196,10 @@ class Members:
         columns = {str(r[1]) for r in db.execute("PRAGMA table_info(digest_sent)")}
         if "state" not in columns:  # version 1: every row recorded a finished send
             db.execute("ALTER TABLE digest_sent ADD COLUMN state TEXT NOT NULL DEFAULT 'sent'")
+        if "confirmed" not in {str(r[1]) for r in db.execute("PRAGMA table_info(users)")}:
+            # Version 2 and before: accounts were made by an admin or before confirmation
+            # existed; they stay as they were.
+            db.execute("ALTER TABLE users ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 1")
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     def close(self) -> None:
@@ -217,19 +225,22 @@ class Members:
     # -- accounts ---------------------------------------------------------------------
 
     def add(
-        self, email: str, password: str, name: str = "", researcher_id: int | None = None
-    ) -> Member:
+        self, email: str, password: str, name: str = "", researcher_id: int | None = None,
+        *, confirmed: bool = True,
+    ) -> Member:  # fmt: skip
+        """A new account; ``confirmed=False`` for a sign-up, until its link is opened."""
         address = normalise_email(email)
         name = " ".join(name.split())
         if len(name) > MAX_NAME:
             raise AccountError(f"the name must have at most {MAX_NAME} characters")
         digest = self._hasher.hash(check_password(password))
+        row = (address, name, researcher_id, digest, secrets.token_urlsafe(24), now_iso())
         try:
             with self.transaction() as db:
                 db.execute(
-                    "INSERT INTO users (email, name, researcher_id, password, token, created) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (address, name, researcher_id, digest, secrets.token_urlsafe(24), now_iso()),
+                    "INSERT INTO users (email, name, researcher_id, password, token, created, "
+                    "confirmed) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (*row, int(confirmed)),
                 )
         except sqlite3.IntegrityError:
             raise AccountError(f"there is already an account for {address}") from None
@@ -266,6 +277,16 @@ class Members:
         with self.transaction() as db:
             db.execute("DELETE FROM users WHERE id = ?", (member.id,))
         return member
+
+    def confirm(self, member_id: int, email: str) -> Member | None:
+        """Mark the account confirmed if it still has this address (a link mailed to an
+        address the account no longer has confirms nothing); the member, or None."""
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE users SET confirmed = 1 WHERE id = ? AND email = ?", (member_id, email)
+            )
+        member = self.by_id(member_id)
+        return member if member is not None and member.email == email else None
 
     def set_password(self, email: str, password: str) -> Member:
         """A new password; every session signed before ends (the epoch moves on)."""

@@ -152,6 +152,10 @@ def run_digests(
         if not dry_run:
             mailer = Mailer(config.mail, env)
         for member in _due(members, user):
+            if not member.confirmed:
+                out(f"{member.email}: address not confirmed yet (the link mailed at sign-up, "
+                    "or 'Send the link again' at /account)")  # fmt: skip
+                continue
             if member.digest == "off":
                 out(f"{member.email}: digests are off (choose daily or weekly at /account/digest)")
                 continue

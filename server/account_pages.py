@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.core.urls import researcher_url
+from papersift.core.urls import researcher_url, with_query
 from papersift.engine.members import AccountError, Member
 from papersift.engine.people import People
+from papersift.server.confirm_pages import mail_link, sent_notice
 from papersift.server.context import ctx
 from papersift.server.sessions import (
     accounts,
@@ -57,6 +60,8 @@ async def signin(request: Request) -> Response:
     if request.method == "GET":
         params = request.query_params
         notice = "Your session has ended; sign in again." if params.get("expired") else ""
+        if params.get("confirmed"):
+            notice = "Your address is confirmed; sign in to choose your digests."
         return _signin_page(
             request, signup=False, next_path=safe_next(params.get("next")), notice=notice
         )
@@ -98,14 +103,16 @@ async def signup(request: Request) -> Response:
         error = f"Sign-up is open to addresses at {domains} only."
     else:
         try:
+            password = _text(form, "password", 1100)
             who = await ctx(request).call(
-                acc.members.add, email, _text(form, "password", 1100), name
+                partial(acc.members.add, email, password, name, confirmed=False)
             )
         except AccountError as exc:
             error = str(exc).capitalize() + "."
     if error:
         return _signin_page(request, signup=True, status=400, error=error, email=email, name=name)
-    response = RedirectResponse("/library", status_code=303)
+    sent = await mail_link(request, who)
+    response = RedirectResponse(with_query("/account", {"sent": sent}), status_code=303)
     start(request, response, who)
     return response
 
@@ -127,6 +134,10 @@ async def account(request: Request, who: Member) -> Response:
     if request.method == "POST":
         form = await checked_form(request)
         try:
+            if _text(form, "action") == "confirm" and not who.confirmed:
+                throttle(request, who.email)
+                sent = await mail_link(request, who)
+                return RedirectResponse(with_query("/account", {"sent": sent}), status_code=303)
             if _text(form, "action") == "password":
                 if (
                     await c.call(acc.members.authenticate, who.email, _text(form, "current", 1100))
@@ -146,6 +157,10 @@ async def account(request: Request, who: Member) -> Response:
             error, status = str(exc).capitalize() + ".", 400
     elif request.query_params.get("changed"):
         notice = "Password changed; your other sessions have ended."
+    elif request.query_params.get("confirmed"):
+        notice = "Your address is confirmed; digests can now be sent to it."
+    elif request.query_params.get("sent"):
+        notice = sent_notice(request.query_params["sent"], who.email)
     fresh = acc.members.by_id(who.id) or who
     researcher = await c.call(_researcher, request, fresh.researcher_id)
     return _page(

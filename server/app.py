@@ -19,6 +19,7 @@ from papersift.server import (
     account_pages,
     admin,
     api,
+    confirm_pages,
     digest_pages,
     errors,
     export_routes,
@@ -76,6 +77,7 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
             *feed_routes.routes,
             *admin.routes,
             *account_pages.routes,  # members sign in (issue 19); their libraries:
+            *confirm_pages.routes,
             *library_pages.routes,
             *digest_pages.routes,  # digest choices, private feeds, unsubscribe
             *private_feeds.routes,

@@ -11,7 +11,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
-from papersift.engine.members import Members
+from papersift.engine.members import SCHEMA_VERSION, Members
 from papersift.engine.search import SearchEngine
 from papersift.engine.subscriptions import Subscriptions
 from tests.corpus import make_config
@@ -129,7 +129,7 @@ def test_a_version_1_members_file_upgrades(tmp_path: Path) -> None:
         subs = Subscriptions(members)
         assert subs.send_state(who.id, "weekly:2026-W27") == "sent"
         assert subs.add_search(who.id, "x").query == "x"
-        assert members.query("PRAGMA user_version") == [(2,)]
+        assert members.query("PRAGMA user_version") == [(SCHEMA_VERSION,)]
     finally:
         members.close()
 
