@@ -34,9 +34,15 @@ ADDRESS = "hal@lab.example"
 
 
 @pytest.fixture
-def inbox() -> Iterator[tuple[Inbox, int]]:
-    with smtp_server() as found:
-        yield found
+def mailing(
+    engine: SearchEngine, built_config: Config, members_root: Path
+) -> Iterator[tuple[TestClient, Inbox, Config]]:
+    """The site with sign-up open and mail going to a real SMTP server: (browser, the
+    server's inbox, the config)."""
+    with smtp_server() as (box, port):
+        config = site_config(built_config, members_root, port)
+        with TestClient(create_app(engine, config), follow_redirects=False) as c:
+            yield c, box, config
 
 
 def site_config(built: Config, root: Path, port: int | None) -> Config:
@@ -79,74 +85,68 @@ def banner(c: TestClient) -> bool:
 
 
 def test_digests_wait_for_the_mailed_link(
-    engine: SearchEngine, built_config: Config, members_root: Path,
-    inbox: tuple[Inbox, int],
-) -> None:  # fmt: skip
-    box, port = inbox
-    config = site_config(built_config, members_root, port)
-    with TestClient(create_app(engine, config), follow_redirects=False) as c:
-        assert sign_up(c) == "/account?sent=sent"
-        page = c.get("/account?sent=sent")
-        assert f"We sent a link to {ADDRESS}" in notice(page.text) and banner(c)
-        link = link_in(box)
+    engine: SearchEngine, members_root: Path, mailing: tuple[TestClient, Inbox, Config]
+) -> None:
+    c, box, config = mailing
+    assert sign_up(c) == "/account?sent=sent"
+    page = c.get("/account?sent=sent")
+    assert f"We sent a link to {ADDRESS}" in notice(page.text) and banner(c)
+    link = link_in(box)
 
-        members = Members(members_root)
-        try:
-            hal = members.by_email(ADDRESS)
-            assert hal is not None and not hal.confirmed
-            weekly_search_digest(members, hal.id)
-        finally:
-            members.close()
-        monday = date(2026, 7, 6)
-        waiting = run_digests(engine, config, today=monday)
-        assert waiting.sent == 0 and not waiting.error
-        assert any(line.startswith(f"{ADDRESS}: address not confirmed") for line in waiting.lines)
-        assert len(box.to(ADDRESS)) == 1  # the confirmation mail alone
+    members = Members(members_root)
+    try:
+        hal = members.by_email(ADDRESS)
+        assert hal is not None and not hal.confirmed
+        weekly_search_digest(members, hal.id)
+    finally:
+        members.close()
+    monday = date(2026, 7, 6)
+    waiting = run_digests(engine, config, today=monday)
+    assert waiting.sent == 0 and not waiting.error
+    assert any(line.startswith(f"{ADDRESS}: address not confirmed") for line in waiting.lines)
+    assert len(box.to(ADDRESS)) == 1  # the confirmation mail alone
 
-        opened = c.get(link)
-        assert (opened.status_code, opened.headers["location"]) == (303, "/account?confirmed=1")
-        assert not banner(c)
-        assert "Your address is confirmed" in notice(c.get("/account?confirmed=1").text)
-        sent = run_digests(engine, config, today=monday)
-        assert sent.sent == 1 and len(box.to(ADDRESS)) == 2
-        assert c.get(link).status_code == 303  # opening it again changes nothing
+    opened = c.get(link)
+    assert (opened.status_code, opened.headers["location"]) == (303, "/account?confirmed=1")
+    assert not banner(c)
+    assert "Your address is confirmed" in notice(c.get("/account?confirmed=1").text)
+    sent = run_digests(engine, config, today=monday)
+    assert sent.sent == 1 and len(box.to(ADDRESS)) == 2
+    assert c.get(link).status_code == 303  # opening it again changes nothing
 
 
 def test_the_link_can_be_sent_again_and_a_bad_one_says_why(
-    engine: SearchEngine, built_config: Config, members_root: Path,
-    inbox: tuple[Inbox, int],
-) -> None:  # fmt: skip
-    box, port = inbox
-    config = site_config(built_config, members_root, port)
-    with TestClient(create_app(engine, config), follow_redirects=False) as c:
-        sign_up(c)
-        page = c.get("/account")
-        again = c.post("/account", data={"csrf": csrf_of(page), "action": "confirm"})
-        assert again.status_code == 303 and len(box.to(ADDRESS)) == 2
-        link = link_in(box)
+    members_root: Path, mailing: tuple[TestClient, Inbox, Config]
+) -> None:
+    c, box, _ = mailing
+    sign_up(c)
+    page = c.get("/account")
+    again = c.post("/account", data={"csrf": csrf_of(page), "action": "confirm"})
+    assert again.status_code == 303 and len(box.to(ADDRESS)) == 2
+    link = link_in(box)
 
-        cut = c.get(link[:-6])
-        assert cut.status_code == 400 and "not valid" in cut.text and banner(c)
-        # Signed here as the address was; then the account's address changed.
-        secret = load_secret(members_root)
-        members = Members(members_root)
-        try:
-            hal = members.by_email(ADDRESS)
-            assert hal is not None
-            with members.transaction() as db:
-                db.execute("UPDATE users SET email = 'hal2@lab.example' WHERE id = ?", (hal.id,))
-        finally:
-            members.close()
-        assert c.get(link).status_code == 400
+    cut = c.get(link[:-6])
+    assert cut.status_code == 400 and "not valid" in cut.text and banner(c)
+    # Signed here as the address was; then the account's address changed.
+    secret = load_secret(members_root)
+    members = Members(members_root)
+    try:
+        hal = members.by_email(ADDRESS)
+        assert hal is not None
+        with members.transaction() as db:
+            db.execute("UPDATE users SET email = 'hal2@lab.example' WHERE id = ?", (hal.id,))
+    finally:
+        members.close()
+    assert c.get(link).status_code == 400
 
-        class WeekOld(TimestampSigner):
-            def get_timestamp(self) -> int:
-                return int(time.time()) - (CONFIRM_DAYS + 1) * 86400
+    class WeekOld(TimestampSigner):
+        def get_timestamp(self) -> int:
+            return int(time.time()) - (CONFIRM_DAYS + 1) * 86400
 
-        signer = URLSafeTimedSerializer(secret, salt="papersift-confirm", signer=WeekOld)
-        old = signer.dumps([hal.id, "hal2@lab.example"])
-        expired = c.get(f"/confirm?t={old}")
-        assert expired.status_code == 400 and "expired" in expired.text and banner(c)
+    signer = URLSafeTimedSerializer(secret, salt="papersift-confirm", signer=WeekOld)
+    old = signer.dumps([hal.id, "hal2@lab.example"])
+    expired = c.get(f"/confirm?t={old}")
+    assert expired.status_code == 400 and "expired" in expired.text and banner(c)
 
 
 def test_without_mail_the_page_says_so(
