@@ -1,8 +1,10 @@
-"""``papersift user add|list|remove|reset``: lab members' accounts, managed by an admin.
+"""``papersift user add|list|remove|reset|confirm``: lab members' accounts, by an admin.
 
 ``add`` and ``reset`` print a new one-time password, or with ``--password-stdin`` read the
 password from standard input (one line), so it never shows in the process list or the
-shell's history. Errors are one line (``papersift.cli`` prints AccountError's message).
+shell's history. ``confirm`` marks a signed-up address as the member's without the mailed
+link (e.g. when this server sends no mail). Errors are one line (``papersift.cli`` prints
+AccountError's message).
 """
 
 from __future__ import annotations
@@ -61,15 +63,21 @@ def cmd_user(args: argparse.Namespace, config: Config) -> int:
         if args.action == "list":
             rows = members.all()
             if args.json:
-                keys = ("email", "name", "researcher_id", "digest", "created")
+                keys = ("email", "name", "researcher_id", "digest", "confirmed", "created")
                 out = [{k: getattr(m, k) for k in keys} for m in rows]
                 json.dump(out, sys.stdout, indent=2)
                 sys.stdout.write("\n")
             for m in [] if args.json else rows:
                 rid = f" researcher {m.researcher_id}" if m.researcher_id else ""
-                print(f"{m.email}\t{m.name or '-'}\t{m.digest}{rid}")
+                unconfirmed = "" if m.confirmed else "\tnot confirmed"
+                print(f"{m.email}\t{m.name or '-'}\t{m.digest}{rid}{unconfirmed}")
             if not rows and not args.json:
                 print("no accounts yet; add one with `papersift user add EMAIL`")
+            return 0
+        if args.action == "confirm":
+            who = members.existing(args.email)
+            members.confirm(who.id, who.email)
+            print(f"confirmed {who.email}: digests can go to it")
             return 0
         if args.action == "remove":
             gone = members.remove(args.email)
@@ -95,7 +103,7 @@ def add_parser(
 ) -> None:
     p = sub.add_parser(  # ``common`` goes on each action: argparse lets a nested default win
         "user",
-        help="add, list, remove lab members' accounts or reset a password",
+        help="add, list, confirm, remove lab members' accounts or reset a password",
         description="Manage the accounts members sign in with (see /signin).",
     )
     acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -107,6 +115,10 @@ def add_parser(
     r.add_argument("email", metavar="EMAIL")
     for q in (a, r):
         q.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    c = acts.add_parser(
+        "confirm", parents=[common], help="confirm a signed-up address without its mailed link"
+    )
+    c.add_argument("email", metavar="EMAIL")
     d = acts.add_parser("remove", parents=[common], help="delete an account and its library")
     d.add_argument("email", metavar="EMAIL")
     ls = acts.add_parser("list", parents=[common], help="list the accounts")

@@ -184,3 +184,27 @@ def test_accounts_from_before_stay_confirmed(tmp_path: Path) -> None:
         assert not members.add("hal@lab.example", PASSWORD, confirmed=False).confirmed
     finally:
         members.close()
+
+
+def test_an_admin_confirms_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With no mail, an admin confirms a signed-up address with `papersift user confirm`."""
+    from papersift.cli import main
+
+    (tmp_path / "d").mkdir()
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[data]\ndir = "d"\n', encoding="utf-8")
+    members = Members(tmp_path / "d")
+    try:
+        members.add(ADDRESS, PASSWORD, "Hal", confirmed=False)
+        assert main(["user", "list", "--config", str(cfg)]) == 0
+        assert capsys.readouterr().out == f"{ADDRESS}\tHal\toff\tnot confirmed\n"
+        assert main(["user", "confirm", ADDRESS.upper(), "--config", str(cfg)]) == 0
+        assert capsys.readouterr().out == f"confirmed {ADDRESS}: digests can go to it\n"
+        hal = members.by_email(ADDRESS)
+        assert hal is not None and hal.confirmed
+        assert main(["user", "confirm", "nobody@lab.example", "--config", str(cfg)]) == 1
+        assert "there is no account" in capsys.readouterr().err
+    finally:
+        members.close()
