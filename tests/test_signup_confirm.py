@@ -91,6 +91,7 @@ def test_digests_wait_for_the_mailed_link(
     assert sign_up(c) == "/account?sent=sent"
     page = c.get("/account?sent=sent")
     assert f"We sent a link to {ADDRESS}" in notice(page.text) and banner(c)
+    assert "not confirmed yet" in c.get("/account/digest").text
     link = link_in(box)
 
     members = Members(members_root)
@@ -108,7 +109,7 @@ def test_digests_wait_for_the_mailed_link(
 
     opened = c.get(link)
     assert (opened.status_code, opened.headers["location"]) == (303, "/account?confirmed=1")
-    assert not banner(c)
+    assert not banner(c) and "not confirmed yet" not in c.get("/account/digest").text
     assert "Your address is confirmed" in notice(c.get("/account?confirmed=1").text)
     sent = run_digests(engine, config, today=monday)
     assert sent.sent == 1 and len(box.to(ADDRESS)) == 2
