@@ -167,7 +167,13 @@ def load_secret(root: Path, configured: str = "") -> str:
     return load_secret(root)
 
 
-_COLUMNS = "id, email, name, researcher_id, epoch, token, digest, created, confirmed != 0"
+_COLUMNS = "id, email, name, researcher_id, epoch, token, digest, created, confirmed"
+
+
+def _member(row: tuple[object, ...]) -> Member:
+    """A ``_COLUMNS`` row as a Member (SQLite has no booleans: ``confirmed`` is 0 or 1;
+    mypy cannot count the fields of a row, hence the ignore)."""
+    return Member(*row[:-1], bool(row[-1]))  # type: ignore[arg-type, call-arg]
 
 
 class Members:
@@ -250,7 +256,7 @@ class Members:
 
     def _one(self, where: str, value: object) -> Member | None:
         rows = self.query(f"SELECT {_COLUMNS} FROM users WHERE {where} = ?", (value,))
-        return Member(*rows[0]) if rows else None  # type: ignore[arg-type]
+        return _member(rows[0]) if rows else None
 
     def by_email(self, email: str) -> Member | None:
         return self._one("email", email.strip().lower())
@@ -263,7 +269,7 @@ class Members:
 
     def all(self) -> list[Member]:
         rows = self.query(f"SELECT {_COLUMNS} FROM users ORDER BY email")
-        return [Member(*r) for r in rows]  # type: ignore[arg-type]
+        return [_member(r) for r in rows]
 
     def existing(self, email: str) -> Member:
         member = self.by_email(email)
