@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 
-import faiss
 import numpy as np
 import tantivy
 
@@ -42,6 +41,11 @@ from papersift.engine.why import Evidence, filter_lines, query_words
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
+# Keyword matches fetched with the page (and their count, in the same pass): when that is
+# all of them, their categories and years are counted from the facet table. 2,000 covers
+# 90% of 200 title queries at 663k papers, for 0.2 ms more than fetching 200.
+KEYWORD_WINDOW = 2000
+_CATEGORIES_YEARS = ("categories", "years")
 Facets = dict[str, tuple[FacetCount, ...]]
 _NONE: Facets = {"categories": (), "years": (), "researchers": (), "institutions": ()}
 
@@ -53,11 +57,6 @@ class SearchEngine(Catalog):
     server, feeds and CLI use; close it (or use it as a context manager) when done."""
 
     def __init__(self, data: DataDir) -> None:
-        # FAISS parallelises a flat search over queries and we send one at a time, so extra
-        # OpenMP threads only add their start-up and contention: 1.06 ms per query with one
-        # thread against 9.58 ms with two on the demo corpus (bench/run_core.py thread
-        # check). Concurrency comes from serving requests in parallel instead.
-        faiss.omp_set_num_threads(1)
         super().__init__(data)
         self._refresh_lock = threading.Lock()
         self._refreshed_at = 0.0
@@ -172,15 +171,25 @@ class SearchEngine(Catalog):
         q = plan.keyword.query
         combined = lex.combine(q, plan.filt)
         offset = (plan.request.page - 1) * plan.size
-        # Categories and years count every match, on a pool thread meanwhile (Tantivy
-        # releases the GIL: 1.9x quicker on 2 cores). Researchers and institutions count
-        # the first PEOPLE_WINDOW results when there are more: over 100k matches those
-        # high-cardinality counts took 75% of a keyword query at 663k papers.
-        counts = self._pool.submit(lex.facets, combined, 30, ("categories", "years"))
-        limit = max(PEOPLE_WINDOW, offset + plan.size)
-        top, top_scores = lex.top(combined, limit, 0, plan.sort)
+        table = self.facet_table.current(self.data.store.seq)
+        # Categories and years count every match. Most queries match a few hundred papers:
+        # the ranked pass fetches up to KEYWORD_WINDOW of them with its count, and when
+        # that is all of them the facet table counts them, where a second Tantivy pass
+        # (an aggregation) would evaluate the query again: 2.6 ms of a 10.5 ms keyword
+        # search at 663k papers (bench/RESULTS.md). Browsing (no words) matches most of
+        # the index, so Tantivy counts it on a pool thread meanwhile, as do all queries
+        # until the table is built (Tantivy releases the GIL).
+        counts = (
+            self._pool.submit(lex.facets, combined, 30, _CATEGORIES_YEARS)
+            if q is None or table is None else None
+        )  # fmt: skip
+        limit = max(KEYWORD_WINDOW, offset + plan.size)
+        top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
         first = list(plan.titles)
         ranked = put_first(list(zip(top, top_scores, strict=True)), first)
+        # Researchers and institutions count the first PEOPLE_WINDOW results when there
+        # are more: over 100k matches those high-cardinality counts took 75% of a keyword
+        # query at 663k papers.
         window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self._researcher_facet(window)
@@ -189,10 +198,17 @@ class SearchEngine(Catalog):
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked[offset : offset + plan.size]
         hits = make_hits(self.data, page, q, {}, ranks, evidence)
-        counted = counts.result()  # the total comes from the year counts
-        total = _total(counted, lambda: lex.count(combined))
+        if counts is not None:
+            counted = counts.result()
+        elif total <= len(top):  # every match is in hand
+            assert table is not None
+            counted = table.counts(top)
+        else:
+            counted = lex.facets(combined, 30, _CATEGORIES_YEARS)
         total += len(set(first) - set(top)) if total <= len(top) else 0
         facets = {**counted, "researchers": researchers, **insts.result()}
+        if table is None:
+            self.facet_table.start()  # after the answer, as in _over_list
         return hits, total, facets, total
 
     def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
 
 from papersift.core.config import Config
+from papersift.engine import search as search_module
 from papersift.engine.datadir import DataDir
 from papersift.engine.facet_table import FacetTable
-from papersift.engine.results import SearchRequest
+from papersift.engine.lexical import FACETS
+from papersift.engine.plan import make_plan
+from papersift.engine.results import SearchRequest, Sort
 from papersift.engine.search import SearchEngine
 from papersift.indexer.build import import_files
 from papersift.indexer.snapshot import record_to_paper
@@ -100,3 +107,39 @@ def test_hybrid_facets_and_date_sort_from_the_table(engine: SearchEngine) -> Non
         known = [d for d in docids if d is not None]
         want = lex.facets(lex.docids_for(known), 30, ("categories", "years"))
         assert {k: result.facets[k] for k in want} == want
+
+
+@pytest.mark.parametrize("window", [2000, 5])
+def test_keyword_facets_from_the_table_equal_tantivys(
+    engine: SearchEngine, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the table is built, a keyword search whose matches all came with its page is
+    counted from the table (``window`` 2000 here), one with more matches than that by
+    Tantivy (``window`` 5); either way as Tantivy's aggregation counts the matches."""
+    monkeypatch.setattr(search_module, "KEYWORD_WINDOW", window)
+    engine.facet_table.start()
+    assert engine.facet_table.wait(timeout=60)
+    lex = engine.data.lexical
+    aggregated: list[tuple[str, ...]] = []  # the kinds of each Tantivy facet count asked
+    facets = lex.facets
+
+    def counted(query: Any, size: int = 30, kinds: Sequence[str] = FACETS) -> Any:
+        aggregated.append(tuple(kinds))
+        return facets(query, size, kinds)
+
+    monkeypatch.setattr(lex, "facets", counted)
+    sorts: tuple[Sort, ...] = ("relevance", "newest")
+    for text in ("learning", "graph", "language models"):
+        for sort in sorts:
+            # A page size of its own: no answer cached by another test.
+            size = 11 if window == 5 else 12
+            request = SearchRequest(text, mode="keyword", sort=sort, page_size=size)
+            aggregated.clear()
+            result = engine.search(request)
+            by_tantivy = ("categories", "years") in aggregated
+            plan_query = lex.combine(make_plan(engine, request, size).keyword.query, None)
+            matches = lex.count(plan_query)
+            assert result.total == matches > 5, (text, matches)
+            assert by_tantivy == (matches > window), (text, sort, aggregated)
+            want = lex.facets(plan_query, 30, ("categories", "years"))
+            assert {k: result.facets[k] for k in want} == want, (text, sort)
