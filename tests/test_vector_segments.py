@@ -1,10 +1,13 @@
 """Vector segments that are not what we wrote (missing arrays, mismatched shapes, another
-dimension, not an .npz at all) fail with a clear IndexVersionError naming the file."""
+dimension, not an .npz at all) fail with a clear IndexVersionError naming the file; and a
+search from any thread runs FAISS on one OpenMP thread."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
+import faiss
 import numpy as np
 import pytest
 
@@ -36,6 +39,23 @@ def test_a_good_segment_loads(tmp_path: Path) -> None:
     index = _index(tmp_path)
     index.load(_current)
     assert index.size == 3 and index.search(np.eye(DIM, dtype=np.float32)[1], 1)[0][0] == 2
+
+
+def test_a_search_from_a_new_thread_uses_one_openmp_thread(tmp_path: Path) -> None:
+    """libgomp keeps the thread count per calling thread: the server's request threads
+    must pin their own, not rely on the main thread's setting."""
+    index = _index(tmp_path)
+    index.load(_current)
+    seen: list[int] = []
+
+    def request() -> None:
+        index.search(np.eye(DIM, dtype=np.float32)[0], 2)
+        seen.append(faiss.omp_get_max_threads())
+
+    worker = threading.Thread(target=request)
+    worker.start()
+    worker.join()
+    assert seen == [1]
 
 
 GOOD = {"docids": np.array([4]), "hashes": np.array(["d"]), "vectors": np.ones((1, DIM))}
