@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from functools import partial
 
@@ -223,25 +223,35 @@ class SearchEngine(Catalog):
         # vectors searched (both release the GIL).
         hybrid = plan.mode == "hybrid" and q is not None
         keyword_side = lex.combine(q, plan.filt) if hybrid else None
-        lexical = self._pool.submit(lex.top, keyword_side, n) if keyword_side else None
         # Fusion ranks the candidates of any free word (as it was tuned on SciFact: ranking
         # by the matches alone cost 0.017 nDCG@10); the match rules then decide who stays.
         ranking_side = lex.combine(plan.keyword.ranking, plan.filt) if hybrid else None
-        ranked = (
-            self._pool.submit(lex.top, ranking_side, n)
-            if ranking_side is not None and plan.keyword.ranking is not q else lexical
-        )  # fmt: skip
+        lexical: Future[tuple[list[int], list[float], int]] | None = None
+        ranked: Future[tuple[list[int], list[float]]] | None = None
+        if keyword_side is not None and ranking_side is not None:
+            ranked = self._pool.submit(lex.top, ranking_side, n)  # by WAND, uncounted
+            if plan.keyword.ranking is not q:
+                # The matches, up to twice the candidates, counted in the same pass (a
+                # minimum-should-match query visits every match anyway): when that is all
+                # of them, the fused list is the match set and the facet table counts it,
+                # where Tantivy would evaluate the query again to count it.
+                lexical = self._pool.submit(lex.search, keyword_side, 2 * n)
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
         semantic = semantic_matches(candidates, plan.rule)
         sem_ranks = _ranks([d for d, _ in candidates])
         offset = (plan.request.page - 1) * plan.size
         sem_scores = [s for _, s in candidates]
-        if keyword_side is None or lexical is None or ranked is None:  # semantic
+        if keyword_side is None or ranked is None:  # semantic
             evidence = _evidence(plan, (), sem_scores)
             return self._whole_list(semantic, plan, {"semantic": sem_ranks}, evidence)
-        kd, _ = lexical.result()  # the keyword matches (the first n)
         rd, rs = ranked.result()
+        # The keyword matches (the first ones), and whether they are all of them.
+        if lexical is None:
+            kd, every_match = rd, len(rd) < n
+        else:
+            kd, _, matched = lexical.result()
+            every_match = matched <= len(kd)
         keyword = list(zip(rd, rs, strict=True))
         if cfg.fusion == "rrf":
             weight = plan.semantic_share
@@ -257,7 +267,7 @@ class SearchEngine(Catalog):
         fused = put_first(fused, list(plan.titles))
         title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
         ranks = {"keyword": _ranks(rd), "semantic": sem_ranks, "title": title_ranks}
-        if len(kd) < n:  # every keyword match is a candidate: the list is the set
+        if every_match:  # the list is the set
             return self._whole_list(fused, plan, ranks, evidence)
         match_q = self._match_query(keyword_side, kd, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))

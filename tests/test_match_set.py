@@ -11,18 +11,20 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import httpx
 import pytest
+import tantivy
 from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
+from papersift.engine.lexical import FACETS
 from papersift.engine.match import MatchRule, keyword_query
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
-from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.search import Facets, SearchEngine, open_engine
 from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
@@ -223,8 +225,8 @@ def test_fielded_clauses_intersect(engine: SearchEngine) -> None:
 
 @pytest.fixture(scope="module")
 def few_candidates(built_config: Config) -> Iterator[SearchEngine]:
-    """An engine whose retrievers contribute 10 candidates each: keyword matches beyond the
-    candidates make hybrid count and sort its match set in Tantivy."""
+    """An engine whose retrievers contribute 10 candidates each: more keyword matches than
+    it fetches (20) make hybrid count and sort its match set in Tantivy."""
     search = dataclasses.replace(built_config.search, candidates=10, cache_size=0)
     eng = open_engine(dataclasses.replace(built_config, search=search))
     yield eng
@@ -240,7 +242,9 @@ def test_totals_facets_and_pages_agree(
     a, b = word_pair(engine)
     if which == "few_candidates" and mode == "hybrid":
         wide = engine.search(SearchRequest(f"{a} {b}", mode="keyword"))
-        assert wide.total > 10  # the Tantivy path is the one under test
+        # More keyword matches than the engine fetches (twice the candidates): the Tantivy
+        # path is the one under test.
+        assert wide.total > 20
     for query in (f"{a} {b}", f"{a} networks learning"):
         result, ids = every_hit(engine, SearchRequest(query, mode=mode, page_size=10))
         assert len(ids) == len(set(ids)) == result.total
@@ -251,6 +255,44 @@ def test_totals_facets_and_pages_agree(
         assert set(dated) == set(ids) and by_date.total == result.total
         published = [engine.paper(i).published for i in dated]  # type: ignore[union-attr]
         assert published == sorted(published, reverse=True)
+
+
+def test_hybrid_counts_from_the_table_when_it_fetched_every_keyword_match(
+    engine: SearchEngine, built_config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """More keyword matches than candidates but no more than twice as many: hybrid has
+    them all from its counted pass, so the fused list is the match set and the facet
+    table counts it (no second Tantivy pass), as Tantivy would."""
+    a, b = word_pair(engine)
+    query = f"{a} {b}"
+    matches, listed = every_hit(engine, SearchRequest(query, mode="keyword", page_size=100))
+    keyword_ids = set(listed)
+    assert 4 <= matches.total == len(keyword_ids)
+    n = (matches.total + 1) // 2  # n < matches <= 2n
+    search = dataclasses.replace(built_config.search, candidates=n, cache_size=0)
+    eng = open_engine(dataclasses.replace(built_config, search=search))
+    try:
+        eng.facet_table.start()
+        assert eng.facet_table.wait(timeout=60)
+        lex = eng.data.lexical
+        asked: list[tuple[str, ...]] = []  # the kinds of each count Tantivy was asked for
+        facets = lex.facets
+
+        def counted(q: tantivy.Query, size: int = 30, kinds: Sequence[str] = FACETS) -> Facets:
+            asked.append(tuple(kinds))
+            return facets(q, size, kinds)
+
+        monkeypatch.setattr(lex, "facets", counted)
+        result, ids = every_hit(eng, SearchRequest(query, mode="hybrid", page_size=10))
+        assert ("categories", "years") not in asked
+        assert len(ids) == len(set(ids)) == result.total and keyword_ids <= set(ids)
+        docids = [eng.data.store.docid_of(i) for i in ids]
+        want = facets(
+            lex.docids_for([d for d in docids if d is not None]), 30, ("categories", "years")
+        )
+        assert {k: result.facets[k] for k in want} == want
+    finally:
+        eng.close()
 
 
 def test_last_page_is_the_last_the_window_allows(built_config: Config) -> None:
