@@ -1,7 +1,7 @@
 """CPU per new search over HTTP: uncached `/api/v1/search` by mode (issue 23).
 
     .venv/bin/python bench/search_cpu.py [--size 0] [--modes hybrid,keyword] [--seconds 10]
-        [--repeats 3] [--concurrency 8]
+        [--repeats 3] [--concurrency 8] [--code CHECKOUT [--code CHECKOUT]]
 
 One `papersift serve` (bench/http_load.py's ``Server``) on a cached scale directory with the
 result cache off (``[search] cache_size = 0``), so every request is a full search; wrk in a
@@ -12,6 +12,10 @@ the server, whatever the load generator takes of the 2 cores. Runs start once th
 idle (its start-up work, e.g. building the facet table, is not billed to them). Targets
 (issue 23, 663k papers): hybrid <= 15 ms (so >= 120 req/s at concurrency 8 on 2 cores),
 keyword <= 5 ms.
+
+With ``--code`` twice (an A/B run, e.g. a ``git worktree`` of the revision before a change),
+the two checkouts serve in turn on the same directory, one server at a time, the order
+alternating repeat by repeat, and the table has a row per checkout and mode.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -82,9 +87,31 @@ def measure(
     return runs
 
 
+def measure_ab(
+    size: int, modes: list[str], seconds: int, repeats: int, conns: int, codes: list[Path]
+) -> dict[str, list[dict[str, float]]]:
+    """Per checkout and mode (``"<revision> <mode>"``), one run per repeat: a server of
+    each checkout in turn, the order alternating."""
+    runs: dict[str, list[dict[str, float]]] = {}
+    for r in range(repeats):
+        for code in codes if r % 2 == 0 else codes[::-1]:
+            rev = _revision(code)
+            log(f"search-cpu: repeat {r + 1}, {rev} ({code})")
+            for mode, res in measure(size, modes, seconds, 1, conns, code).items():
+                runs.setdefault(f"{rev} {mode}", []).extend(res)
+    return runs
+
+
+def _revision(code: Path) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return out.stdout.strip() or code.name
+
+
 def report(runs: dict[str, list[dict[str, float]]], size: int, conns: int, seconds: int) -> str:
     rows: list[list[Any]] = []
-    for mode, res in runs.items():
+    for mode, res in sorted(runs.items(), key=lambda kv: kv[0].split()[::-1]):
         med = {k: statistics.median(x[k] for x in res) for k in res[0]}
         rows.append([
             mode, str(conns), f"{med['rps']:.1f}", f"{med['cpu_ms']:.2f}",
@@ -93,7 +120,8 @@ def report(runs: dict[str, list[dict[str, float]]], size: int, conns: int, secon
             " ".join(f"{x['load']:.1f}" for x in res),
         ])  # fmt: skip
     info = machine_info()
-    heads = ["mode", "concurrency", "req/s", "CPU ms/request", "each run", "p50 ms", "p99 ms",
+    first = "revision and mode" if any(" " in k for k in runs) else "mode"
+    heads = [first, "concurrency", "req/s", "CPU ms/request", "each run", "p50 ms", "p99 ms",
              "errors", "load after each run"]  # fmt: skip
     n = len(next(iter(runs.values())))
     return (
@@ -111,14 +139,20 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=8)
-    ap.add_argument("--code", type=Path, help="the checkout that serves (default: this one)")
+    ap.add_argument(
+        "--code", type=Path, action="append",
+        help="the checkout that serves (default: this one); twice for an A/B run",
+    )  # fmt: skip
     args = ap.parse_args()
     if scale_data.read_meta(args.size) is None:
         sys.exit(f"no complete scale directory {scale_data.data_path(args.size)}: "
                  f"run bench/scale_data.py --sizes {args.size}")  # fmt: skip
-    runs = measure(
-        args.size, args.modes.split(","), args.seconds, args.repeats, args.concurrency, args.code
-    )
+    modes, codes = args.modes.split(","), args.code or []
+    if len(codes) > 1:
+        runs = measure_ab(args.size, modes, args.seconds, args.repeats, args.concurrency, codes)
+    else:
+        code = codes[0] if codes else None
+        runs = measure(args.size, modes, args.seconds, args.repeats, args.concurrency, code)
     print(report(runs, args.size, args.concurrency, args.seconds))
 
 
