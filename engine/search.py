@@ -183,7 +183,8 @@ class SearchEngine(Catalog):
             self._pool.submit(lex.facets, combined, 30, _CATEGORIES_YEARS)
             if q is None or table is None else None
         )  # fmt: skip
-        limit = max(KEYWORD_WINDOW, offset + plan.size)
+        fetch = KEYWORD_WINDOW if counts is None else PEOPLE_WINDOW  # counted by Tantivy
+        limit = max(fetch, offset + plan.size)
         top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
         first = list(plan.titles)
         ranked = put_first(list(zip(top, top_scores, strict=True)), first)
