@@ -4,8 +4,9 @@ In keyword mode Tantivy pages and counts the matches; their categories and years
 the facet table (``engine.facet_table``) when the ranked pass fetched all of them, else from
 Tantivy. In semantic and hybrid mode each retriever contributes up to ``search.candidates``
 papers (both under the same filters); the fused list is what the user pages through, so its
-length is the total and its facets are counted over exactly those papers. In keyword and hybrid relevance order the
-few papers whose title holds the query as a phrase come first (``engine.title_match``).
+length is the total and its facets are counted over exactly those papers. In keyword and
+hybrid relevance order the few papers whose title holds the query as a phrase come first
+(``engine.title_match``).
 """
 
 from __future__ import annotations
