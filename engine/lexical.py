@@ -260,6 +260,21 @@ class LexicalIndex:
                     terms.append(term if boost == 1.0 else tantivy.Query.boost_query(term, boost))
         return terms
 
+    def postings(self, words: Sequence[str]) -> int:
+        """About how many postings Tantivy walks for a clause of ``words`` in the default
+        fields: the smallest word's document frequency summed over the fields (the term
+        dictionaries' counts; a word of several tokens counts its rarest)."""
+        searcher = self.index.searcher()
+        sizes = []
+        for word in words:
+            per_field = 0
+            for name in DEFAULT_FIELDS:
+                tokens = self._analyzers[name].analyze(word)
+                if tokens:
+                    per_field += min(searcher.doc_freq(name, t) for t in tokens)
+            sizes.append(per_field)
+        return min(sizes, default=0)
+
     def filter_query(self, f: Filters) -> tantivy.Query | None:
         """The filters as one query, or None when there are none."""
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []

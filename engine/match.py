@@ -98,6 +98,7 @@ def keyword_query(
     must: list[tantivy.Query] = []
     must_not: list[tantivy.Query] = []
     free: list[tantivy.Query] = []
+    sizes: list[int] = []  # each free clause's postings (``LexicalIndex.postings``)
     # The free words' default-field terms, flat (``LexicalIndex.word_terms``); None once
     # one of them is not a plain term.
     flat_terms: list[tantivy.Query] | None = []
@@ -114,6 +115,8 @@ def keyword_query(
             either = tantivy.Query.boolean_query([(tantivy.Occur.Should, parse(c)) for c in group])
             fielded = any(c.field in FIELDED for c in group)
             (must if fielded else free).append(either)
+            if not fielded:
+                sizes.append(sum(lex.postings(c.parts()) for c in group))
             flat_terms = flat_terms if fielded else None
             continue
         c = group[0]
@@ -125,6 +128,7 @@ def keyword_query(
             optional.append(parse(c))
         else:
             free.append(parse(c))
+            sizes.append(lex.postings(c.parts()))
             terms = lex.word_terms(c.parts()) if flat_terms is not None and not c.phrase else None
             flat_terms = None if terms is None or flat_terms is None else flat_terms + terms
     need = rule.required(len(free))
@@ -143,8 +147,7 @@ def keyword_query(
         elif len(free) == 1:
             clauses.append((tantivy.Occur.Must, free[0]))
         elif free:
-            words = [(tantivy.Occur.Should, q) for q in free]
-            clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(words, minimum)))
+            clauses.append((tantivy.Occur.Must, at_least(free, sizes, minimum)))
         if not clauses:  # only exclusions: everything else
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
@@ -154,6 +157,39 @@ def keyword_query(
     query = build(need)
     ranking = build(1) if need > 1 else query
     return KeywordQuery(query, ranking, len(free), need, tuple(warnings))
+
+
+def at_least(queries: list[tantivy.Query], sizes: list[int], k: int) -> tantivy.Query:
+    """Papers matching at least ``k`` of ``queries``, scored by the sum of those they match
+    (``sizes``: each one's postings, ``LexicalIndex.postings``).
+
+    Tantivy's minimum-should-match scorer walks the union of every clause's postings and
+    cannot skip: 2.8 ms for a title query at 663k papers, against 0.9 ms with every word
+    required. So when one clause has more postings than all the others together (a common
+    word), the set is split on it: (it and ``k - 1`` of the rest) or (``k`` of the rest and
+    not it). Each branch walks only the others' union and skips through its postings; every
+    paper lands in one branch with the same score (``test_match_set``)."""
+    n = len(queries)
+    if k <= 1:
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])
+    if k >= n:
+        return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
+    big = max(range(n), key=sizes.__getitem__)
+    if sizes[big] <= sum(sizes) - sizes[big]:
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k)
+    rest = queries[:big] + queries[big + 1 :]
+    rest_sizes = sizes[:big] + sizes[big + 1 :]
+    with_it = tantivy.Query.boolean_query([
+        (tantivy.Occur.Must, queries[big]),
+        (tantivy.Occur.Must, at_least(rest, rest_sizes, k - 1)),
+    ])  # fmt: skip
+    without_it = tantivy.Query.boolean_query([
+        (tantivy.Occur.Must, at_least(rest, rest_sizes, k)),
+        (tantivy.Occur.MustNot, queries[big]),
+    ])  # fmt: skip
+    return tantivy.Query.boolean_query(
+        [(tantivy.Occur.Should, with_it), (tantivy.Occur.Should, without_it)]
+    )
 
 
 def constraint_query(

@@ -21,7 +21,7 @@ from lxml import etree
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
 from papersift.engine.lexical import FACETS
-from papersift.engine.match import MatchRule, keyword_query
+from papersift.engine.match import MatchRule, at_least, keyword_query
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
 from papersift.engine.search import Facets, SearchEngine, open_engine
@@ -184,6 +184,32 @@ def test_any_word_ranking_scores_as_the_parsers_query(engine: SearchEngine, text
     got, want = scores(built.ranking), scores(expected)
     assert len(want) > 10 and got.keys() == want.keys()
     assert all(abs(got[d] - want[d]) < 1e-4 * max(1.0, want[d]) for d in want)
+
+
+@pytest.mark.parametrize(
+    "sizes", [[1000, 1, 1, 1, 1], [1, 1000, 400, 1, 1], [5, 4, 3, 2, 1], [1, 1, 1, 1, 1000]]
+)
+def test_minimum_should_match_split_on_a_common_word_scores_alike(
+    engine: SearchEngine, sizes: list[int]
+) -> None:
+    """``at_least`` splits the set on a clause with more postings than the others together
+    (again inside each branch while one dominates the rest). Whatever the sizes say, every
+    paper must match and score as under Tantivy's own minimum-should-match query."""
+    lex = engine.data.lexical
+    words = ["learning", "model", "network", "data", "language"]
+    queries = [lex.parse(f'"{w}"')[0] for w in words]
+
+    def scores(q: tantivy.Query) -> dict[int, float]:
+        ids, values, _ = lex.search(q, lex.num_docs)
+        return dict(zip(ids, values, strict=True))
+
+    for k in (2, 3, 4):
+        got = at_least(queries, sizes, k)
+        assert ("MustNot" in str(got)) == (max(sizes) > sum(sizes) - max(sizes))
+        want = scores(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k))
+        have = scores(got)
+        assert len(want) > 5 and have.keys() == want.keys(), k
+        assert all(abs(have[d] - want[d]) < 1e-4 * max(1.0, want[d]) for d in want), k
 
 
 def test_or_joins_alternatives(engine: SearchEngine) -> None:
