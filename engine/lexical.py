@@ -12,7 +12,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -379,11 +379,15 @@ class LexicalIndex:
         elif sort == "cited":
             kwargs["order_by_field"] = "cited"
         result = searcher.search(query, limit, count=count, offset=offset, **kwargs)
-        addrs = [a for _, a in result.hits]
-        docids = [int(v) for v in searcher.fast_field_values("docid", addrs)]  # type: ignore[arg-type]
-        scores = [float(s) for s, _ in result.hits]
+        # ``hits`` builds a new list of (score, address) on every access (0.2 ms for 2,000),
+        # so it is read once and unzipped in C; the fast field values are ints already.
+        hits = result.hits
+        if not hits:
+            return [], [], int(result.count) if count else -1  # type: ignore[attr-defined]
+        scores, addrs = zip(*hits, strict=True)
+        docids = cast(list[int], searcher.fast_field_values("docid", list(addrs)))
         total = int(result.count) if count else -1  # type: ignore[attr-defined]
-        return docids, scores, total
+        return docids, list(scores), total
 
     def facets(
         self, query: tantivy.Query, size: int = 30, kinds: Sequence[str] = FACETS
