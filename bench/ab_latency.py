@@ -22,6 +22,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+if __package__ in (None, ""):  # run as a script: make the repo root importable
+    sys.path.insert(0, str(ROOT))
+
+from bench.common import git_revision  # noqa: E402
 
 # Run inside each checkout: its own engine code, the same queries and data directory.
 _CHILD = """
@@ -78,12 +82,6 @@ def run(checkout: Path, size: int, modes: str) -> dict[str, tuple[float, ...]]:
     return {r[0]: tuple(float(x) for x in r[1:]) for r in rows if len(r) == 5}
 
 
-def revision(checkout: Path) -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True
-    ).stdout.strip()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("old", type=Path, help="the other checkout (a git worktree)")
@@ -91,7 +89,7 @@ def main() -> None:
     ap.add_argument("--modes", default="keyword,hybrid")
     ap.add_argument("--pairs", type=int, default=2)
     args = ap.parse_args()
-    sides = {f"old {revision(args.old)}": args.old, f"new {revision(ROOT)}": ROOT}
+    sides = {f"old {git_revision(args.old)}": args.old, f"new {git_revision(ROOT)}": ROOT}
     rows = []
     for pair in range(args.pairs):
         for name, checkout in sides.items():

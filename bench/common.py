@@ -152,14 +152,15 @@ def _ram_gb() -> float:
     return float("nan")
 
 
-def _git_revision() -> str:
+def git_revision(checkout: Path = ROOT) -> str:
+    """The short commit of a checkout (this one by default), marked when it has changes."""
     try:
         rev = subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+            ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
             capture_output=True, text=True, check=True, timeout=10,
         ).stdout.strip()  # fmt: skip
         dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
             capture_output=True, text=True, check=True, timeout=10,
         ).stdout.strip()  # fmt: skip
         return rev + (" (uncommitted changes)" if dirty else "")
@@ -181,7 +182,7 @@ def machine_info() -> dict[str, str]:
         "os": platform.platform(),
         "python": platform.python_version(),
         "packages": ", ".join(versions),
-        "revision": _git_revision(),
+        "revision": git_revision(),
     }
 
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,7 +33,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import load_average, log, machine_info, table
+from bench.common import git_revision, load_average, log, machine_info, table
 from bench.html_load import cpu_seconds
 from bench.http_load import Server, _lua, run_wrk
 
@@ -95,18 +94,11 @@ def measure_ab(
     runs: dict[str, list[dict[str, float]]] = {}
     for r in range(repeats):
         for code in codes if r % 2 == 0 else codes[::-1]:
-            rev = _revision(code)
+            rev = git_revision(code)
             log(f"search-cpu: repeat {r + 1}, {rev} ({code})")
             for mode, res in measure(size, modes, seconds, 1, conns, code).items():
                 runs.setdefault(f"{rev} {mode}", []).extend(res)
     return runs
-
-
-def _revision(code: Path) -> str:
-    out = subprocess.run(
-        ["git", "-C", str(code), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
-    )
-    return out.stdout.strip() or code.name
 
 
 def report(runs: dict[str, list[dict[str, float]]], size: int, conns: int, seconds: int) -> str:

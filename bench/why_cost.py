@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
-from bench.common import CACHE, bench_config  # noqa: E402
+from bench.common import CACHE, bench_config, git_revision  # noqa: E402
 
 _CHILD = """
 import json, statistics, sys, time
@@ -113,12 +113,6 @@ def run(checkout: Path, data: Path, modes: str, size: int, qs: list[str]) -> dic
     return {r[0]: float(r[1]) for r in rows if len(r) == 3}
 
 
-def revision(checkout: Path) -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True
-    ).stdout.strip()
-
-
 def in_process(data: Path, modes: list[str], size: int, qs: list[str], rounds: int) -> None:
     """Each query with and without ``why``, alternating, in one process; medians."""
     import msgspec
@@ -177,7 +171,7 @@ def main() -> None:
         return
     if args.old is None:
         ap.error("name the other checkout, or ask for --in-process")
-    sides = {f"old {revision(args.old)}": args.old.resolve(), f"new {revision(ROOT)}": ROOT}
+    sides = {f"old {git_revision(args.old)}": args.old.resolve(), f"new {git_revision(ROOT)}": ROOT}
     rows = []
     for pair in range(args.pairs):
         for name, checkout in sides.items():
