@@ -250,8 +250,7 @@ class LexicalIndex:
         candidates at 663k papers (bench/RESULTS.md)."""
         terms: list[tantivy.Query] = []
         for word in words:
-            for name in DEFAULT_FIELDS:
-                tokens = self._analyzers[name].analyze(word)
+            for name, tokens in self._field_tokens(word):
                 if len(tokens) > 1:
                     return None
                 if tokens:
@@ -265,15 +264,16 @@ class LexicalIndex:
         fields: the smallest word's document frequency summed over the fields (the term
         dictionaries' counts; a word of several tokens counts its rarest)."""
         searcher = self.index.searcher()
-        sizes = []
-        for word in words:
-            per_field = 0
-            for name in DEFAULT_FIELDS:
-                tokens = self._analyzers[name].analyze(word)
-                if tokens:
-                    per_field += min(searcher.doc_freq(name, t) for t in tokens)
-            sizes.append(per_field)
+        sizes = [
+            sum(min(searcher.doc_freq(name, t) for t in tokens)
+                for name, tokens in self._field_tokens(word) if tokens)
+            for word in words
+        ]  # fmt: skip
         return min(sizes, default=0)
+
+    def _field_tokens(self, word: str) -> list[tuple[str, list[str]]]:
+        """(field, tokens) of ``word`` as each default field analyses it."""
+        return [(name, self._analyzers[name].analyze(word)) for name in DEFAULT_FIELDS]
 
     def filter_query(self, f: Filters) -> tantivy.Query | None:
         """The filters as one query, or None when there are none."""
@@ -382,11 +382,11 @@ class LexicalIndex:
         # ``hits`` builds a new list of (score, address) on every access (0.2 ms for 2,000),
         # so it is read once and unzipped in C; the fast field values are ints already.
         hits = result.hits
+        total = int(result.count) if count else -1  # type: ignore[attr-defined]
         if not hits:
-            return [], [], int(result.count) if count else -1  # type: ignore[attr-defined]
+            return [], [], total
         scores, addrs = zip(*hits, strict=True)
         docids = cast(list[int], searcher.fast_field_values("docid", list(addrs)))
-        total = int(result.count) if count else -1  # type: ignore[attr-defined]
         return docids, list(scores), total
 
     def facets(
