@@ -1,9 +1,34 @@
-"""Invariants every search answer must keep, whatever the query (for the fuzz-style tests)."""
+"""Invariants every search answer must keep, whatever the query (for the fuzz-style tests),
+and a recorder of the facet counts asked of Tantivy (for tests of which path counted)."""
 
 from __future__ import annotations
 
-from papersift.engine.results import SearchResult
+from collections.abc import Sequence
+
+import pytest
+import tantivy
+
+from papersift.engine.lexical import FACETS, LexicalIndex
+from papersift.engine.results import FacetCount, SearchResult
 from papersift.engine.search import SearchEngine
+
+
+def record_facet_counts(
+    monkeypatch: pytest.MonkeyPatch, lex: LexicalIndex
+) -> list[tuple[str, ...]]:
+    """The kinds of each facet count ``lex`` is asked for from now on (a Tantivy pass over
+    the matches), in order; the counts themselves are Tantivy's as before."""
+    asked: list[tuple[str, ...]] = []
+    facets = lex.facets
+
+    def counted(
+        query: tantivy.Query, size: int = 30, kinds: Sequence[str] = FACETS
+    ) -> dict[str, tuple[FacetCount, ...]]:
+        asked.append(tuple(kinds))
+        return facets(query, size, kinds)
+
+    monkeypatch.setattr(lex, "facets", counted)
+    return asked
 
 
 def assert_consistent(engine: SearchEngine, result: SearchResult) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
@@ -13,13 +11,13 @@ from papersift.core.config import Config
 from papersift.engine import search as search_module
 from papersift.engine.datadir import DataDir
 from papersift.engine.facet_table import FacetTable
-from papersift.engine.lexical import FACETS
 from papersift.engine.plan import make_plan
 from papersift.engine.results import SearchRequest, Sort
 from papersift.engine.search import SearchEngine
 from papersift.indexer.build import import_files
 from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import sample_records, write_jsonl
+from tests.search_checks import record_facet_counts
 from tests.test_search import all_pages
 
 
@@ -120,14 +118,7 @@ def test_keyword_facets_from_the_table_equal_tantivys(
     engine.facet_table.start()
     assert engine.facet_table.wait(timeout=60)
     lex = engine.data.lexical
-    aggregated: list[tuple[str, ...]] = []  # the kinds of each Tantivy facet count asked
-    facets = lex.facets
-
-    def counted(query: Any, size: int = 30, kinds: Sequence[str] = FACETS) -> Any:
-        aggregated.append(tuple(kinds))
-        return facets(query, size, kinds)
-
-    monkeypatch.setattr(lex, "facets", counted)
+    aggregated = record_facet_counts(monkeypatch, lex)
     sorts: tuple[Sort, ...] = ("relevance", "newest")
     for text in ("learning", "graph", "language models"):
         for sort in sorts:

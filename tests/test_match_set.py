@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 import httpx
 import pytest
@@ -20,13 +20,13 @@ from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.lexical import FACETS
 from papersift.engine.match import MatchRule, at_least, keyword_query
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
-from papersift.engine.search import Facets, SearchEngine, open_engine
+from papersift.engine.search import SearchEngine, open_engine
 from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
+from tests.search_checks import record_facet_counts
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -301,19 +301,12 @@ def test_hybrid_counts_from_the_table_when_it_fetched_every_keyword_match(
         eng.facet_table.start()
         assert eng.facet_table.wait(timeout=60)
         lex = eng.data.lexical
-        asked: list[tuple[str, ...]] = []  # the kinds of each count Tantivy was asked for
-        facets = lex.facets
-
-        def counted(q: tantivy.Query, size: int = 30, kinds: Sequence[str] = FACETS) -> Facets:
-            asked.append(tuple(kinds))
-            return facets(q, size, kinds)
-
-        monkeypatch.setattr(lex, "facets", counted)
+        asked = record_facet_counts(monkeypatch, lex)
         result, ids = every_hit(eng, SearchRequest(query, mode="hybrid", page_size=10))
         assert ("categories", "years") not in asked
         assert len(ids) == len(set(ids)) == result.total and keyword_ids <= set(ids)
         docids = [eng.data.store.docid_of(i) for i in ids]
-        want = facets(
+        want = lex.facets(
             lex.docids_for([d for d in docids if d is not None]), 30, ("categories", "years")
         )
         assert {k: result.facets[k] for k in want} == want
