@@ -1,6 +1,12 @@
 """The page's hits: ranked docids turned into papers from the store with HTML-escaped
 title and abstract snippets, the query's terms highlighted by Tantivy; and the answer to a
-query that names one paper."""
+query that names one paper.
+
+Tantivy tokenises and stems a whole abstract to find the terms to highlight, ~40 µs each.
+In hybrid mode much of a page is often semantic matches that hold none of the query's
+terms, so ``engine.why.text_terms`` first analyses only the tokens that start as a query
+term does; Tantivy is asked when one of them is a query term. An ASCII text is tokenised
+and lowercased alike by both; any other goes to Tantivy."""
 
 from __future__ import annotations
 
@@ -14,9 +20,12 @@ import tantivy
 from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
-from papersift.engine.why import Evidence, explain
+from papersift.engine.why import Evidence, Found, analysed, explain, stem_roots, text_terms
 
 ABSTRACT_SNIPPET = 300  # characters of abstract shown when there is no query to highlight
+# A query with more terms than this is highlighted by Tantivy alone: each one's root is
+# looked for on its own, and a pasted text has hundreds.
+MAX_TERMS = 32
 
 
 def make_hits(
@@ -26,12 +35,19 @@ def make_hits(
     fixed_ranks: dict[str, int],
     ranks_by: Mapping[str, Mapping[int, int]] | None = None,
     evidence: Evidence | None = None,
+    q_words: str | None = None,
 ) -> list[Hit]:
     """One hit per ranked docid still in the store, with its rank in each list of
     ``ranks_by`` (retriever name -> docid -> 1-based rank) that holds it, and why it is
-    there when the search gave its ``evidence`` (``engine.why``)."""
+    there when the search gave its ``evidence`` (``engine.why``). ``q_words``: every word
+    ``q`` was built from (in any field, excluded ones too: Tantivy highlights those), which
+    lets a text without any of them skip Tantivy's snippet."""
     papers = data.store.get([d for d, _ in ranked])
-    gens = data.lexical.snippet_generators(q) if q is not None else None
+    highlight = None
+    if q is not None:
+        terms = analysed(q_words) if q_words is not None else frozenset()
+        gens = data.lexical.snippet_generators(q)
+        highlight = Highlight(*gens, terms if 0 < len(terms) <= MAX_TERMS else None)
     hits = []
     for docid, score in ranked:
         paper = papers.get(docid)
@@ -41,9 +57,10 @@ def make_hits(
         for name, rank_of in (ranks_by or {}).items():
             if docid in rank_of:
                 ranks[name] = rank_of[docid]
-        title_html, abstract_html = snippets(paper, gens)
+        found = highlight.found(paper) if highlight is not None else None
+        title_html, abstract_html = snippets(paper, highlight, found)
         score = score if math.isfinite(score) else 0.0
-        why = explain(evidence, paper, ranks) if evidence is not None else None
+        why = explain(evidence, paper, ranks, found) if evidence is not None else None
         hits.append(Hit(paper, float(score), title_html, abstract_html, ranks, why))
     return hits
 
@@ -76,15 +93,48 @@ def missing_result(
     )  # fmt: skip
 
 
+class Highlight:
+    """How one query's terms are highlighted: Tantivy's snippet generator for each field,
+    and ``terms``, every term of the query (None: not known)."""
+
+    def __init__(
+        self, title: tantivy.SnippetGenerator, abstract: tantivy.SnippetGenerator,
+        terms: frozenset[str] | None = None,
+    ) -> None:  # fmt: skip
+        self.title = title
+        self.abstract = abstract
+        self.terms = terms
+        self.roots = stem_roots(terms) if terms is not None else ()
+
+    def found(self, paper: Paper) -> Found | None:
+        """The terms of the paper's title and abstract that may be query terms (a superset
+        of those ``engine.why`` looks for, so it reads them too); None if not known."""
+        if self.terms is None:
+            return None
+        return {
+            "ti": text_terms(paper.title, self.roots),
+            "abs": text_terms(paper.abstract, self.roots),
+        }
+
+    def html(
+        self, generator: tantivy.SnippetGenerator, field: str, text: str, found: Found | None
+    ) -> str:
+        """Tantivy's snippet of ``text`` as HTML; "" when it holds no query term."""
+        terms = self.terms
+        if terms is not None and found is not None and text.isascii() and not terms & found[field]:
+            return ""
+        return str(generator.snippet_from_doc(tantivy.Document(**{field: text})).to_html())
+
+
 def snippets(
-    paper: Paper, gens: tuple[tantivy.SnippetGenerator, tantivy.SnippetGenerator] | None
+    paper: Paper, highlight: Highlight | None, found: Found | None = None
 ) -> tuple[str, str]:
     """HTML-escaped title and abstract snippet, query terms in <b> when there is a query."""
     plain = paper.abstract
     if len(plain) > ABSTRACT_SNIPPET:
         plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
-    if gens is None:
+    if highlight is None:
         return html.escape(paper.title), html.escape(plain)
-    title = gens[0].snippet_from_doc(tantivy.Document(ti=paper.title)).to_html()
-    abstract = gens[1].snippet_from_doc(tantivy.Document(abs=paper.abstract)).to_html()
+    title = highlight.html(highlight.title, "ti", paper.title, found)
+    abstract = highlight.html(highlight.abstract, "abs", paper.abstract, found)
     return title or html.escape(paper.title), abstract or html.escape(plain)

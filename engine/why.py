@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import tantivy
@@ -30,6 +30,9 @@ MAX_WORDS = 16  # query clauses looked for (a pasted abstract has hundreds)
 MAX_AUTHORS = 100  # author names looked through (a physics paper may have thousands)
 WORD_CACHE = 200_000  # analysed words kept (word -> its terms); cleared when full
 Words = tuple[tuple[str, str | None, frozenset[str]], ...]  # (text, field, analysed terms)
+# "ti" and "abs" -> the field's terms that may be query terms (``text_terms``), when the
+# caller has them already (``engine.hits``).
+Found = dict[str, frozenset[str]]
 
 
 _TOKEN = re.compile(r"[^\W_]+")  # a token of Tantivy's simple tokenizer, from its start
@@ -84,10 +87,19 @@ def query_words(parsed: ParsedQuery) -> QueryWords:
         terms = frozenset((name if c.field == "au" else text).analyze(c.text))
         if terms and len(words) < MAX_WORDS:
             words.setdefault((c.text, c.field), terms)
-    roots = sorted(
-        {t[: max(1, len(t) - 2)] for (_, f), terms in words.items() if f != "au" for t in terms}
-    )
-    return QueryWords(tuple((t, f, terms) for (t, f), terms in words.items()), tuple(roots))
+    roots = stem_roots(t for (_, f), terms in words.items() if f != "au" for t in terms)
+    return QueryWords(tuple((t, f, terms) for (t, f), terms in words.items()), roots)
+
+
+def stem_roots(terms: Iterable[str]) -> tuple[str, ...]:
+    """What a token must start with to stem to one of ``terms`` (each less its last two
+    letters; see the module docstring), sorted and without repeats."""
+    return tuple(sorted({t[: max(1, len(t) - 2)] for t in terms}))
+
+
+def analysed(text: str) -> frozenset[str]:
+    """The terms the index's text analyser makes of ``text``."""
+    return frozenset(_analyzers()[0].analyze(text))
 
 
 def text_terms(text: str, roots: tuple[str, ...]) -> frozenset[str]:
@@ -135,12 +147,15 @@ def filter_lines(filters: Filters, parsed: ParsedQuery) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _matched(paper: Paper, query: QueryWords) -> dict[str, tuple[str, ...]]:
-    """field -> the query words (clauses) all of whose terms the field holds."""
+def _matched(
+    paper: Paper, query: QueryWords, known: Found | None = None
+) -> dict[str, tuple[str, ...]]:
+    """field -> the query words (clauses) all of whose terms the field holds. ``known``:
+    the title's and abstract's ``text_terms`` for roots that include ``query.roots``."""
     if not query.words:
         return {}
     found: dict[str, list[str]] = {}
-    terms: dict[str, frozenset[str]] = {}
+    terms: dict[str, frozenset[str]] = dict(known) if known is not None else {}
 
     def of(prefix: str) -> frozenset[str]:
         if prefix not in terms:  # analysed only when a word is looked for there
@@ -173,8 +188,11 @@ def _normalised(scores: Sequence[float], score: float | None) -> float:
     return 1.0 if hi <= lo else (score - lo) / (hi - lo)
 
 
-def explain(evidence: Evidence, paper: Paper, ranks: dict[str, int]) -> Why:
-    """Why ``paper``, with its ``ranks`` in each list, is a hit of the search of ``evidence``."""
+def explain(
+    evidence: Evidence, paper: Paper, ranks: dict[str, int], found: Found | None = None
+) -> Why:
+    """Why ``paper``, with its ``ranks`` in each list, is a hit of the search of ``evidence``
+    (``found``: see ``_matched``)."""
     k_rank = ranks.get("keyword") if evidence.keyword_ranked else None
     s_rank = ranks.get("semantic")
     k_score = _score(evidence.keyword_scores, k_rank)
@@ -193,5 +211,5 @@ def explain(evidence: Evidence, paper: Paper, ranks: dict[str, int]) -> Why:
         )
     return Why(
         k_rank, k_score, s_rank, similarity, "title" in ranks,
-        _matched(paper, evidence.words), evidence.filters, fused,
+        _matched(paper, evidence.words, found), evidence.filters, fused,
     )  # fmt: skip
