@@ -14,6 +14,7 @@ SLUG_WORDS = 10  # a paper slug: the title's first words ...
 SLUG_CHARS = 80  # ... up to this many characters
 NAME_SLUG_WORDS = 8  # a researcher or institution slug
 _TEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
+_WORD = re.compile(r"[a-z0-9]+")
 
 QueryValue = str | int | float | None
 Query = Mapping[str, QueryValue | Iterable[str]] | Iterable[tuple[str, QueryValue]]
@@ -22,10 +23,12 @@ Query = Mapping[str, QueryValue | Iterable[str]] | Iterable[tuple[str, QueryValu
 def slug(text: str, words: int = NAME_SLUG_WORDS, chars: int = SLUG_CHARS) -> str:
     """``Zero Bubble $\\alpha$-Pipeline`` -> ``zero-bubble-alpha-pipeline``: ASCII words,
     at most ``words`` of them and ``chars`` characters; "" when nothing Latin is left."""
-    text = _TEX_COMMAND.sub(lambda m: " " + m.group(0)[1:] + " ", text)
-    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    if "\\" in text:
+        text = _TEX_COMMAND.sub(lambda m: " " + m.group(0)[1:] + " ", text)
+    if not text.isascii():  # a search page makes 24 slugs, a sitemap one per paper
+        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
     out = ""
-    for word in re.findall(r"[a-z0-9]+", text.lower())[:words]:
+    for word in _WORD.findall(text.lower())[:words]:
         candidate = f"{out}-{word}" if out else word
         if len(candidate) > chars:
             break
