@@ -35,8 +35,8 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
     from papersift.engine.hits import Highlight, make_hits
     from papersift.engine.plan import make_plan
     from papersift.engine.results import Mode, SearchRequest
-    from papersift.engine.search import _evidence, _words, open_engine
-    from papersift.engine.why import analysed
+    from papersift.engine.search import open_engine
+    from papersift.engine.why import Evidence, analysed, query_words
 
     engine = open_engine(bench_config(scale_data.data_path(size)))
     queries = title_queries(sample_docs(size), n)
@@ -53,10 +53,17 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
                     continue
                 store = engine.data.store
                 page = [(store.docid_of(h.paper.arxiv_id) or -1, h.score) for h in result.hits]
-                pages.append((page, plan.keyword.query, _evidence(plan, ()), _words(plan)))
+                pages.append(
+                    (
+                        page,
+                        plan.keyword.query,
+                        Evidence(words=query_words(plan.parsed)),
+                        plan.parsed.all_text,
+                    )
+                )
                 highlight = Highlight(
                     *engine.data.lexical.snippet_generators(plan.keyword.query),
-                    analysed(_words(plan)),
+                    analysed(plan.parsed.all_text),
                 )
                 for h in result.hits:
                     found = highlight.found(h.paper)

@@ -116,13 +116,13 @@ class Highlight:
             "abs": text_terms(paper.abstract, self.roots),
         }
 
-    def html(
-        self, generator: tantivy.SnippetGenerator, field: str, text: str, found: Found | None
-    ) -> str:
-        """Tantivy's snippet of ``text`` as HTML; "" when it holds no query term."""
+    def html(self, field: str, text: str, found: Found | None) -> str:
+        """Tantivy's snippet of ``text`` in ``field`` ("ti" or "abs") as HTML; "" when it
+        holds no query term."""
         terms = self.terms
         if terms is not None and found is not None and text.isascii() and not terms & found[field]:
             return ""
+        generator = self.title if field == "ti" else self.abstract
         return str(generator.snippet_from_doc(tantivy.Document(**{field: text})).to_html())
 
 
@@ -135,6 +135,6 @@ def snippets(
         plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
     if highlight is None:
         return html.escape(paper.title), html.escape(plain)
-    title = highlight.html(highlight.title, "ti", paper.title, found)
-    abstract = highlight.html(highlight.abstract, "abs", paper.abstract, found)
+    title = highlight.html("ti", paper.title, found)
+    abstract = highlight.html("abs", paper.abstract, found)
     return title or html.escape(paper.title), abstract or html.escape(plain)

@@ -95,6 +95,12 @@ class ParsedQuery:
             c.text for c in self.clauses if c.sign != "-" and c.field in (None, "ti", "abs")
         ).strip()
 
+    @property
+    def all_text(self) -> str:
+        """Every clause's text, excluded and fielded ones too: each word a keyword query
+        built from this one can hold (``engine.hits`` highlights by it)."""
+        return " ".join(c.text for c in self.clauses)
+
     def groups(self) -> list[tuple[Clause, ...]]:
         """The clauses by OR group, in query order."""
         out: dict[int, list[Clause]] = {}

@@ -200,7 +200,7 @@ class SearchEngine(Catalog):
         by_score = plan.sort == "relevance"
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked[offset : offset + plan.size]
-        hits = make_hits(self.data, page, q, {}, ranks, evidence, _words(plan))
+        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         if counts is not None:
             counted = counts.result()
         elif total <= len(top):  # every match is in hand
@@ -286,7 +286,7 @@ class SearchEngine(Catalog):
         facets["researchers"] = self._researcher_facet(window)
         facets.update(counts.result())
         total = _total(facets, lambda: lex.count(match_q))
-        hits = make_hits(self.data, page, q, {}, ranks, evidence, _words(plan))
+        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, total, facets, total
 
     def _keyword_tail(
@@ -328,7 +328,7 @@ class SearchEngine(Catalog):
         offset = (plan.request.page - 1) * plan.size
         page = ordered[offset : offset + plan.size]
         q = plan.keyword.query
-        hits = make_hits(self.data, page, q, {}, ranks, evidence, _words(plan))
+        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, len(matches), facets, len(matches)
 
     def _over_list(
@@ -404,11 +404,6 @@ def _total(facets: Facets, count: Callable[[], int]) -> int:
     matches (``count``: that pass, should the facet be missing)."""
     years = facets.get("years")
     return sum(f.count for f in years) if years else count()
-
-
-def _words(plan: Plan) -> str:
-    """Every word the plan's keyword query was built from (``make_hits``'s ``q_words``)."""
-    return " ".join(c.text for c in plan.parsed.clauses)
 
 
 def _ranks(docids: list[int]) -> dict[int, int]:

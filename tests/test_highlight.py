@@ -9,8 +9,8 @@ import pytest
 from papersift.engine.hits import Highlight, snippets
 from papersift.engine.plan import make_plan
 from papersift.engine.results import SearchRequest
-from papersift.engine.search import SearchEngine, _evidence, _words
-from papersift.engine.why import analysed, explain
+from papersift.engine.search import SearchEngine
+from papersift.engine.why import Evidence, analysed, explain, query_words
 
 
 @pytest.mark.parametrize(
@@ -27,9 +27,9 @@ def test_skipping_tantivy_changes_no_snippet_and_no_why(engine: SearchEngine, qu
     plan = make_plan(engine, SearchRequest(query, mode="hybrid"), 10)
     assert plan.keyword.query is not None
     generators = engine.data.lexical.snippet_generators(plan.keyword.query)
-    skipping = Highlight(*generators, analysed(_words(plan)))
+    skipping = Highlight(*generators, analysed(plan.parsed.all_text))
     always = Highlight(*generators, None)
-    evidence = _evidence(plan, ())
+    evidence = Evidence(words=query_words(plan.parsed))
     store = engine.data.store
     papers = store.get(sorted(store.all_text_hashes()))
     assert len(papers) > 100
@@ -51,7 +51,7 @@ def test_excluded_words_are_among_the_terms(engine: SearchEngine) -> None:
     plan = make_plan(engine, SearchRequest("parsing -grammar", mode="keyword"), 10)
     assert plan.keyword.query is not None
     generators = engine.data.lexical.snippet_generators(plan.keyword.query)
-    highlight = Highlight(*generators, analysed(_words(plan)))
+    highlight = Highlight(*generators, analysed(plan.parsed.all_text))
     paper = next(
         p
         for p in engine.data.store.get(sorted(engine.data.store.all_text_hashes())).values()
