@@ -4,14 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
-import tempfile
 import threading
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -21,16 +17,12 @@ from tokenizers import Tokenizer
 
 from papersift.core.errors import PapersiftError
 from papersift.core.resources import tokenizer_path
-from papersift.engine.atomic import write_atomically
+from papersift.engine.model_graphs import CPU_PROVIDERS, float32_graph, fused_graph
 from papersift.engine.quantize import QUANT_VERSION, quantized_graph
-
-if TYPE_CHECKING:
-    import onnx
 
 log = logging.getLogger(__name__)
 
 Vectors = npt.NDArray[np.float32]
-_Array = npt.NDArray[Any]
 
 # Batch 8 measured no slower per CPU-second than 16 or 32 (texts sorted by length) and peaked
 # at ~400 MB RSS against ~600 MB for 16 at 256 tokens (bench/embed_bench.py).
@@ -38,11 +30,7 @@ DEFAULT_BATCH_SIZE = 8
 # Texts tokenized and length-sorted together: bounds the memory of a long input list while
 # keeping almost all of the gain of sorting (batches of similar length waste little padding).
 _CHUNK = 1024
-_PROVIDERS = ["CPUExecutionProvider"]
-# Bumped whenever _fuse() changes what it writes: part of the cached graph's file name.
-_FUSION_VERSION = 1
-# A fused graph is kept only if it reproduces the unfused graph's output this closely.
-_FUSION_TOLERANCE = 1e-4
+_PROVIDERS = CPU_PROVIDERS
 
 
 class ModelError(PapersiftError):
@@ -108,352 +96,6 @@ def _derive_model_id(model_path: Path, model_sha: str, tokenizer_sha: str) -> st
     return base
 
 
-def _cache_target(source: Path, source_sha: str, cache_dir: Path, kind: str) -> Path:
-    # Keyed by the source bytes and the onnxruntime version that wrote it (the saved graph
-    # is that version's optimiser output; another version re-converts rather than trusts it).
-    return cache_dir / f"{source.stem}-{source_sha[:16]}-ort{ort.__version__}-{kind}.onnx"
-
-
-def _save_basic_graph(source: Path, out: Path) -> None:
-    """Save onnxruntime's basic-level optimisation of ``source`` as ``out``.
-
-    Basic optimisations fold the constant weight de-quantisation (Cast + Mul on int8
-    initializers) into float32 initializers and leave standard ONNX ops only; the
-    hardware-specific fusions of the higher levels are redone at load time instead.
-    """
-    so = ort.SessionOptions()
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
-    so.optimized_model_filepath = str(out)
-    ort.InferenceSession(str(source), so, providers=_PROVIDERS)
-
-
-def _float32_graph(source: Path, source_sha: str, cache_dir: Path) -> Path:
-    """The cached float32 graph of ``source``, built once, atomically, if missing.
-
-    Measured with onnxruntime 1.32: this buys memory, not speed. The shipped model stores
-    int8 weights de-quantised by Cast + Mul nodes, which onnxruntime's default constant
-    folding already turns into float32 once per session, so both graphs run the same
-    kernels. Loading the saved graph skips that work: ~40 MB less resident and ~70 MB
-    lower peak for a query-only process, and a slightly faster load. It is the fallback
-    when :func:`_fused_graph` cannot be built.
-    """
-    target = _cache_target(source, source_sha, cache_dir, "f32")
-    if not target.is_file():
-        write_atomically(target, lambda tmp: _save_basic_graph(source, tmp))
-        log.info("saved the float32 graph of %s as %s", source, target)
-    return target
-
-
-def _fused_graph(source: Path, source_sha: str, cache_dir: Path) -> Path:
-    """The cached float32 graph of ``source`` with attention and GELU fused, built if missing.
-
-    The shipped model is a PyTorch (dynamo) export: each layer's attention is a dozen
-    separate nodes (three projections, reshapes and transposes, two scaling Muls, the mask
-    Add, Softmax, an IsNaN + Where guard over the whole [batch, heads, tokens, tokens]
-    tensor) and GELU five more. Neither onnxruntime's own graph optimiser nor its
-    ``onnxruntime.transformers`` optimizer recognises that attention pattern (the latter
-    fuses only GELU here, and needs torch and sympy besides), so :func:`_fuse` rewrites them
-    into onnxruntime's ``com.microsoft`` Attention (one packed QKV GEMM, scaling, mask and
-    softmax in one kernel) and BiasGelu. Measured (bench/embed_bench.py, demo papers at 256
-    tokens, batch 8): 1.2-1.3x less CPU per paper than the float32 graph; unit vectors within
-    2e-7 of the shipped graph's on 500 papers (cosine > 0.9999998). The graph is kept
-    only if it reproduces the unfused output on a padded probe batch; needs the ``onnx``
-    package at build time only.
-    """
-    target = _cache_target(source, source_sha, cache_dir, f"fused{_FUSION_VERSION}")
-    if target.is_file():
-        return target
-    import onnx  # only to build the graph: a cached one loads without it
-
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".fuse-") as tmp:
-        basic = Path(tmp) / "basic.onnx"
-        _save_basic_graph(source, basic)
-        fused, counts = _fuse(onnx.load(str(basic)))
-        built = Path(tmp) / "fused.onnx"
-        onnx.save(fused, str(built))
-        del fused
-        _check_same_output(basic, built)  # before any process can see it under its name
-        with open(built, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(built, target)
-    log.info(
-        "saved the fused graph of %s as %s (%d attention, %d GELU fused)",
-        source, target, counts["attention"], counts["gelu"],
-    )  # fmt: skip
-    return target
-
-
-def _check_same_output(reference: Path, candidate: Path) -> None:
-    """Raise unless ``candidate`` gives ``reference``'s outputs on a padded probe batch."""
-    ref = ort.InferenceSession(str(reference), providers=_PROVIDERS)
-    new = ort.InferenceSession(str(candidate), providers=_PROVIDERS)
-    rng = np.random.default_rng(0)
-    ids = rng.integers(1, 100, (3, 19), dtype=np.int64)  # ids < 100 exist in any vocabulary
-    mask = np.ones_like(ids)
-    mask[1, 11:] = mask[2, 4:] = 0  # key padding, as in a length-sorted batch
-    ids[mask == 0] = 0
-    feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-    feed = {i.name: feeds[i.name] for i in ref.get_inputs()}
-    for o, (a, b) in enumerate(zip(ref.run(None, feed), new.run(None, feed), strict=True)):
-        a, b = np.asarray(a), np.asarray(b)
-        tol = _FUSION_TOLERANCE
-        if a.shape != b.shape or not np.allclose(a, b, rtol=tol, atol=tol):
-            diff = float(np.abs(a - b).max()) if a.shape == b.shape else float("nan")
-            raise ValueError(f"fused graph output {o} differs (max abs diff {diff:.2g})")
-
-
-def _fuse(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, int]]:
-    """A copy of ``model`` (float32 weights as initializers) with attention and GELU fused.
-
-    Attention: Softmax(Q K^T * s + mask) V, where Q, K and V are each ``x @ W + b`` of the
-    same ``x`` reshaped/transposed into heads (and Q, K scaled by constants), the mask is
-    computed from the ``attention_mask`` input alone, an optional Where(IsNaN(p), 0, p)
-    follows the Softmax (it only matters for a text whose every token is masked, which the
-    tokenizer never produces) and the heads are transposed back and reshaped to
-    [batch, tokens, hidden]. Becomes com.microsoft Attention with packed QKV weights and
-    the raw 0/1 mask. GELU: x * 0.5 * (1 + erf(x / sqrt 2)) in any operand order, becomes
-    BiasGelu when x is ``y + bias`` (else Gelu). Anything that does not match is left alone.
-    """
-    import onnx
-    from onnx import helper, numpy_helper
-
-    model = _copy_model(model)
-    g = model.graph
-    inits = {i.name: i for i in g.initializer}
-    producer = {o: n for n in g.node for o in n.output}
-    consumers: dict[str, list[onnx.NodeProto]] = defaultdict(list)
-    for n in g.node:
-        for i in n.input:
-            consumers[i].append(n)
-
-    def const(name: str) -> _Array | None:
-        if name in inits:
-            return np.asarray(numpy_helper.to_array(inits[name]))
-        p = producer.get(name)
-        if p is not None and p.op_type == "Constant" and p.attribute and p.attribute[0].t.dims:
-            return np.asarray(numpy_helper.to_array(p.attribute[0].t))
-        return None
-
-    def scalar(name: str) -> float | None:
-        c = const(name)
-        return float(c.reshape(())) if c is not None and c.size == 1 else None
-
-    def made_by(name: str, op_type: str) -> onnx.NodeProto | None:
-        p = producer.get(name)
-        return p if p is not None and p.op_type == op_type else None
-
-    def projection(name: str) -> tuple[str, _Array, _Array, float] | None:
-        """Up through Reshape/Transpose/Mul(constant) to Add(bias) of MatMul(x, W):
-        (x, W, bias, product of the constant factors)."""
-        factor = 1.0
-        while (p := producer.get(name)) is not None:
-            if p.op_type in ("Reshape", "Transpose"):
-                name = p.input[0]
-            elif p.op_type == "Mul":
-                for a in (0, 1):
-                    s = scalar(p.input[1 - a])
-                    if s is not None:
-                        factor, name = factor * s, p.input[a]
-                        break
-                else:
-                    return None
-            elif p.op_type == "Add":
-                for a in (0, 1):
-                    bias, mm = const(p.input[1 - a]), made_by(p.input[a], "MatMul")
-                    if bias is not None and bias.ndim == 1 and mm is not None:
-                        w = const(mm.input[1])
-                        if w is not None and w.ndim == 2 and w.shape[1] == bias.shape[0]:
-                            return mm.input[0], w, bias, factor
-                return None
-            else:
-                return None
-        return None
-
-    def ancestors(name: str) -> set[str]:
-        seen: set[str] = set()
-        todo = [name]
-        while todo:
-            t = todo.pop()
-            if t not in seen:
-                seen.add(t)
-                if (p := producer.get(t)) is not None:
-                    todo.extend(i for i in p.input if i)
-        return seen
-
-    added: list[onnx.NodeProto] = []
-    new_inits: list[onnx.TensorProto] = []
-    counts = {"attention": 0, "gelu": 0}
-    mask32 = "attention_mask_int32"
-    has_mask = any(i.name == "attention_mask" for i in g.input)
-    for sm in [n for n in g.node if n.op_type == "Softmax"] if has_mask else []:
-        axis = next((a.i for a in sm.attribute if a.name == "axis"), -1)
-        add = made_by(sm.input[0], "Add")
-        if axis not in (-1, 3) or add is None:
-            continue
-        qk = mask = None
-        for a in (0, 1):
-            if (cand := made_by(add.input[a], "MatMul")) is not None:
-                qk, mask = cand, add.input[1 - a]
-                break
-        if qk is None or mask is None or "attention_mask" not in (mask_from := ancestors(mask)):
-            continue
-        probs = sm.output[0]
-        users = consumers[probs]
-        if len(users) == 2 and sorted(u.op_type for u in users) == ["IsNaN", "Where"]:
-            isnan, where = sorted(users, key=lambda u: u.op_type)
-            if list(where.input)[::2] != [isnan.output[0], probs] or scalar(where.input[1]) != 0:
-                continue
-            probs = where.output[0]
-            users = consumers[probs]
-        if len(users) != 1 or users[0].op_type != "MatMul" or users[0].input[0] != probs:
-            continue
-        pv = users[0]
-        after = consumers[pv.output[0]]
-        if len(after) != 1 or after[0].op_type != "Transpose":
-            continue
-        perm = next((list(a.ints) for a in after[0].attribute if a.name == "perm"), [])
-        out = consumers[after[0].output[0]]
-        if perm != [0, 2, 1, 3] or len(out) != 1 or out[0].op_type != "Reshape":
-            continue
-        q, k, v = projection(qk.input[0]), projection(qk.input[1]), projection(pv.input[1])
-        if q is None or k is None or v is None or not q[0] == k[0] == v[0] or v[3] != 1.0:
-            continue
-        hidden = q[1].shape[0]
-        if q[0] in mask_from or any(p[1].shape != (hidden, hidden) for p in (q, k, v)):
-            continue
-        scale = q[3] * k[3]
-        head_size = round(1.0 / scale**2) if scale > 0 else 0
-        if head_size < 1 or hidden % head_size:
-            continue
-        name = f"fused_attention_{counts['attention']}"
-        qkv_w = np.concatenate([q[1], k[1], v[1]], axis=1).astype(np.float32)
-        qkv_b = np.concatenate([q[2], k[2], v[2]]).astype(np.float32)
-        new_inits += [
-            numpy_helper.from_array(qkv_w, f"{name}.qkv_weight"),
-            numpy_helper.from_array(qkv_b, f"{name}.qkv_bias"),
-        ]
-        if not counts["attention"]:
-            added.append(helper.make_node(
-                "Cast", ["attention_mask"], [mask32], name="attention_mask_int32",
-                to=onnx.TensorProto.INT32,
-            ))  # fmt: skip
-        added.append(helper.make_node(
-            "Attention", [q[0], f"{name}.qkv_weight", f"{name}.qkv_bias", mask32],
-            [out[0].output[0]], name=name, domain="com.microsoft",
-            num_heads=hidden // head_size, scale=scale,
-        ))  # fmt: skip
-        out[0].output[0] = f"{name}.replaced"  # the old subgraph is now dead: dropped below
-        counts["attention"] += 1
-
-    for mul in [n for n in g.node if n.op_type == "Mul"]:
-        x = _gelu_input(mul, made_by, scalar)
-        if x is None:
-            continue
-        name = f"fused_gelu_{counts['gelu']}"
-        node = helper.make_node("Gelu", [x], [mul.output[0]], name=name, domain="com.microsoft")
-        badd = made_by(x, "Add")
-        if badd is not None and len(consumers[x]) == 2:  # the Div and this Mul
-            for a in (0, 1):
-                bias = const(badd.input[1 - a])
-                if bias is not None and bias.ndim == 1:
-                    node = helper.make_node(
-                        "BiasGelu", [badd.input[a], badd.input[1 - a]], [mul.output[0]],
-                        name=name, domain="com.microsoft",
-                    )  # fmt: skip
-                    break
-        added.append(node)
-        mul.output[0] = f"{name}.replaced"
-        counts["gelu"] += 1
-
-    _replace_nodes(model, [*g.node, *added], new_inits)
-    if not any(o.domain == "com.microsoft" for o in model.opset_import):
-        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
-    return model, counts
-
-
-def _copy_model(model: onnx.ModelProto) -> onnx.ModelProto:
-    copy = type(model)()
-    copy.CopyFrom(model)
-    return copy
-
-
-def _gelu_input(
-    mul: onnx.NodeProto,
-    made_by: Callable[[str, str], onnx.NodeProto | None],
-    scalar: Callable[[str], float | None],
-) -> str | None:
-    """``x`` if ``mul`` ends x * (0.5 * (erf(x / sqrt(2)) + 1)), operands in any order."""
-    for a in (0, 1):
-        x, inner = mul.input[a], made_by(mul.input[1 - a], "Mul")
-        for b in (0, 1) if inner is not None else ():
-            assert inner is not None
-            plus = made_by(inner.input[1 - b], "Add")
-            if scalar(inner.input[b]) != 0.5 or plus is None:
-                continue
-            for c in (0, 1):
-                erf = made_by(plus.input[1 - c], "Erf")
-                div = made_by(erf.input[0], "Div") if erf is not None else None
-                root2 = scalar(div.input[1]) if div is not None else None
-                if (
-                    scalar(plus.input[c]) == 1.0
-                    and div is not None
-                    and div.input[0] == x
-                    and root2 is not None
-                    and abs(root2 - 2**0.5) < 1e-6
-                ):
-                    return str(x)
-    return None
-
-
-def _replace_nodes(
-    model: onnx.ModelProto, nodes: list[onnx.NodeProto], new_inits: list[onnx.TensorProto]
-) -> None:
-    """Set the graph's nodes: those the outputs need, in topological order, and only the
-    initializers and shape annotations they use."""
-    from onnx import helper
-
-    g = model.graph
-    producer = {o: n for n in nodes for o in n.output}
-    needed: set[int] = set()
-    todo = [o.name for o in g.output]
-    seen: set[str] = set()
-    while todo:
-        t = todo.pop()
-        if t in seen:
-            continue
-        seen.add(t)
-        p = producer.get(t)
-        if p is not None and id(p) not in needed:
-            needed.add(id(p))
-            todo.extend(i for i in p.input if i)
-    ready = {i.name for i in g.input} | {i.name for i in g.initializer} | {""}
-    ready |= {i.name for i in new_inits}
-    pending = [n for n in nodes if id(n) in needed]
-    ordered: list[onnx.NodeProto] = []
-    while pending:
-        rest = []
-        for n in pending:
-            if all(i in ready for i in n.input):
-                ordered.append(n)
-                ready.update(n.output)
-            else:
-                rest.append(n)
-        if len(rest) == len(pending):
-            raise ValueError("the fused graph has a cycle or a missing input")
-        pending = rest
-    used = {i for n in ordered for i in n.input}
-    live = {o for n in ordered for o in n.output}
-    inits = [i for i in [*g.initializer, *new_inits] if i.name in used]
-    infos = [v for v in g.value_info if v.name in live]
-    # A new graph copies the kept messages while the old one still holds them.
-    graph = helper.make_graph(
-        ordered, g.name, g.input, g.output, initializer=inits, value_info=infos
-    )
-    graph.doc_string = g.doc_string
-    model.graph.CopyFrom(graph)
-
-
 class Embedder:
     """Turns texts into L2-normalised float32 vectors; thread-safe.
 
@@ -483,7 +125,7 @@ class Embedder:
         threads: int = 0,
         cache_dir: Path | None = None,
         model_id: str | None = None,
-        providers: Sequence[str] = _PROVIDERS,
+        providers: Sequence[str] = CPU_PROVIDERS,
         dim: int | None = None,
         quantize: bool = False,
     ) -> None:
@@ -577,11 +219,11 @@ class Embedder:
         float32, whose vectors would be stored under the int8 model id."""
         try:
             try:
-                base = _fused_graph(self._model_path, self._model_sha, cache_dir)
+                base = fused_graph(self._model_path, self._model_sha, cache_dir)
             except Exception as exc:
                 log.warning("fused graph unavailable (%s): quantising the float32 graph",
                             _brief(exc))  # fmt: skip
-                base = _float32_graph(self._model_path, self._model_sha, cache_dir)
+                base = float32_graph(self._model_path, self._model_sha, cache_dir)
             path = quantized_graph(base, cache_dir)
         except Exception as exc:
             raise ModelError(
@@ -615,11 +257,11 @@ class Embedder:
         model_sha: str,
         cache_dir: Path,
         threads: int,
-        providers: Sequence[str] = _PROVIDERS,
+        providers: Sequence[str] = CPU_PROVIDERS,
     ) -> tuple[ort.InferenceSession, Path] | None:
         """A session on the fused graph, else on the float32 graph (each built into
         ``cache_dir`` if missing, a cached file that does not load rebuilt once), else None."""
-        for kind, build in (("fused", _fused_graph), ("float32", _float32_graph)):
+        for kind, build in (("fused", fused_graph), ("float32", float32_graph)):
             for attempt in (1, 2):
                 try:
                     path = build(model_path, model_sha, cache_dir)
@@ -638,7 +280,7 @@ class Embedder:
 
     @staticmethod
     def _load(
-        path: Path, threads: int, providers: Sequence[str] = _PROVIDERS, *, spin: bool = True
+        path: Path, threads: int, providers: Sequence[str] = CPU_PROVIDERS, *, spin: bool = True
     ) -> ort.InferenceSession:
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads

@@ -17,7 +17,7 @@ from tokenizers import Tokenizer
 
 from papersift.core.errors import PapersiftError
 from papersift.core.resources import demo_corpus_path
-from papersift.engine import embed as embed_mod
+from papersift.engine import model_graphs
 from papersift.engine.embed import (
     Embedder,
     ModelError,
@@ -143,7 +143,7 @@ def demo_texts() -> list[str]:
 def test_fused_cache_built_once_and_matches(
     emb: Embedder, abstracts: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="papersift.engine.embed")
+    caplog.set_level(logging.INFO, logger="papersift.engine.model_graphs")
     cache = tmp_path / "models"
     first = embedder_for(batch_size=4, cache_dir=cache)
     assert first.graph_path.parent == cache and "-fused" in first.graph_path.name
@@ -229,7 +229,7 @@ def test_fusion_failure_falls_back_to_float32(
     def broken(model: object) -> object:
         raise RuntimeError("simulated fusion bug")
 
-    monkeypatch.setattr(embed_mod, "_fuse", broken)
+    monkeypatch.setattr(model_graphs, "fuse", broken)
     fallback = embedder_for(cache_dir=tmp_path / "models")
     assert fallback.graph_path.name.endswith("-f32.onnx")
     assert [p.name for p in (tmp_path / "models").iterdir()] == [fallback.graph_path.name]
@@ -242,7 +242,7 @@ def test_fused_graph_that_changes_the_output_is_refused(
 ) -> None:
     """The build checks the fused graph against the unfused one before keeping it."""
 
-    real = embed_mod._fuse
+    real = model_graphs.fuse
 
     def off_by_scale(model: object) -> object:
         fused, counts = real(model)  # type: ignore[arg-type]
@@ -253,9 +253,9 @@ def test_fused_graph_that_changes_the_output_is_refused(
                         attr.f *= 2  # a wrong fusion: sharper attention
         return fused, counts
 
-    monkeypatch.setattr(embed_mod, "_fuse", off_by_scale)
+    monkeypatch.setattr(model_graphs, "fuse", off_by_scale)
     with pytest.raises(ValueError, match="differs"):
-        embed_mod._fused_graph(default_model_path(), "ab" * 32, tmp_path / "models")
+        model_graphs.fused_graph(default_model_path(), "ab" * 32, tmp_path / "models")
     assert [p.name for p in (tmp_path / "models").iterdir()] == []
 
 

@@ -12,8 +12,9 @@ from onnx import numpy_helper
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.embed import Embedder, _float32_graph, _sha256, default_model_path
+from papersift.engine.embed import Embedder, _sha256, default_model_path
 from papersift.engine.embed import default_tokenizer_path as vendored_tokenizer
+from papersift.engine.model_graphs import float32_graph
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
 from papersift.engine.vectors import model_dir_name
@@ -31,7 +32,7 @@ def other_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     graph with its token embeddings perturbed."""
     root = tmp_path_factory.mktemp("other")
     src = default_model_path()
-    model = onnx.load(str(_float32_graph(src, _sha256(src), root / "f32")))
+    model = onnx.load(str(float32_graph(src, _sha256(src), root / "f32")))
     table = max(model.graph.initializer, key=lambda t: np.prod(t.dims))  # the vocabulary
     rng = np.random.default_rng(7)
     values = numpy_helper.to_array(table)
