@@ -245,9 +245,11 @@ class LexicalIndex:
         """The term queries ``parse`` builds for each of ``words`` quoted (``"w"``) in the
         default fields, boosted alike, in one list; None if a word is several tokens in a
         field (the parser makes a phrase of it). A disjunction of these scores as the
-        parser's nested one (each match adds its terms' BM25) but is flat, which Tantivy
-        ranks with block-max WAND: 40% less CPU for hybrid's top 1,000 any-word
-        candidates at 663k papers (bench/RESULTS.md)."""
+        parser's nested one (each match adds its terms' BM25) but is flat, without a union
+        scorer per word: 40% less CPU for hybrid's top 1,000 any-word candidates at 663k
+        papers (bench/RESULTS.md). Tantivy would also prune a flat union by block-max
+        WAND, but tantivy-py collects every search through a MultiCollector, which visits
+        every match (bench/ranking_pass.py)."""
         terms: list[tantivy.Query] = []
         for word in words:
             for name, tokens in self._field_tokens(word):

@@ -232,7 +232,7 @@ class SearchEngine(Catalog):
         lexical: Future[tuple[list[int], list[float], int]] | None = None
         ranked: Future[tuple[list[int], list[float]]] | None = None
         if keyword_side is not None and ranking_side is not None:
-            ranked = self._pool.submit(lex.top, ranking_side, n)  # by WAND, uncounted
+            ranked = self._pool.submit(lex.top, ranking_side, n)  # uncounted
             if plan.keyword.ranking is not q:
                 # The matches, up to twice the candidates, counted in the same pass (a
                 # minimum-should-match query visits every match anyway): when that is all
