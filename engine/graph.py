@@ -81,6 +81,11 @@ class Graph:
     def _version(self) -> str:
         return self.store.get_meta(VERSION_KEY) or "0"
 
+    @property
+    def enriched(self) -> bool:
+        """Whether any source's links were ever stored (``papersift enrich``)."""
+        return self.generation != "0"
+
     def refresh(self) -> bool:
         """See writes of another process; returns whether there were any."""
         now = self._version()

@@ -78,6 +78,13 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         )
     parsed = parse_user_query(rewrite_author_clauses(text))  # TeX, "Kégl, B."
     warnings.extend(parsed.warnings)
+    if parsed.empty and text.strip():  # "(((", an emoji, a field with no value
+        warnings.append("nothing in the query could be searched for; it was left out")
+    categories = category_lookup(engine)
+    warnings.extend(
+        f"no papers in category '{c.text}' (cat:{c.text})" for c in parsed.clauses
+        if c.field == "cat" and c.sign != "-" and c.text.lower() not in categories
+    )  # fmt: skip
     semantic_text = (
         parse_user_query(request.query).semantic_text if text is not request.query
         else parsed.semantic_text
@@ -149,9 +156,7 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
     """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
     if not f.categories:
         return f, []
-    known = engine.category_counts()
-    lookup = {c.lower(): c for c in known}
-    lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
+    lookup = category_lookup(engine)
     cats, warnings = [], []
     for c in f.categories:
         canon = lookup.get(c.strip().lower())
@@ -160,6 +165,14 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
             canon = c.strip()
         cats.append(canon)
     return replace(f, categories=tuple(cats)), warnings
+
+
+def category_lookup(engine: SearchEngine) -> dict[str, str]:
+    """Every category and archive the index holds, lowercased, to its case."""
+    known = engine.category_counts()
+    lookup = {c.lower(): c for c in known}
+    lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
+    return lookup
 
 
 def _filter_query(engine: SearchEngine, f: Filters) -> tantivy.Query | None:
@@ -188,7 +201,13 @@ def graph_clause(engine: SearchEngine) -> GraphClause:
             what = "no paper of that id in this index" if parsed else "not an arXiv id"
             return tantivy.Query.empty_query(), f"{c.field}:{c.text}: {what}; nothing matches it"
         ids = data.graph.citations(docid) if c.field == "cites" else data.graph.references(docid)
-        return data.lexical.docids_for(ids), None
+        if ids:
+            return data.lexical.docids_for(ids), None
+        if not data.graph.enriched:
+            why = "no citation data yet (`papersift enrich` adds it)"
+        else:
+            why = "no paper here cites it" if c.field == "cites" else "it cites no paper here"
+        return tantivy.Query.empty_query(), f"{c.field}:{c.text}: {why}; nothing matches it"
 
     return clause
 

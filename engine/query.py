@@ -35,6 +35,7 @@ _ARXIV_URL = re.compile(
     r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)(?P<id>.+?)(?:\.pdf)?/?$",
     re.IGNORECASE,
 )
+_BARE_FIELD = re.compile(r"([A-Za-z]+):")  # a field name with nothing after it
 _WORDISH = re.compile(r"[^\w.'’-]+")  # punctuation that is not part of a term
 # Query-language syntax of other engines (wildcards, fuzzy, boosts, ranges, boolean symbols)
 # that we drop: worth a warning. Ordinary punctuation (a full stop, a comma, brackets) is not.
@@ -135,6 +136,10 @@ def parse_user_query(query: str) -> ParsedQuery:
         if text is None:
             continue
         canonical: str | None = None
+        bare = _BARE_FIELD.fullmatch(text) if fname is None and phrase is None else None
+        if bare and bare.group(1).lower() in FIELD_ALIASES:  # "au:" alone, or "au: name"
+            warnings.append(f"'{text}' has no value (write {text}VALUE, no space); it was ignored")
+            continue
         if fname is not None:
             canonical = FIELD_ALIASES.get(fname.lower())
             if canonical is None:
@@ -158,6 +163,8 @@ def parse_user_query(query: str) -> ParsedQuery:
         else:
             text = text.strip()
         if not text:
+            if fname is not None:
+                warnings.append(f"'{fname}:' has no value; it was ignored")
             continue
         group = len(clauses)
         if joiner == "OR" and not sign and not clauses[-1].sign:

@@ -224,6 +224,21 @@ def test_cites_and_citedby_filters(site: Site) -> None:
     assert ids(f"citedby:{OA}") == set()  # only external references
     r = site.engine.search(SearchRequest(query="cites:9999.99999"))
     assert r.total == 0 and any(w.startswith("cites:9999.99999: no paper") for w in r.warnings)
+    r = site.engine.search(SearchRequest(query=f"citedby:{OA}"))
+    assert (
+        r.total == 0 and f"citedby:{OA}: it cites no paper here; nothing matches it" in r.warnings
+    )
+
+
+def test_cites_before_any_citation_data_says_so(engine: SearchEngine) -> None:
+    """A corpus never enriched: ``cites:`` explains its empty answer and how to fill it."""
+    paper = "2401.10241"
+    r = engine.search(SearchRequest(query=f"cites:{paper}"))
+    assert r.total == 0
+    assert (
+        f"cites:{paper}: no citation data yet (`papersift enrich` adds it); nothing matches it"
+        in r.warnings
+    )
 
 
 def test_api_lists_and_paper_graph(site: Site) -> None:

@@ -49,6 +49,20 @@ def test_ordinary_punctuation_is_dropped_silently(query: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "field", "kept"),
+    [("au:", "au:", []), ('ti:""', "ti:", []), ("cat: cs.CL", "cat:", ["cs.CL"]),
+     ("parsing title:", "title:", ["parsing"])],
+)  # fmt: skip
+def test_a_field_without_a_value_is_dropped_with_a_warning(
+    query: str, field: str, kept: list[str]
+) -> None:
+    """Not searched as the word "au" or "cat": said, and left out."""
+    parsed = parse_user_query(query)
+    assert [c.text for c in parsed.clauses] == kept
+    assert len(parsed.warnings) == 1 and f"'{field}' has no value" in parsed.warnings[0]
+
+
+@pytest.mark.parametrize(
     ("query", "char"), [("transform*", "*"), ("bert~2", "~"), ("title^3", "^")]
 )
 def test_other_engines_syntax_is_reported(query: str, char: str) -> None:

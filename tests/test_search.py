@@ -194,6 +194,19 @@ def test_warnings_report_what_was_ignored(engine: SearchEngine) -> None:
     assert any("foo" in w for w in engine.search(SearchRequest("foo:bar parsing")).warnings)
 
 
+def test_what_cannot_be_searched_is_said(engine: SearchEngine) -> None:
+    """An unknown ``cat:`` matches nothing, and a query of symbols alone lists every paper:
+    each says why instead of a silent 0 or an unexplained full list."""
+    r = engine.search(SearchRequest("cat:zz parsing", mode="keyword"))
+    assert r.total == 0 and "no papers in category 'zz' (cat:zz)" in r.warnings
+    assert not engine.search(SearchRequest("cat:cs.CL parsing", mode="keyword")).warnings
+    everything = engine.search(SearchRequest("", mode="keyword")).total
+    for query in ("(((", "\U0001f600 \U0001f680"):
+        r = engine.search(SearchRequest(query, mode="keyword"))
+        assert r.total == everything
+        assert "nothing in the query could be searched for; it was left out" in r.warnings
+
+
 def test_fielded_syntax_must_and_exclude(engine: SearchEngine) -> None:
     paper = engine.paper("2401.10241")
     assert paper is not None
