@@ -289,7 +289,10 @@ async def developers(request: Request) -> Response:
         path="/developers",
         trail=[("Developers", "/developers")],
     )
-    context.update(root=site_root(request))
+    search = ctx(request).config.search
+    context.update(
+        root=site_root(request), window=search.max_window, max_page_size=search.max_page_size
+    )
     return render(request, "developers.html", context)
 
 

@@ -299,8 +299,17 @@ def test_categories_index(client: TestClient, engine: SearchEngine) -> None:
     assert listed == [c.value for c in engine.stats().categories]
 
 
-def test_developers_page(client: TestClient) -> None:
+def test_developers_page(client: TestClient, engine: SearchEngine) -> None:
     doc = page(client, "/developers")
+    # The paging limits it states are the ones the API enforces.
+    cfg = engine.config.search
+    text = " ".join(doc.text_content().split())
+    assert f"(at most {cfg.max_page_size})" in text
+    assert f"only the first {cfg.max_window:,} results can be paged through" in text
+    over = {"q": "parsing", "page_size": cfg.max_page_size + 1}
+    assert client.get("/api/v1/search", params=over).status_code == 400
+    past = {"q": "parsing", "page_size": 10, "page": cfg.max_window // 10 + 1}
+    assert client.get("/api/v1/search", params=past).status_code == 400
     code = " ".join(c.text_content() for c in doc.cssselect("pre code"))
     assert "http://testserver/api/v1/search?" in code
     assert "/openapi.json" in doc.xpath("//a/@href")
