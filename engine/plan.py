@@ -153,11 +153,16 @@ def usable_mode(
 
 
 def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
-    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
+    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown categories and about
+    researcher names on no paper (a filter that empties the answer says why)."""
+    warnings = [
+        f"no papers by a researcher named '{name}'" for name in f.researchers
+        if not engine.data.lexical.count(_researcher_query(engine, name))
+    ]  # fmt: skip
     if not f.categories:
-        return f, []
+        return f, warnings
     lookup = category_lookup(engine)
-    cats, warnings = [], []
+    cats = []
     for c in f.categories:
         canon = lookup.get(c.strip().lower())
         if canon is None:
@@ -181,12 +186,16 @@ def _filter_query(engine: SearchEngine, f: Filters) -> tantivy.Query | None:
     filt = lex.filter_query(replace(f, researchers=()))
     if not f.researchers:
         return filt
-    store = engine.data.store
-    must = [(tantivy.Occur.Must, lex.parse(author_clause(store, name_key(n)))[0])
-            for n in f.researchers]  # fmt: skip
+    must = [(tantivy.Occur.Must, _researcher_query(engine, n)) for n in f.researchers]
     if filt is not None:
         must.append((tantivy.Occur.Must, filt))
     return tantivy.Query.boolean_query(must)
+
+
+def _researcher_query(engine: SearchEngine, name: str) -> tantivy.Query:
+    """The papers a researcher filter of ``name`` admits: as ``au:`` reads a name."""
+    lex = engine.data.lexical
+    return lex.parse(author_clause(engine.data.store, name_key(name)))[0]
 
 
 def graph_clause(engine: SearchEngine) -> GraphClause:

@@ -200,6 +200,14 @@ def test_what_cannot_be_searched_is_said(engine: SearchEngine) -> None:
     r = engine.search(SearchRequest("cat:zz parsing", mode="keyword"))
     assert r.total == 0 and "no papers in category 'zz' (cat:zz)" in r.warnings
     assert not engine.search(SearchRequest("cat:cs.CL parsing", mode="keyword")).warnings
+    nobody = Filters(researchers=("Nobody Atall",))
+    r = engine.search(SearchRequest("parsing", mode="keyword", filters=nobody))
+    assert r.total == 0 and "no papers by a researcher named 'Nobody Atall'" in r.warnings
+    paper = engine.paper("2401.10241")
+    assert paper is not None
+    someone = Filters(researchers=(paper.authors[0].name,))
+    r = engine.search(SearchRequest("", mode="keyword", filters=someone))
+    assert r.total >= 1 and not r.warnings
     everything = engine.search(SearchRequest("", mode="keyword")).total
     for query in ("(((", "\U0001f600 \U0001f680"):
         r = engine.search(SearchRequest(query, mode="keyword"))
