@@ -40,6 +40,35 @@ def _date(text: str) -> date:
         raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
 
 
+def _partial_date(text: str, *, end: bool) -> date:
+    from papersift.core.dates import DATE_FORMS, parse_partial_date
+
+    try:
+        return parse_partial_date(text.strip(), end=end)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date such as {DATE_FORMS}: {text!r}") from None
+
+
+def _date_from(text: str) -> date:
+    """``--from``: as the web's ``from``, ``2020`` is 2020-01-01."""
+    return _partial_date(text, end=False)
+
+
+def _date_to(text: str) -> date:
+    """``--to``: as the web's ``to``, ``2020`` is 2020-12-31."""
+    return _partial_date(text, end=True)
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535: {text!r}")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -129,10 +158,15 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    from papersift.core.dates import check_order
     from papersift.engine.results import Filters, SearchRequest
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import cli_result
 
+    try:
+        check_order(args.date_from, args.date_to, ("--from", "--to"))  # the web's check
+    except ValueError as exc:
+        raise PapersiftError(str(exc)) from None
     with open_engine(_config(args)) as engine:
         request = SearchRequest(
             query=args.query,
@@ -416,8 +450,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=MODES, help="default: [search] default_mode")
     p.add_argument("--category", action="append", metavar="CAT", help="filter (repeatable)")
     p.add_argument("--researcher", action="append", metavar="NAME", help="author filter")
-    p.add_argument("--from", dest="date_from", type=_date, metavar="YYYY-MM-DD")
-    p.add_argument("--to", dest="date_to", type=_date, metavar="YYYY-MM-DD")
+    p.add_argument("--from", dest="date_from", type=_date_from, metavar="YYYY[-MM[-DD]]")
+    p.add_argument("--to", dest="date_to", type=_date_to, metavar="YYYY[-MM[-DD]]")
     p.add_argument("--sort", choices=SORTS, default="relevance")
     p.add_argument("--page", type=_positive, default=1)
     p.add_argument("--page-size", type=_positive)
@@ -435,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve; on first start imports the bootstrap corpus.",
     )
     p.add_argument("--host", help="default: [server] host")
-    p.add_argument("--port", type=_positive, help="default: [server] port")
+    p.add_argument("--port", type=_port, help="default: [server] port")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 import sys
 import threading
 
 from papersift.core.config import Config
+from papersift.core.errors import PapersiftError
 from papersift.engine.datadir import DataDir
 from papersift.engine.search import SearchEngine
 from papersift.indexer.build import bootstrap_if_empty
@@ -14,8 +17,42 @@ from papersift.indexer.build import bootstrap_if_empty
 log = logging.getLogger(__name__)
 
 
+def check_address(host: str, port: int) -> None:
+    """Bind ``host``:``port`` the way the server will, and let go: a port in use is one
+    line now, not after the import and the model load (the race left is caught in serve)."""
+    where = f"port {port} on {host or 'all addresses'}"
+    try:
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except socket.gaierror as exc:
+        raise PapersiftError(
+            f"cannot listen on {host!r}: {exc.strerror}; set --host or [server] host"
+        ) from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as sock:
+            # As asyncio's create_server, which uvicorn uses: a port left in TIME_WAIT is free.
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise PapersiftError(
+                        f"{where} is in use; pick another with --port or [server] port"
+                    ) from None
+                raise PapersiftError(
+                    f"cannot listen on {where}: {exc.strerror}; "
+                    "set --host/--port or [server] host/port"
+                ) from None
+
+
 def serve(config: Config, *, host: str | None = None, port: int | None = None) -> int:
     """Open (or bootstrap) the data directory and serve until interrupted."""
+    host = host or config.server.host
+    port = port or config.server.port
+    check_address(host, port)
     import uvicorn
 
     from papersift.server.app import create_app
@@ -29,7 +66,8 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     data.vectors  # noqa: B018 - load the model and vectors before the first request
     # The query session (engine.embed) loads beside the server's start-up, not in the first
     # request; a request arriving meanwhile waits for it.
-    threading.Thread(target=data.embedder.embed_query, args=("warm-up",), daemon=True).start()
+    warm_up = threading.Thread(target=data.embedder.embed_query, args=("warm-up",), daemon=True)
+    warm_up.start()
     from papersift.indexer.scheduler import JobRunner
 
     # On a terminal the first embedding draws a bar; otherwise it logs its rate and time left.
@@ -38,18 +76,27 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     app.state.jobs = runner  # the admin page and API read and trigger it
     runner.start()
     runner.trigger("embed")  # the backlog left by an import or an interrupted run
+    started = False
     try:
         uvicorn.run(
             app,
-            host=host or config.server.host,
-            port=port or config.server.port,
+            host=host,
+            port=port,
             log_level="info",
             proxy_headers=True,
             # h11 even where httptools is installed: h11 refuses a request head over 16 KB,
             # httptools buffers any size. uvloop (a dependency) runs the event loop.
             http="h11",
         )
+        started = True
+    except SystemExit:
+        pass  # uvicorn could not start (it logged why) and exits: stop our threads first
     finally:
+        # onnxruntime aborts the process ("terminate called") if the interpreter exits while
+        # one of its sessions is still running in a thread: wait for them all.
+        warm_up.join()
         runner.shutdown()
         engine.close()
+    if not started:
+        raise PapersiftError(f"the server could not start on port {port} (see the error above)")
     return 0

@@ -21,7 +21,7 @@ from papersift.engine.results import Filters
 from papersift.server.api import search_page
 from papersift.server.context import ctx
 from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
-from papersift.server.params import ParamError, clean_text, parse_date, parse_search
+from papersift.server.params import ParamError, check_dates, clean_text, parse_date, parse_search
 from papersift.server.templating import json_response
 from papersift.server.urls import parse_paper_path, site_root
 
@@ -72,8 +72,7 @@ async def read_body(request: Request, limit: int) -> bytes:
 def similar_filters(body: SimilarRequest) -> Filters:
     date_from = parse_date("from", body.from_.strip(), end=False)
     date_to = parse_date("to", body.to.strip(), end=True)
-    if date_from and date_to and date_from > date_to:
-        raise ParamError("from", "'from' is after 'to'; swap them.")
+    check_dates(date_from, date_to)
     return Filters(
         categories=tuple(c.strip() for c in body.category if c.strip()),
         researchers=tuple(r.strip() for r in body.researcher if r.strip()),

@@ -7,7 +7,6 @@ HTML search page (lenient about parameters it does not know) and the JSON API (s
 
 from __future__ import annotations
 
-import calendar
 import re
 import unicodedata
 from collections.abc import Collection, Mapping
@@ -17,6 +16,7 @@ from datetime import date
 from starlette.datastructures import QueryParams
 
 from papersift.core.config import SearchConfig
+from papersift.core.dates import DATE_FORMS, check_order, parse_partial_date
 from papersift.core.urls import with_query
 from papersift.engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
 
@@ -28,7 +28,6 @@ MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
 MAX_RESEARCHER_ID = 999_999_999  # the documented maximum of a researcher number
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
-_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?$")
 _INT = re.compile(r"^[0-9]{1,12}\Z")  # ASCII digits, bounded before int()
 
 
@@ -94,25 +93,24 @@ def _int(params: QueryParams, name: str, default: int, maximum: int, strict: boo
 
 
 def parse_date(name: str, raw: str, *, end: bool) -> date | None:
-    """``2024`` / ``2024-05`` / ``2024-05-17``; a partial date is its first or (end) last day."""
+    """``2024`` / ``2024-05`` / ``2024-05-17`` as ``core.dates`` reads them (the CLI too); a
+    partial date is its first or (end) last day. None if empty, else ParamError."""
     if not raw:
         return None
-    m = _DATE.match(raw)
     try:
-        if not m:
-            raise ValueError
-        year, month, day = int(m.group(1)), m.group(2), m.group(3)
-        if month is None:
-            return date(year, 12, 31) if end else date(year, 1, 1)
-        mon = int(month)
-        if day is None:
-            last = calendar.monthrange(year, mon)[1] if 1 <= mon <= 12 else 0
-            return date(year, mon, last if end else 1)
-        return date(year, mon, int(day))
+        return parse_partial_date(raw, end=end)
     except ValueError:
         raise ParamError(
-            name, f"'{name}' must be a date such as 2024, 2024-05 or 2024-05-17, not {_show(raw)}."
+            name, f"'{name}' must be a date such as {DATE_FORMS}, not {_show(raw)}."
         ) from None
+
+
+def check_dates(date_from: date | None, date_to: date | None) -> None:
+    """ParamError if 'from' is after 'to' (``core.dates.check_order``, as the CLI checks)."""
+    try:
+        check_order(date_from, date_to)
+    except ValueError as exc:
+        raise ParamError("from", str(exc)) from None
 
 
 def _categories(params: QueryParams, known: Mapping[str, str] | None) -> tuple[str, ...]:
@@ -241,8 +239,7 @@ def parse_search(
         )
     date_from = parse_date("from", _single(params, "from", strict), end=False)
     date_to = parse_date("to", _single(params, "to", strict), end=True)
-    if date_from and date_to and date_from > date_to:
-        raise ParamError("from", "'from' is after 'to'; swap them.")
+    check_dates(date_from, date_to)
     filters = Filters(
         categories=_categories(params, known_categories),
         researchers=_researchers(params),

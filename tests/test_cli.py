@@ -9,8 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from starlette.datastructures import QueryParams
 
 from papersift.core.config import Config
+from papersift.engine.search import SearchEngine
+from papersift.server.params import parse_search
 from tests.corpus import demo_records, write_jsonl
 
 COMMANDS = ("import", "index", "search", "stats", "serve")
@@ -137,3 +140,50 @@ def test_unusable_data_dir_is_one_line(where: str, tmp_path: Path) -> None:
         lines = out.stderr.strip().splitlines()
         assert len(lines) == 1 and where in lines[0], out.stderr
         assert "PAPERSIFT_DATA_DIR" in lines[0] or "no index" in lines[0]
+
+
+@pytest.mark.slow
+def test_search_dates_are_read_as_the_web_reads_them(
+    built_config: Config, engine: SearchEngine
+) -> None:
+    """``--from 1994 --to 1995-02`` is what the web's ``from=1994&to=1995-02`` asks for: the
+    same papers, the partial ``--to`` running to the end of February."""
+    search = ("search", "--config", config_path(built_config), "--json", "--mode", "keyword",
+              "--sort", "oldest", "--page-size", "100", "cat:cs.CL")  # fmt: skip
+
+    def ids(*dates: str) -> list[str]:
+        out = run(*search, *dates)
+        assert out.returncode == 0, out.stderr
+        return [hit["id"] for hit in json.loads(out.stdout)["hits"]]
+
+    cli = ids("--from", "1994", "--to", "1995-02")
+    query = "q=cat:cs.CL&mode=keyword&sort=oldest&page_size=100&from=1994&to=1995-02"
+    web = engine.search(parse_search(QueryParams(query), built_config.search))
+    assert cli == [hit.paper.arxiv_id for hit in web.hits]
+    assert cli == ids("--from", "1994-01-01", "--to", "1995-02-28")
+    # The corpus has papers of 9 and 21 February 1995: the month runs to its last day.
+    assert len(cli) > len(ids("--from", "1994-01-01", "--to", "1995-02-01")) > 0
+
+
+@pytest.mark.slow
+def test_backwards_dates_are_one_line_and_exit_1(built_config: Config) -> None:
+    """The web's 400 "'from' is after 'to'; swap them", not "0 results"."""
+    out = run("search", "--config", config_path(built_config), "--from", "2020-01-01",
+              "--to", "2010", "parsing")  # fmt: skip
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == "papersift: error: --from is after --to; swap them.\n"
+    out = run("search", "--config", config_path(built_config), "--from", "2020-05",
+              "--to", "2020", "parsing")  # fmt: skip
+    assert out.returncode == 0, out.stderr  # May 2020 is within 2020
+
+
+@pytest.mark.parametrize("port", ["99999", "0", "65536", "http"])
+def test_serve_port_out_of_range_is_refused(port: str, fresh_config: Config) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "papersift", "serve", "--config", config_path(fresh_config),
+         "--port", port],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert out.returncode == 2
+    assert f"argument --port: must be a port number from 1 to 65535: '{port}'" in out.stderr
+    assert "Traceback" not in out.stderr and "Uvicorn running" not in out.stderr

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
-from papersift.core.config import iter_settings, load_config
+from papersift.core.config import OTHER_VARIABLES, env_variable, iter_settings, load_config
 from papersift.core.errors import ConfigError
 from papersift.core.settings_docs import config_toml, readme_table, with_table
 
 ROOT = Path(__file__).resolve().parent.parent
+TEXT_SUFFIXES = (".py", ".md", ".sh", ".toml", ".yml", ".yaml", ".cfg", ".service")
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -31,7 +33,11 @@ def test_shipped_config_equals_defaults() -> None:
     [
         ("[search]\npage_sise = 3\n", "unknown key [search] page_sise"),
         ("[serch]\n", "unknown section [serch]"),
-        ('[search]\npage_size = "ten"\n', "[search] page_size must be a int"),
+        ('[search]\npage_size = "ten"\n', "[search] page_size must be an integer, got 'ten'"),
+        ('[search]\nconvex_weight = "x"\n', "[search] convex_weight must be a number, got 'x'"),
+        ("[embedding]\nquantize = 1\n", "[embedding] quantize must be true or false, got 1"),
+        ("[server]\nhost = 1\n", "[server] host must be a string, got 1"),
+        ("[server]\nport = 65536\n", "[server] port must be <= 65535, got 65536"),
         ("[search]\npage_size = 0\n", "[search] page_size must be >= 1"),
         ('[search]\nfusion = "mean"\n', "[search] fusion must be one of convex, rrf"),
         ("[search]\nconvex_weight = 1.5\n", "convex_weight must be <= 1.0"),
@@ -58,7 +64,7 @@ def test_env_overrides(tmp_path: Path) -> None:
     cfg = load_config(path, env={"PAPERSIFT_DATA_DIR": "/srv/ps", "PAPERSIFT_SERVER_PORT": "8123"})
     assert cfg.data_dir == Path("/srv/ps") and cfg.server.port == 8123
     assert load_config(path, env={}).data_dir == tmp_path / "x"  # relative to the file
-    with pytest.raises(ConfigError, match="PAPERSIFT_SERVER_PORT must be a int"):
+    with pytest.raises(ConfigError, match="PAPERSIFT_SERVER_PORT must be an integer"):
         load_config(path, env={"PAPERSIFT_SERVER_PORT": "eighty"})
     cfg = load_config(None, env={"PAPERSIFT_EMBEDDING_FLOAT32_CACHE": "false"})
     assert cfg.embedding.float32_cache is False
@@ -100,3 +106,49 @@ def test_every_setting_is_documented() -> None:
         assert re.search(rf"^\[{section}\][\s\S]*?^{key} = ", shipped, re.M) or re.search(
             rf"^\[{section}\][\s\S]*?^# \[\[{section}\.{key}\]\]$", shipped, re.M
         ), key  # an array of tables is shown as a commented example
+
+
+def test_port_from_the_environment_is_a_port() -> None:
+    with pytest.raises(ConfigError, match="PAPERSIFT_SERVER_PORT must be <= 65535, got '99999'"):
+        load_config(None, env={"PAPERSIFT_SERVER_PORT": "99999"})
+    assert load_config(None, env={"PAPERSIFT_SERVER_PORT": "65535"}).server.port == 65535
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("PAPERSIFT_SERVER_PROT", "PAPERSIFT_SERVER_PROT; did you mean PAPERSIFT_SERVER_PORT?"),
+        ("PAPERSIFT_DATADIR", "PAPERSIFT_DATADIR; did you mean PAPERSIFT_DATA_DIR?"),
+        ("PAPERSIFT_CONFIG_FILE", "PAPERSIFT_CONFIG_FILE; did you mean PAPERSIFT_CONFIG?"),
+        ("PAPERSIFT_XYZZY", "PAPERSIFT_XYZZY; settings are PAPERSIFT_<SECTION>_<KEY>"),
+    ],
+)
+def test_unknown_variable_is_an_error_naming_the_closest(name: str, message: str) -> None:
+    """A typo in a variable is refused as a typo in config.toml is, not silently ignored."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, env={name: "1", "HOME": "/root", "PAPERSIFT_SERVER_PORT": "8001"})
+    assert str(err.value).startswith(f"config: unknown environment variable {message}")
+    assert "\n" not in str(err.value)
+
+
+def test_the_projects_own_variables_are_accepted(tmp_path: Path) -> None:
+    """Every PAPERSIFT_* name the code, tests, docs, Makefile or Containerfile use is a
+    setting or one of OTHER_VARIABLES, and loading with all of those set works."""
+    used: set[str] = set()
+    skip = {".venv", ".git", "build", "node_modules", ".hypothesis", ".mypy_cache"}
+    for folder, dirs, files in os.walk(ROOT):
+        dirs[:] = [d for d in dirs if d not in skip]
+        for name in files:
+            path = Path(folder) / name
+            if path == Path(__file__).resolve():  # this file's typos are on purpose
+                continue
+            if name.endswith(TEXT_SUFFIXES) or name in ("Makefile", "Containerfile"):
+                text = path.read_text("utf-8", errors="replace")
+                used |= set(re.findall(r"\bPAPERSIFT_[A-Z0-9_]*[A-Z0-9]", text))
+    settings = {env_variable(section, key) for section, key, _, _ in iter_settings()}
+    assert used - settings - OTHER_VARIABLES == set()
+    assert {"PAPERSIFT_CONFIG", "PAPERSIFT_MODEL_CACHE", "PAPERSIFT_MAIL_PASSWORD"} <= used
+    load_config(None, env=dict.fromkeys(OTHER_VARIABLES, "x"))
+    # The variable [mail] password_env names holds a password, not a setting.
+    path = write(tmp_path, '[mail]\npassword_env = "PAPERSIFT_SMTP_SECRET"\n')
+    assert load_config(path, env={"PAPERSIFT_SMTP_SECRET": "pw"}).mail.password_env

@@ -3,12 +3,15 @@
 Every setting is a field of one of the frozen section dataclasses below, with its default
 and its help text in the field metadata. ``load_config`` parses the file once; an unknown
 key or a bad value raises :class:`ConfigError` naming it. An environment variable
-``PAPERSIFT_<SECTION>_<KEY>`` overrides the file (``PAPERSIFT_DATA_DIR`` sets ``[data] dir``).
+``PAPERSIFT_<SECTION>_<KEY>`` overrides the file (``PAPERSIFT_DATA_DIR`` sets ``[data] dir``);
+any other ``PAPERSIFT_*`` variable but those in ``OTHER_VARIABLES`` is an error, as an unknown
+key is (a typo would otherwise be ignored without a word).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import tomllib
 import types
@@ -22,6 +25,15 @@ from papersift.core.errors import ConfigError
 from papersift.core.setting_parsers import LabMember, parse_cron, parse_members, parse_ror
 
 ENV_PREFIX = "PAPERSIFT_"
+# PAPERSIFT_* variables that are not settings: the config file (cli), a cluster worker's model
+# cache (indexer/embed_cluster.py), the default [mail] password_env, and the inputs of the
+# benchmarks and the browser tests.
+OTHER_VARIABLES = frozenset({
+    "PAPERSIFT_CONFIG", "PAPERSIFT_MODEL_CACHE", "PAPERSIFT_MAIL_PASSWORD",
+    "PAPERSIFT_BENCH_SNAPSHOT", "PAPERSIFT_SCIFACT", "PAPERSIFT_SCREENSHOTS",
+})  # fmt: skip
+# How an error names a setting's type ("must be an integer").
+_KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
 def setting(
@@ -240,7 +252,7 @@ class SearchConfig:
 @dataclass(frozen=True)
 class ServerConfig:
     host: str = setting("127.0.0.1", "Address `serve` listens on.")
-    port: int = setting(8000, "Port `serve` listens on.", minimum=1)
+    port: int = setting(8000, "Port `serve` listens on.", minimum=1, maximum=65535)
     workers: int = setting(
         0, "Worker threads answering searches; 0 uses one per CPU core.", minimum=0
     )
@@ -479,6 +491,10 @@ def sections() -> list[tuple[str, type]]:
     return out
 
 
+def _kind(kind: type) -> str:
+    return _KINDS.get(kind, f"of type {kind.__name__}")
+
+
 def _coerce(name: str, raw: Any, kind: type, meta: Mapping[str, Any], from_env: bool) -> Any:
     """Check and convert one value; raise a ConfigError naming the setting."""
     value: Any = raw
@@ -492,11 +508,11 @@ def _coerce(name: str, raw: Any, kind: type, meta: Mapping[str, Any], from_env: 
             else:
                 value = kind(text)
         except ValueError:
-            raise ConfigError(f"config: {name} must be a {kind.__name__}, got {raw!r}") from None
+            raise ConfigError(f"config: {name} must be {_kind(kind)}, got {raw!r}") from None
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         value = float(value)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(f"config: {name} must be a {kind.__name__}, got {raw!r}")
+        raise ConfigError(f"config: {name} must be {_kind(kind)}, got {raw!r}")
     choices = meta.get("choices") or ()
     if choices and value not in choices:
         raise ConfigError(f"config: {name} must be one of {', '.join(choices)}, got {raw!r}")
@@ -522,7 +538,7 @@ def _build_section(name: str, cls: type, table: Mapping[str, Any], env: Mapping[
         kind = hints[key]
         if isinstance(kind, types.UnionType):  # no optional settings today; keep it strict
             raise TypeError(f"setting {name}.{key} must have a plain type")
-        env_name = f"{ENV_PREFIX}{name}_{key}".upper()
+        env_name = env_variable(name, key)
         parse = f.metadata.get("parse")
         if parse is not None and env_name in env:
             values[key] = parse(env_name, env[env_name], True)
@@ -560,7 +576,31 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     built = {
         name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
     }
-    return Config(**built, base_dir=base_dir)
+    config = Config(**built, base_dir=base_dir)
+    _check_variables(env, allowed={config.mail.password_env})
+    return config
+
+
+def env_variable(section: str, key: str) -> str:
+    """The environment variable of a setting: ``PAPERSIFT_<SECTION>_<KEY>``."""
+    return f"{ENV_PREFIX}{section}_{key}".upper()
+
+
+def _check_variables(env: Mapping[str, str], allowed: set[str]) -> None:
+    """Refuse a ``PAPERSIFT_*`` variable that is no setting, naming the closest one."""
+    known = {env_variable(section, key) for section, key, _, _ in iter_settings()}
+    known |= OTHER_VARIABLES
+    for name in sorted(env):
+        if name.startswith(ENV_PREFIX) and name not in known and name not in allowed:
+            # Compared without the prefix every name shares, which would make all look close.
+            stems = {k.removeprefix(ENV_PREFIX): k for k in known}
+            close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), stems, n=1)
+            hint = (
+                f"did you mean {stems[close[0]]}?"
+                if close
+                else "settings are PAPERSIFT_<SECTION>_<KEY> as listed in config.toml"
+            )
+            raise ConfigError(f"config: unknown environment variable {name}; {hint}")
 
 
 def iter_settings() -> list[tuple[str, str, Any, str]]:

@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from papersift.core.config import ENV_PREFIX, sections
+from papersift.core.config import env_variable, sections
 
 WIDTH = 98  # config.toml comment lines (ruff's 100 less the "# ")
 README_START = (
@@ -22,7 +22,8 @@ README_END = "<!-- /settings -->"
 HEADER = (
     "papersift configuration. Every setting is shown with its default value. Environment "
     "variables override the file: PAPERSIFT_<SECTION>_<KEY>, e.g. PAPERSIFT_DATA_DIR, "
-    "PAPERSIFT_SERVER_PORT. An unknown key or a bad value is an error that names it. "
+    "PAPERSIFT_SERVER_PORT. An unknown key, an unknown PAPERSIFT_ variable or a bad value is "
+    "an error that names it. "
     "Generated from papersift/core/config.py by `python -m papersift.core.settings_docs`."
 )
 
@@ -63,10 +64,6 @@ def config_toml() -> str:
     return "\n".join(out) + "\n"
 
 
-def _env(section: str, key: str) -> str:
-    return f"{ENV_PREFIX}{section}_{key}".upper()
-
-
 def readme_table() -> str:
     """The README's table of settings (between its markers)."""
     rows = ["| setting | default | env | meaning |", "| --- | --- | --- | --- |"]
@@ -82,7 +79,7 @@ def readme_table() -> str:
                 bounds.append(f"≤ {f.metadata['maximum']}")
             meaning = f.metadata["help"] + (f" ({'; '.join(bounds)})" if bounds else "")
             rows.append(
-                f"| `[{name}] {f.name}` | {default} | `{_env(name, f.name)}` | "
+                f"| `[{name}] {f.name}` | {default} | `{env_variable(name, f.name)}` | "
                 f"{meaning.replace('|', '&#124;')} |"
             )
     return "\n".join(rows) + "\n"

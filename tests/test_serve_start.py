@@ -1,0 +1,66 @@
+"""``papersift serve`` on an address it cannot have: one line and exit 1, never an abort.
+
+A real ``papersift serve`` process against a real socket already listening on the port.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def taken_port() -> Iterator[int]:
+    """A loopback port another socket is listening on."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def serve(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``python *argv`` with an empty data directory of its own and no bootstrap."""
+    env = {**os.environ, "PAPERSIFT_DATA_DIR": str(tmp_path / "data"),
+           "PAPERSIFT_DATA_BOOTSTRAP": "none"}  # fmt: skip
+    return subprocess.run(
+        [sys.executable, *argv], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_port_in_use_is_one_line_before_any_start_up_work(tmp_path: Path, taken_port: int) -> None:
+    start = time.monotonic()
+    out = serve(tmp_path, "-m", "papersift", "serve", "--port", str(taken_port))
+    assert out.returncode == 1, out.stderr
+    assert out.stderr == (
+        f"papersift: error: port {taken_port} on 127.0.0.1 is in use; "
+        "pick another with --port or [server] port\n"
+    )
+    assert not (tmp_path / "data").exists(), "nothing was imported, loaded or started"
+    assert time.monotonic() - start < 30
+
+
+def test_start_failing_in_uvicorn_exits_cleanly(tmp_path: Path, taken_port: int) -> None:
+    """If the port is taken between the check and uvicorn's bind (the check skipped here),
+    the threads are stopped before exit: exit 1, not onnxruntime's abort (134)."""
+    script = (
+        "import sys, papersift.serve\n"
+        "papersift.serve.check_address = lambda host, port: None\n"
+        "from papersift.cli import main\n"
+        f"sys.exit(main(['serve', '--port', '{taken_port}']))\n"
+    )
+    out = serve(tmp_path, "-c", script)
+    assert out.returncode == 1, out.stderr
+    assert "terminate called" not in out.stderr and "Traceback" not in out.stderr
+    assert "address already in use" in out.stderr  # uvicorn's own log line, then ours:
+    assert out.stderr.splitlines()[-1] == (
+        f"papersift: error: the server could not start on port {taken_port} (see the error above)"
+    )
+    assert (tmp_path / "data").is_dir(), "the start-up work ran before uvicorn failed"
