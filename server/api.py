@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
@@ -9,6 +10,7 @@ from starlette.routing import Route
 
 from papersift.engine.results import SearchResult
 from papersift.engine.serialize import stats_body
+from papersift.server import views
 from papersift.server.context import ctx
 from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
@@ -45,11 +47,16 @@ async def search(request: Request) -> Response:
 
 def search_page(result: SearchResult, root: str, max_window: int) -> SearchResponse:
     """A search answer with its ``next`` link: the same search, one page on, while that
-    page exists and lies within the result window."""
+    page exists and lies within the result window. ``pages`` counts only the pages that
+    can be asked for; a page past the last says so in ``warnings``."""
     req = result.request
-    has_next = result.page < result.pages and (result.page + 1) * result.page_size <= max_window
+    last = views.last_page(result, max_window)
+    has_next = result.page < last
     nxt = root + search_url(req, "/api/v1/search", page=req.page + 1) if has_next else None
-    return search_body(result, root, nxt)
+    body = search_body(result, root, nxt)
+    past = views.past_last(result, max_window)
+    warnings = [*body.warnings, past] if past else body.warnings
+    return msgspec.structs.replace(body, pages=last, warnings=warnings)
 
 
 async def paper(request: Request) -> Response:

@@ -11,6 +11,7 @@ from papersift.core.errors import PapersiftError
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import LATEST_FEED, category_feed, category_path, paper_path, version_links
 from papersift.engine.results import Filters, SearchRequest
+from papersift.engine.search import SearchEngine
 from papersift.server import meta, views
 from papersift.server.context import ctx
 from papersift.server.export_routes import export_links
@@ -27,7 +28,7 @@ from papersift.server.markdown import (
 )
 from papersift.server.neighbourhood_svg import neighbourhood_svg
 from papersift.server.page_cache import cached_page
-from papersift.server.params import parse_search
+from papersift.server.params import parse_search, search_url
 from papersift.server.radar_view import for_lab, for_you
 from papersift.server.sessions import finish
 from papersift.server.taxonomy import category_name
@@ -75,6 +76,13 @@ async def home(request: Request) -> Response:
     return finish(request, page) if mine is not None else page
 
 
+def _index_empty(engine: SearchEngine) -> bool:
+    """Whether the index holds no paper (none imported yet): then nothing matches any search,
+    and the page says how to fill it. Asked of the index (browsing everything), not of the
+    stats snapshot, so a cached page agrees with the data generation it was kept under."""
+    return engine.search(SearchRequest(sort="newest", page_size=1)).total == 0
+
+
 @cached_page
 async def search(request: Request) -> Response:
     c = ctx(request)
@@ -101,6 +109,7 @@ async def search(request: Request) -> Response:
     robots = (
         "noindex,follow" if (req.query or not req.filters.empty or req.page > 1) else "index,follow"
     )
+    last = views.last_page(result, c.config.search.max_window)
     context = page_meta(
         request,
         title=title,
@@ -123,6 +132,11 @@ async def search(request: Request) -> Response:
         pager=views.pagination(result, c.config.search.max_window),
         suggestions=views.suggestions(result) if not result.hits else [],
         first=(result.page - 1) * result.page_size + 1,
+        last_page=last,
+        past_last=bool(result.total) and not result.hits and result.page > last,
+        first_url=search_url(req, page=1),
+        last_url=search_url(req, page=last),
+        empty_index=not result.total and await c.call(_index_empty, c.engine),
         follow_feed=follow,
         exports=export_links(req),
         window=c.config.search.max_window,
@@ -204,6 +218,12 @@ async def paper(request: Request) -> Response:
     return render(request, "paper.html", context)
 
 
+async def papers_index(request: Request) -> Response:
+    """``/papers`` and ``/papers/``: there is no list of every paper but the search page."""
+    query = request.url.query
+    return RedirectResponse("/search" + ("?" + query if query else ""), status_code=302)
+
+
 async def abs_redirect(request: Request) -> Response:
     """``/abs/2401.10241`` (the arXiv form, handy when swapping hosts) -> the paper page."""
     rest: str = request.path_params["rest"]
@@ -245,14 +265,14 @@ async def category(request: Request) -> Response:
             f"There are no papers in category “{cat[:60]}” here. "
             "See /categories for the ones there are.",
         )
-    req = parse_search(request.query_params, c.config.search)
+    req = parse_search(request.query_params, c.config.search, window=False)
     req = SearchRequest(
         sort=req.sort if req.sort != "relevance" else "newest",
         filters=Filters(categories=(cat,)),
         page=req.page,
         page_size=req.page_size,
     )
-    result = await c.call(c.engine.search, req)
+    result = await c.call(views.list_page, c.engine, req, c.config.search)
     if wants_markdown(request):
         return cached_response(
             request, search_markdown(result, site_root(request), author_links_of(request)), MARKDOWN
@@ -317,6 +337,8 @@ async def favicon(request: Request) -> Response:
 routes = [
     Route("/", home, name="home"),
     Route("/search", search, name="search"),
+    Route("/papers", papers_index),
+    Route("/papers/", papers_index),
     Route("/papers/{rest:path}", paper, name="paper"),
     Route("/abs/{rest:path}", abs_redirect),
     Route("/categories", categories, name="categories"),

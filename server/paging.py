@@ -48,6 +48,10 @@ class NamePage:
             ],
         )
 
+    def last(self, total: int) -> int:
+        """The last page of a list of ``total`` names (1 for an empty list)."""
+        return max(1, -(-total // self.size))
+
     def next(self, total: int) -> str | None:
         return self.link(self.page + 1) if self.page * self.size < total else None
 

@@ -204,12 +204,15 @@ def parse_search(
     *,
     strict: bool = False,
     known_categories: Mapping[str, str] | None = None,
+    window: bool = True,
 ) -> SearchRequest:
     """Build the SearchRequest a query string asks for, or raise ParamError.
 
     ``strict`` (the API) also rejects unknown parameters and repeated single-valued ones;
     ``known_categories`` (lower-cased category or archive -> its spelling in the index)
     fixes the case of category filters and rejects those that can match nothing.
+    ``window=False`` lets a page past the result window through, for a caller that knows
+    how long its list is (``views.list_page``).
     """
     if strict:
         for name in params:
@@ -230,13 +233,8 @@ def parse_search(
     sort = _choice(params, "sort", SORTS, strict)
     page_size = _int(params, "page_size", config.page_size, config.max_page_size, strict)
     page = _int(params, "page", 1, 10**9, strict)
-    if page * page_size > config.max_window:
-        last = max(1, config.max_window // page_size)
-        raise ParamError(
-            "page",
-            f"Only the first {config.max_window} results can be paged through: with "
-            f"{page_size} per page the last page is {last}. Narrow the search instead.",
-        )
+    if window and page * page_size > config.max_window:
+        raise window_error(config.max_window, page_size)
     date_from = parse_date("from", _single(params, "from", strict), end=False)
     date_to = parse_date("to", _single(params, "to", strict), end=True)
     check_dates(date_from, date_to)
@@ -258,6 +256,22 @@ def parse_search(
         sort=chosen,
         page=page,
         page_size=page_size if page_size != config.page_size else None,
+    )
+
+
+def window_last_page(pages: int, page_size: int, max_window: int) -> int:
+    """The last of ``pages`` pages that may be asked for: no page past the first
+    ``max_window`` results (``parse_search`` refuses them)."""
+    return max(1, min(pages, max_window // page_size))
+
+
+def window_error(max_window: int, page_size: int) -> ParamError:
+    """The 400 for a page past the result window, naming the last page there is."""
+    last = max(1, max_window // page_size)
+    return ParamError(
+        "page",
+        f"Only the first {max_window} results can be paged through: with "
+        f"{page_size} per page the last page is {last}. Narrow the search instead.",
     )
 
 

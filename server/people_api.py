@@ -23,8 +23,9 @@ from papersift.server.urls import site_root
 def papers_request(
     request: Request, cfg: SearchConfig, known: Mapping[str, str] | None
 ) -> SearchRequest:
-    """The search parameters of a researcher page (its paper list), leniently parsed."""
-    return parse_search(request.query_params, cfg, known_categories=known)
+    """The search parameters of a researcher page (its paper list), leniently parsed; a page
+    past the result window is left to ``views.list_page``, which knows where the list ends."""
+    return parse_search(request.query_params, cfg, known_categories=known, window=False)
 
 
 def _people(request: Request) -> People:

@@ -89,13 +89,16 @@ async def index(request: Request) -> Response:
         trail=[("Researchers", "/researchers")],
         robots="noindex,follow" if q or at.page > 1 else "index,follow",
     )
+    last = at.last(total)
     context.update(
         q=q,
         researchers=[(r, researcher_url(r.rid, r.name)) for r in found],
         total=total,
         first=at.offset + 1,
-        prev=at.prev(),
+        prev=at.link(last) if at.page > last else at.prev(),  # past the end: back to the last
         next=nxt,
+        last_page=last,
+        first_url=at.link(1),
     )
     return render(request, "researchers.html", context)
 
@@ -116,7 +119,7 @@ async def researcher(request: Request) -> Response:
         return RedirectResponse(canonical + ("?" + query if query else ""), status_code=301)
     req = people_api.papers_request(request, c.config.search, await c.known_categories())
     mine = replace(req.filters, researcher_ids=(found.rid, *req.filters.researcher_ids))
-    result = await c.call(c.engine.search, replace(req, filters=mine))
+    result = await c.call(views.list_page, c.engine, replace(req, filters=mine), c.config.search)
     profile = await c.call(people.profile, found)
     most_cited = None
     if await c.citations_known():

@@ -12,7 +12,7 @@ from starlette.routing import Route
 from papersift.engine.recommend import Recommendations, recommend
 from papersift.engine.search import SearchEngine
 from papersift.server.context import ctx
-from papersift.server.params import ParamError, parse_search
+from papersift.server.params import ParamError, parse_search, window_last_page
 from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
 from papersift.server.schemas import hit_body
 from papersift.server.urls import site_root
@@ -55,12 +55,14 @@ def _filters_of(body: RecommendRequest) -> QueryParams:
     return QueryParams(pairs)
 
 
-def response_of(result: Recommendations, root: str) -> RecommendResponse:
+def response_of(result: Recommendations, root: str, max_window: int) -> RecommendResponse:
+    """The answer; ``pages`` counts only the pages a request may ask for (the window's)."""
+    pages = -(-result.total // result.page_size)
     return RecommendResponse(
         total=result.total,
         page=result.page,
         page_size=result.page_size,
-        pages=max(1, -(-result.total // result.page_size)),
+        pages=window_last_page(pages, result.page_size, max_window),
         from_=result.date_from.isoformat() if result.date_from else None,
         to=result.date_to.isoformat() if result.date_to else None,
         seeds=list(result.seeds),
@@ -92,7 +94,8 @@ async def recommend_route(request: Request) -> Response:
         _filters_of(body), c.config.search, strict=True, known_categories=await c.known_categories()
     )
     result = await c.call(recommend, c.engine, body.ids, req.filters, req.page, req.page_size)
-    payload = msgspec.json.encode(response_of(result, site_root(request)))
+    answer = response_of(result, site_root(request), c.config.search.max_window)
+    payload = msgspec.json.encode(answer)
     return Response(payload, media_type="application/json", headers={"Cache-Control": "no-store"})
 
 

@@ -115,9 +115,22 @@ class SearchResponse(Struct):
     ]
     page: int
     page_size: int
-    pages: int
+    pages: Annotated[
+        int,
+        Meta(
+            ge=1,
+            description="Pages that can be asked for: the last holds the last result within "
+            "the result window.",
+        ),
+    ]
     took_ms: float | None
-    warnings: Annotated[list[str], Meta(description="What the lenient query parser ignored.")]
+    warnings: Annotated[
+        list[str],
+        Meta(
+            description="What the lenient query parser ignored, fallbacks taken, and a page "
+            "asked for past the last one (its hits are empty)."
+        ),
+    ]
     direct: Annotated[
         Paper | None, Meta(description="The paper, when the query was its arXiv id or URL.")
     ]

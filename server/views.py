@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
-from papersift.engine.results import MODES, SORTS, Filters, SearchResult
-from papersift.server.params import search_url, with_filters
+from papersift.core.config import SearchConfig
+from papersift.engine.results import MODES, SORTS, Filters, SearchRequest, SearchResult
+from papersift.engine.search import SearchEngine
+from papersift.server.params import search_url, window_error, window_last_page, with_filters
 from papersift.server.taxonomy import category_name
 
 SORT_LABELS = {
@@ -111,7 +113,29 @@ def mode_links(result: SearchResult) -> list[Link]:
 
 
 def last_page(result: SearchResult, max_window: int) -> int:
-    return max(1, min(result.pages, max_window // result.page_size))
+    """The last page of ``result`` that may be asked for (within the result window)."""
+    return window_last_page(result.pages, result.page_size, max_window)
+
+
+def past_last(result: SearchResult, max_window: int) -> str | None:
+    """A note for a page past the last one (empty, though the search may match), else None."""
+    last = last_page(result, max_window)
+    if result.hits or result.page <= last:
+        return None
+    return f"page {result.page:,} is past the last page ({last:,})"
+
+
+def list_page(engine: SearchEngine, req: SearchRequest, config: SearchConfig) -> SearchResult:
+    """One page of a list that has its own end (a category's or a researcher's papers), for a
+    request parsed with ``window=False``: a page past the result window is the empty page
+    after the last one when the list ends inside the window, else the window's 400."""
+    size = req.page_size or config.page_size
+    if req.page * size <= config.max_window:
+        return engine.search(req)
+    first = engine.search(replace(req, page=1))
+    if first.total > last_page(first, config.max_window) * size:  # runs on past the window
+        raise window_error(config.max_window, size)
+    return replace(first, request=req, page=req.page, hits=())
 
 
 def pagination(result: SearchResult, max_window: int) -> dict[str, object]:

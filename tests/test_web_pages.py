@@ -272,7 +272,7 @@ def test_bibtex_download(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
-    "url", ["/papers/2401.99999", "/papers/not-a-paper", "/papers/", "/nope", "/categories/zz.XX"]
+    "url", ["/papers/2401.99999", "/papers/not-a-paper", "/nope", "/categories/zz.XX"]
 )
 def test_helpful_404(client: TestClient, url: str) -> None:
     doc = page(client, url, 404)
