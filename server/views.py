@@ -165,7 +165,9 @@ def suggestions(result: SearchResult) -> list[Link]:
     out = []
     if not req.filters.empty:
         out.append(Link("Search again without any filter", clear_filters_url(result)))
-    if req.query and result.mode != "semantic":
+    # Hybrid already holds every semantic match; a query of fielded clauses alone
+    # (``cites:X``) gives the model nothing to read.
+    if result.mode == "keyword" and any(":" not in word for word in req.query.split()):
         out.append(Link("Search by meaning (semantic mode)", search_url(req, mode="semantic")))
     if req.query and len(req.query.split()) > 2:
         shorter = " ".join(req.query.split()[:2])

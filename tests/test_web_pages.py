@@ -167,6 +167,12 @@ def test_empty_result_suggests(client: TestClient) -> None:
     without = links["Search again without any filter"]
     assert "category" not in query_of(without) and query_of(without)["q"] == ["qwxzvbnmplk"]
     assert query_of(links["Search by meaning (semantic mode)"])["mode"] == ["semantic"]
+    # Not where semantic search would find nothing new: hybrid holds its matches already,
+    # and a query of fielded clauses alone gives the model nothing to read.
+    for url in ("/search?q=qwxzvbnmplk&mode=hybrid", "/search?q=cites:2401.10241&mode=keyword"):
+        doc = page(client, url)
+        labels = [a.text_content() for a in doc.cssselect(".empty a")]
+        assert labels and "Search by meaning (semantic mode)" not in labels, url
 
 
 def test_parse_warning_shown_as_hint(client: TestClient) -> None:
