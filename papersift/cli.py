@@ -8,15 +8,22 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from collections.abc import Sequence
-from datetime import date
 from pathlib import Path
 from typing import Any
 
 from papersift import __version__
-from papersift.core.config import Config, load_config
+from papersift.cli_args import (
+    config_of,
+    config_path,
+    date_from,
+    date_to,
+    full_date,
+    port_number,
+    positive,
+    print_json,
+)
 from papersift.core.errors import PapersiftError
 
 log = logging.getLogger("papersift")
@@ -24,66 +31,6 @@ log = logging.getLogger("papersift")
 
 # Commands that write to the data directory: each holds its writer lock while it runs.
 WRITERS = frozenset({"import", "index", "harvest", "add", "reindex", "import-ror", "enrich"})
-
-
-def _config(args: argparse.Namespace) -> Config:
-    path = args.config or os.environ.get("PAPERSIFT_CONFIG")
-    if path is None and Path("config.toml").is_file():
-        path = "config.toml"
-    return load_config(path)
-
-
-def _date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
-
-
-def _partial_date(text: str, *, end: bool) -> date:
-    from papersift.core.dates import DATE_FORMS, parse_partial_date
-
-    try:
-        return parse_partial_date(text.strip(), end=end)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a date such as {DATE_FORMS}: {text!r}") from None
-
-
-def _date_from(text: str) -> date:
-    """``--from``: as the web's ``from``, ``2020`` is 2020-01-01."""
-    return _partial_date(text, end=False)
-
-
-def _date_to(text: str) -> date:
-    """``--to``: as the web's ``to``, ``2020`` is 2020-12-31."""
-    return _partial_date(text, end=True)
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535: {text!r}")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
-    return value
-
-
-def _print_json(data: Any) -> None:
-    """``data`` (builtins or msgspec Structs) as indented UTF-8 JSON on stdout."""
-    import msgspec
-
-    sys.stdout.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")
 
 
 # -- commands -----------------------------------------------------------------------------
@@ -94,7 +41,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from papersift.indexer.build import import_files
     from papersift.indexer.snapshot import SkippedLine
 
-    config = _config(args)
+    config = config_of(args)
     paths = [Path(p) for p in args.files]
     for p in paths:
         if not p.is_file():
@@ -113,7 +60,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             on_skip=warn,
         )
     if args.json:
-        _print_json(
+        print_json(
             {
                 "read": report.read,
                 "added": report.added,
@@ -139,14 +86,14 @@ def cmd_index(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.build import index_backlog
 
-    with DataDir(_config(args), create=False) as data:
+    with DataDir(config_of(args), create=False) as data:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
         clustered, done = index_backlog(data, limit=args.limit, progress=tty, cluster=args.cluster)
         model = data.indexing_embedder.model_id
         papers, embedded = data.store.count(), data.store.embedded_count(model)
     if args.json:
-        _print_json(
+        print_json(
             {"clustered_now": clustered, "embedded_now": done, "embedded": embedded,
              "papers": papers, "model_id": model}
         )  # fmt: skip
@@ -167,7 +114,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         check_order(args.date_from, args.date_to, ("--from", "--to"))  # the web's check
     except ValueError as exc:
         raise PapersiftError(str(exc)) from None
-    with open_engine(_config(args)) as engine:
+    with open_engine(config_of(args)) as engine:
         request = SearchRequest(
             query=args.query,
             mode=args.mode,
@@ -183,7 +130,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
         result = engine.search(request)
     if args.json:
-        _print_json(cli_result(result))
+        print_json(cli_result(result))
         return 0
     for w in result.warnings:
         print(f"note: {w}", file=sys.stderr)
@@ -205,10 +152,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import local_stats
 
-    with open_engine(_config(args)) as engine:
+    with open_engine(config_of(args)) as engine:
         stats = engine.stats_with_progress()
     if args.json:
-        _print_json(local_stats(stats, str(engine.config.data_dir)))
+        print_json(local_stats(stats, str(engine.config.data_dir)))
         return 0
     print(f"data directory  {engine.config.data_dir}")
     print(f"papers          {stats.papers}")
@@ -236,13 +183,13 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     from papersift.indexer.harvest import harvest
 
     tty = not args.json and sys.stderr.isatty()
-    with DataDir(_config(args)) as data:
+    with DataDir(config_of(args)) as data:
         report = harvest(
             data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
         )
         embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
     if args.json:
-        _print_json({**_harvest_json(report), "embedded": embedded})
+        print_json({**_harvest_json(report), "embedded": embedded})
     else:
         print(report.line() + (f"; {embedded} papers embedded" if embedded else ""))
     return 0
@@ -253,11 +200,11 @@ def cmd_add(args: argparse.Namespace) -> int:
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import add_ids
 
-    with DataDir(_config(args)) as data:
+    with DataDir(config_of(args)) as data:
         report, missing = add_ids(data, args.ids)
         embedded = 0 if args.no_embed else embed_backlog(data)
     if args.json:
-        _print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
+        print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
         print(f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged")
         for arxiv_id in missing:
@@ -269,100 +216,22 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.harvest import reindex
 
-    with DataDir(_config(args), create=False) as data:
+    with DataDir(config_of(args), create=False) as data:
         done = reindex(data, progress=not args.json and sys.stderr.isatty())
         papers = data.store.count()
     if args.json:
-        _print_json({"embedded_now": done, "papers": papers})
+        print_json({"embedded_now": done, "papers": papers})
     else:
         print(f"index maintenance done: {done} papers embedded, {papers} papers")
     return 0
 
 
-def cmd_enrich(args: argparse.Namespace) -> int:
-    from papersift.engine.datadir import DataDir
-    from papersift.indexer.enrich_run import enrich_files, enrich_online
-
-    data = DataDir(_config(args), create=False)
-    requests = cached = 0
-    try:
-        if args.from_file:
-            report = enrich_files(data, [Path(f) for f in args.from_file])
-        else:
-            report, requests, cached = enrich_online(
-                data,
-                arxiv_ids=args.ids or (),
-                limit=args.limit,
-                progress=not args.json and sys.stderr.isatty(),
-            )
-    finally:
-        data.close()
-    if args.json:
-        _print_json({**report.as_json(), "requests": requests, "cached": cached})
-    else:
-        extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
-        print(report.line() + extra)
-    return 0
-
-
-def cmd_import_ror(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from papersift.engine.datadir import DataDir
-    from papersift.engine.institutions import Institutions
-    from papersift.engine.ror import read_ror
-
-    config = _config(args)
-    path = Path(args.file)
-    if not path.is_file():
-        raise PapersiftError(f"no such file: {path}")
-    skipped: list[str] = []
-    with DataDir(config) as data:
-        registry = Institutions(data.store)
-        before = registry.count()
-        with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
-            orgs = read_ror(path, skipped)
-            read = registry.import_organisations(bar.update(1) or org for org in orgs)
-        total = registry.count()
-    if args.json:
-        _print_json({"read": read, "added": total - before, "institutions": total,
-                     "skipped": skipped})  # fmt: skip
-    else:
-        print(f"{read} organisations read, {total - before} new; {total} institutions in the index"
-              + (f"; {len(skipped)} records skipped (see the log)" if skipped else ""))  # fmt: skip
-    return 0
-
-
-def cmd_match_affiliation(args: argparse.Namespace) -> int:
-    from papersift.engine.affiliation_match import as_json, explain
-    from papersift.engine.datadir import DataDir
-    from papersift.engine.institutions import Institutions
-
-    data = DataDir(_config(args))
-    try:
-        found = explain(Institutions(data.store), args.text)
-    except ValueError as exc:
-        raise PapersiftError(str(exc)) from None
-    finally:
-        data.close()
-    out = as_json(found)
-    if args.json:
-        _print_json(out)
-    elif out.match is None:
-        print(f"no match: {out.reason}")
-    else:
-        m = out.match
-        print(f"{m.ror}  {m.name}\n  {m.how} match: {out.reason}")
-    return 0
-
-
 def cmd_doctor(args: argparse.Namespace) -> int:
     from papersift import doctor
+    from papersift.core.config import load_config
     from papersift.core.errors import ConfigError
 
-    path = args.config or os.environ.get("PAPERSIFT_CONFIG")
-    if path is None and Path("config.toml").is_file():
-        path = "config.toml"
+    path = config_path(args)
     try:
         config = load_config(path)
     except ConfigError as exc:
@@ -372,7 +241,7 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             doctor.repair(config, say=lambda line: print(line, file=sys.stderr))
         checks = [doctor.config_check(path), *doctor.diagnose(config)]
     if args.json:
-        _print_json({"ok": doctor.ok(checks), "checks": [c.json() for c in checks]})
+        print_json({"ok": doctor.ok(checks), "checks": [c.json() for c in checks]})
     else:
         print(doctor.table(checks))
     return 0 if doctor.ok(checks) else 1
@@ -381,9 +250,9 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_backup(args: argparse.Namespace) -> int:
     from papersift.backup import backup
 
-    report = backup(_config(args), Path(args.dest))
+    report = backup(config_of(args), Path(args.dest))
     if args.json:
-        _print_json(report.json())
+        print_json(report.json())
     else:
         print(report.line())
     return 0
@@ -392,7 +261,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     from papersift.serve import serve
 
-    config = _config(args)
+    config = config_of(args)
     return serve(config, host=args.host, port=args.port)
 
 
@@ -418,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Import arXiv bulk-snapshot JSON lines (plain, .gz, .xz).",
     )
     p.add_argument("files", nargs="+", metavar="FILE")
-    p.add_argument("--limit", type=_positive, help="import at most N records per file")
+    p.add_argument("--limit", type=positive, help="import at most N records per file")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-hint", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_import)
@@ -430,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Work through the backlog an import leaves: researcher identities of "
         "new papers, then embeddings for semantic search (both resumable).",
     )
-    p.add_argument("--limit", type=_positive, help="embed at most N papers")
+    p.add_argument("--limit", type=positive, help="embed at most N papers")
     p.add_argument(
         "--cluster",
         metavar="ADDRESS",
@@ -450,11 +319,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mode", choices=MODES, help="default: [search] default_mode")
     p.add_argument("--category", action="append", metavar="CAT", help="filter (repeatable)")
     p.add_argument("--researcher", action="append", metavar="NAME", help="author filter")
-    p.add_argument("--from", dest="date_from", type=_date_from, metavar="YYYY[-MM[-DD]]")
-    p.add_argument("--to", dest="date_to", type=_date_to, metavar="YYYY[-MM[-DD]]")
+    p.add_argument("--from", dest="date_from", type=date_from, metavar="YYYY[-MM[-DD]]")
+    p.add_argument("--to", dest="date_to", type=date_to, metavar="YYYY[-MM[-DD]]")
     p.add_argument("--sort", choices=SORTS, default="relevance")
-    p.add_argument("--page", type=_positive, default=1)
-    p.add_argument("--page-size", type=_positive)
+    p.add_argument("--page", type=positive, default=1)
+    p.add_argument("--page-size", type=positive)
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.set_defaults(func=cmd_search)
 
@@ -469,7 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve; on first start imports the bootstrap corpus.",
     )
     p.add_argument("--host", help="default: [server] host")
-    p.add_argument("--port", type=_port, help="default: [server] port")
+    p.add_argument("--port", type=port_number, help="default: [server] port")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser(
@@ -479,8 +348,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Harvest from [harvest] url; resumes an interrupted run, then embeds.",
     )
     p.add_argument("--url", help="OAI-PMH endpoint (default: [harvest] url)")
-    p.add_argument("--from", dest="date_from", type=_date, metavar="YYYY-MM-DD")
-    p.add_argument("--until", type=_date, metavar="YYYY-MM-DD")
+    p.add_argument("--from", dest="date_from", type=full_date, metavar="YYYY-MM-DD")
+    p.add_argument("--until", type=full_date, metavar="YYYY-MM-DD")
     p.add_argument("--no-embed", action="store_true", help="leave the embedding backlog")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_harvest)
@@ -506,40 +375,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser(
-        "import-ror",
-        parents=[common],
-        help="import the ROR registry (institutions)",
-        description="Import a ROR schema v2 dump (JSON lines or JSON array, plain or .gz).",
-    )
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_import_ror)
-
-    p = sub.add_parser(
-        "match-affiliation",
-        parents=[common],
-        help="match a raw affiliation string to a ROR id, and say why",
-        description="Match TEXT (as a paper prints an affiliation) against the imported ROR "
-        "registry with the matcher enrichment uses; no match rather than a wrong one.",
-    )
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument("--json", action="store_true", help="print the match and reasons as JSON")
-    p.set_defaults(func=cmd_match_affiliation)
-
-    p = sub.add_parser(
-        "enrich",
-        parents=[common],
-        help="add citation counts, author ids and institutions (OpenAlex, Semantic Scholar)",
-        description="Ask [enrich] openalex_url and semanticscholar_url about the papers "
-        "(cached), or read saved work JSON with --from-file.",
-    )
-    p.add_argument("ids", nargs="*", metavar="ID", help="only these arXiv ids (default: all)")
-    p.add_argument("--from-file", nargs="+", metavar="FILE", help="saved OpenAlex/S2 JSON")
-    p.add_argument("--limit", type=_positive, help="ask about at most N papers")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.set_defaults(func=cmd_enrich)
-
-    p = sub.add_parser(
         "doctor",
         parents=[common],
         help="check config, data directory, indexes, model and disk; say what to fix",
@@ -559,12 +394,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=cmd_backup)
 
+    from papersift import enrich_cli
+
+    enrich_cli.add_parsers(sub, common)
     from papersift import user_cli
 
-    user_cli.add_parser(sub, common, _config)
+    user_cli.add_parser(sub, common, config_of)
     from papersift import digest_cli
 
-    digest_cli.add_parser(sub, common, _config, _date)
+    digest_cli.add_parser(sub, common, config_of, full_date)
     return parser
 
 
@@ -582,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from papersift.engine.writer_lock import writer_lock
 
         # One writer per data directory: a second one says who holds it, in one line.
-        with writer_lock(_config(args).data_dir, f"`papersift {args.command}`"):
+        with writer_lock(config_of(args).data_dir, f"`papersift {args.command}`"):
             return int(args.func(args))
     except PapersiftError as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)

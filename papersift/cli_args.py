@@ -1,0 +1,80 @@
+"""What the ``papersift`` commands share: the config a command line names, the argument
+types argparse checks (a bad value is argparse's one-line error) and JSON output."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+from papersift.core.config import Config, load_config
+
+
+def config_path(args: argparse.Namespace) -> str | None:
+    """``--config``, else ``PAPERSIFT_CONFIG``, else ./config.toml if there is one (None:
+    the defaults)."""
+    path: str | None = args.config or os.environ.get("PAPERSIFT_CONFIG")
+    if path is None and Path("config.toml").is_file():
+        path = "config.toml"
+    return path
+
+
+def config_of(args: argparse.Namespace) -> Config:
+    """The config the command line names (``config_path``)."""
+    return load_config(config_path(args))
+
+
+def full_date(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date (YYYY-MM-DD): {text!r}") from None
+
+
+def partial_date(text: str, *, end: bool) -> date:
+    from papersift.core.dates import DATE_FORMS, parse_partial_date
+
+    try:
+        return parse_partial_date(text.strip(), end=end)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a date such as {DATE_FORMS}: {text!r}") from None
+
+
+def date_from(text: str) -> date:
+    """``--from``: as the web's ``from``, ``2020`` is 2020-01-01."""
+    return partial_date(text, end=False)
+
+
+def date_to(text: str) -> date:
+    """``--to``: as the web's ``to``, ``2020`` is 2020-12-31."""
+    return partial_date(text, end=True)
+
+
+def port_number(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535: {text!r}")
+    return value
+
+
+def positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
+    return value
+
+
+def print_json(data: Any) -> None:
+    """``data`` (builtins or msgspec Structs) as indented UTF-8 JSON on stdout."""
+    import msgspec
+
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(data), indent=2).decode() + "\n")

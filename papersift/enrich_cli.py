@@ -1,0 +1,126 @@
+"""``papersift enrich``, ``import-ror`` and ``match-affiliation``: what enrichment adds to
+the papers (citations, author ids, institutions) and the ROR registry it matches against."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from papersift.cli_args import config_of, positive, print_json
+from papersift.core.errors import PapersiftError
+
+
+def cmd_enrich(args: argparse.Namespace) -> int:
+    from papersift.engine.datadir import DataDir
+    from papersift.indexer.enrich_run import enrich_files, enrich_online
+
+    data = DataDir(config_of(args), create=False)
+    requests = cached = 0
+    try:
+        if args.from_file:
+            report = enrich_files(data, [Path(f) for f in args.from_file])
+        else:
+            report, requests, cached = enrich_online(
+                data,
+                arxiv_ids=args.ids or (),
+                limit=args.limit,
+                progress=not args.json and sys.stderr.isatty(),
+            )
+    finally:
+        data.close()
+    if args.json:
+        print_json({**report.as_json(), "requests": requests, "cached": cached})
+    else:
+        extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
+        print(report.line() + extra)
+    return 0
+
+
+def cmd_import_ror(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.institutions import Institutions
+    from papersift.engine.ror import read_ror
+
+    config = config_of(args)
+    path = Path(args.file)
+    if not path.is_file():
+        raise PapersiftError(f"no such file: {path}")
+    skipped: list[str] = []
+    with DataDir(config) as data:
+        registry = Institutions(data.store)
+        before = registry.count()
+        with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
+            orgs = read_ror(path, skipped)
+            read = registry.import_organisations(bar.update(1) or org for org in orgs)
+        total = registry.count()
+    if args.json:
+        print_json({"read": read, "added": total - before, "institutions": total,
+                     "skipped": skipped})  # fmt: skip
+    else:
+        print(f"{read} organisations read, {total - before} new; {total} institutions in the index"
+              + (f"; {len(skipped)} records skipped (see the log)" if skipped else ""))  # fmt: skip
+    return 0
+
+
+def cmd_match_affiliation(args: argparse.Namespace) -> int:
+    from papersift.engine.affiliation_match import as_json, explain
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.institutions import Institutions
+
+    data = DataDir(config_of(args))
+    try:
+        found = explain(Institutions(data.store), args.text)
+    except ValueError as exc:
+        raise PapersiftError(str(exc)) from None
+    finally:
+        data.close()
+    out = as_json(found)
+    if args.json:
+        print_json(out)
+    elif out.match is None:
+        print(f"no match: {out.reason}")
+    else:
+        m = out.match
+        print(f"{m.ror}  {m.name}\n  {m.how} match: {out.reason}")
+    return 0
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """The three commands' parsers, under ``sub``."""
+    p = sub.add_parser(
+        "import-ror",
+        parents=[common],
+        help="import the ROR registry (institutions)",
+        description="Import a ROR schema v2 dump (JSON lines or JSON array, plain or .gz).",
+    )
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_import_ror)
+
+    p = sub.add_parser(
+        "match-affiliation",
+        parents=[common],
+        help="match a raw affiliation string to a ROR id, and say why",
+        description="Match TEXT (as a paper prints an affiliation) against the imported ROR "
+        "registry with the matcher enrichment uses; no match rather than a wrong one.",
+    )
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--json", action="store_true", help="print the match and reasons as JSON")
+    p.set_defaults(func=cmd_match_affiliation)
+
+    p = sub.add_parser(
+        "enrich",
+        parents=[common],
+        help="add citation counts, author ids and institutions (OpenAlex, Semantic Scholar)",
+        description="Ask [enrich] openalex_url and semanticscholar_url about the papers "
+        "(cached), or read saved work JSON with --from-file.",
+    )
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these arXiv ids (default: all)")
+    p.add_argument("--from-file", nargs="+", metavar="FILE", help="saved OpenAlex/S2 JSON")
+    p.add_argument("--limit", type=positive, help="ask about at most N papers")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(func=cmd_enrich)
