@@ -81,9 +81,7 @@ def backup(config: Config, dest: Path) -> BackupReport:
     root = config.data_dir
     if read_manifest(root) is None or not (root / "papers.sqlite").is_file():
         raise BackupError(f"no papersift data directory at {root}")
-    if dest.exists() and any(dest.iterdir()):
-        raise BackupError(f"backup destination {dest} exists and is not empty")
-    dest.mkdir(parents=True, exist_ok=True)
+    _prepare(root, dest)
     for attempt in range(1, ATTEMPTS + 1):
         before = _read_meta(root)
         papers = backup_store(root / "papers.sqlite", dest / "papers.sqlite")
@@ -102,7 +100,9 @@ def backup(config: Config, dest: Path) -> BackupReport:
     if (root / SECRET_FILE).is_file():  # the session key: restored sessions stay valid
         shutil.copy2(root / SECRET_FILE, dest / SECRET_FILE)
     for extra in sorted(root.iterdir()):  # e.g. enrich-cache/: plain files, no ordering needs
-        if extra.is_dir() and extra.name not in SKIP_DIRS:
+        # A folder with a manifest is a data directory of its own (an old backup placed
+        # here before such destinations were refused): copying it would nest every backup.
+        if extra.is_dir() and extra.name not in SKIP_DIRS and not (extra / MANIFEST).exists():
             shutil.copytree(extra, dest / extra.name, ignore=shutil.ignore_patterns("*.tmp"))
     shutil.copy2(root / MANIFEST, dest / MANIFEST)
     files = [p for p in dest.rglob("*") if p.is_file()]
@@ -114,6 +114,29 @@ def backup(config: Config, dest: Path) -> BackupReport:
         attempts=attempt,
         seconds=time.monotonic() - start,
     )
+
+
+def _prepare(root: Path, dest: Path) -> None:
+    """Create the empty folder ``dest``, or say in one line why it cannot be the backup.
+
+    A destination inside the data directory is refused: every later backup would copy it.
+    """
+    try:
+        inside = dest.resolve()  # symlinks followed: a link into the data directory counts
+        home = root.resolve()
+        if inside == home or home in inside.parents:
+            raise BackupError(
+                f"backup destination {dest} is inside the data directory {root}; "
+                "choose a folder outside it"
+            )
+        if dest.exists() and not dest.is_dir():
+            raise BackupError(f"backup destination {dest} exists and is not a folder")
+        if dest.is_dir() and any(dest.iterdir()):
+            raise BackupError(f"backup destination {dest} exists and is not empty")
+        dest.mkdir(parents=True, exist_ok=True)
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (resolve)
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise BackupError(f"cannot create backup destination {dest}: {reason}") from None
 
 
 def _read_meta(root: Path) -> bytes:

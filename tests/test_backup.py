@@ -154,3 +154,49 @@ def test_backup_keeps_the_members_accounts_and_session_key(
         restored.close()
     assert load_secret(copy) == key
     assert (copy / "members.sqlite").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_bad_destination_is_one_line(
+    fresh_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A destination that cannot be created (no such parent, a file, a file as parent) is one
+    line and exit 1, not an OSError traceback."""
+    conf = fresh_config.base_dir / "config.toml"
+    data = DataDir(fresh_config)
+    import_files(data, _chunks(tmp_path, 1))
+    data.close()
+    bad = {
+        "/proc/nope": "cannot create backup destination /proc/nope: ",
+        str(conf): "exists and is not a folder",
+        str(conf / "sub"): f"cannot create backup destination {conf / 'sub'}: ",
+    }
+    for dest, message in bad.items():
+        assert main(["backup", "--config", str(conf), dest]) == 1, dest
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_a_destination_inside_the_data_directory_is_refused(
+    fresh_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Inside the data directory (directly or through a symlink), every later backup would
+    copy the earlier one; a data directory of its own found there is not copied either."""
+    conf = str(fresh_config.base_dir / "config.toml")
+    root = fresh_config.data_dir
+    data = DataDir(fresh_config)
+    import_files(data, _chunks(tmp_path, 1))
+    data.close()
+    link = tmp_path / "link"
+    link.symlink_to(root, target_is_directory=True)
+    for dest in (root / "bk2", link / "bk3", root):
+        assert main(["backup", "--config", conf, str(dest)]) == 1, dest
+        assert "is inside the data directory" in capsys.readouterr().err
+        assert not (root / "bk2").exists() and not (root / "bk3").exists()
+    old = root / "old-backup"  # placed there by an older version
+    assert main(["backup", "--config", conf, str(tmp_path / "b1")]) == 0
+    (tmp_path / "b1").rename(old)
+    (root / "enrich-cache").mkdir()
+    (root / "enrich-cache" / "a.json").write_text("{}")
+    assert main(["backup", "--config", conf, str(tmp_path / "b2")]) == 0
+    assert not (tmp_path / "b2" / "old-backup").exists()
+    assert (tmp_path / "b2" / "enrich-cache" / "a.json").is_file()
