@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, Literal
 
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
@@ -44,11 +44,19 @@ class JobStatus:
     running: bool = False
     last_start: datetime | None = None
     last_end: datetime | None = None
-    outcome: str | None = None  # ok, error, skipped
-    message: str = ""
+    outcome: str | None = None  # ok, error, skipped (the writer was busy); None while running
+    message: str = ""  # the error, or who held the writer when skipped; empty while running
     counts: dict[str, int] = field(default_factory=dict)
     runs: int = 0
     skipped: int = 0
+
+
+@dataclass(frozen=True)
+class NotStarted:
+    """Why ``JobRunner.trigger`` did not start a run."""
+
+    reason: Literal["running", "writer"]  # its own run in progress; another job writes
+    message: str
 
 
 def cron_trigger(name: str, expr: str) -> BaseTrigger:
@@ -149,12 +157,13 @@ class JobRunner:
             except WriterBusy as exc:  # a CLI run or another job writes: try at the next run
                 with self._status_lock:
                     status.skipped += 1
-                    status.message = str(exc)
+                    status.outcome, status.message = "skipped", str(exc)
                 log.info("job=%s event=skipped reason=writer-busy holder=%r", name,
                          holder(self.data.root))  # fmt: skip
                 return False
-            with self._status_lock:
+            with self._status_lock:  # the last run's outcome and message describe no run now
                 status.running, status.last_start = True, datetime.now(UTC)
+                status.outcome, status.message, status.counts = None, "", {}
             log.info("job=%s event=started", name)
             try:
                 counts = self._bodies[name]()
@@ -181,17 +190,39 @@ class JobRunner:
         finally:
             lock.release()
 
-    def trigger(self, name: str) -> bool:
-        """Start job ``name`` in the background now; False if a run is in progress."""
+    def trigger(self, name: str) -> NotStarted | None:
+        """Start job ``name`` in the background now; None if started, else why not.
+
+        Not started: a run of it is in progress, or another job of this server holds the
+        writer lock (the run would wait for it and then be skipped). A writer in another
+        process cannot be seen without taking its lock: the run starts, and if it finds the
+        lock still held it ends as ``skipped`` naming the holder.
+        """
         if name not in self._bodies:
             raise KeyError(name)
         if self._locks[name].locked():
             with self._status_lock:
                 self.status[name].skipped += 1
             log.info("job=%s event=skipped reason=previous-run-in-progress", name)
-            return False
+            return NotStarted("running", f"A {name} run is in progress; this one was skipped.")
+        writer = self._writing(name)
+        if writer is not None:
+            log.info("job=%s event=not-started reason=writer-busy holder=%r", name, writer)
+            message = f"{writer}; the {name} run was not started. Try again when it finishes."
+            return NotStarted("writer", message)
         threading.Thread(target=self.run, args=[name], name=f"job-{name}", daemon=True).start()
-        return True
+        return None
+
+    def _writing(self, name: str) -> str | None:
+        """Which other job of this server writes the data directory now (None: none does)."""
+        if name in NO_WRITER:
+            return None
+        with self._status_lock:
+            for other, s in self.status.items():
+                if other != name and other not in NO_WRITER and s.running:
+                    since = _iso(s.last_start) or "?"
+                    return f"The {other} job is writing to the data directory (since {since})"
+        return None
 
     def _harvest(self) -> dict[str, int]:
         from papersift.indexer.build import embed_backlog

@@ -20,11 +20,22 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.indexer.scheduler import JOBS, JobRunner
+from papersift.indexer.scheduler import JOBS, JobRunner, NotStarted
 from papersift.server.schemas_admin import AdminRun, status_body
 from papersift.server.templating import fresh_json, page_meta, render
 
 NO_STORE = {"Cache-Control": "no-store"}
+# ``/admin?notice=KEY``: the page shows only these sentences, never text from the address.
+NOTICES = {
+    f"{job}-{key}": sentence.format(job=job)
+    for job in JOBS
+    for key, sentence in {
+        "started": "The {job} run has started; reload this page to follow it.",
+        "skipped-running": "A {job} run is in progress; this one was skipped.",
+        "skipped-writer": "Another job is writing to the data directory; the {job} run was "
+        "not started. Try again when it finishes.",
+    }.items()
+}
 DISABLED = (
     "The admin interface is disabled: set [server] admin_token (or PAPERSIFT_SERVER_ADMIN_TOKEN) "
     "to enable it."
@@ -81,7 +92,8 @@ async def status_api(request: Request) -> Response:
     return fresh_json(status_body(snapshot))
 
 
-def _start(request: Request, job: str) -> bool:
+def _start(request: Request, job: str) -> NotStarted | None:
+    """Start ``job``; None if started, else why not (``JobRunner.trigger``)."""
     if job not in JOBS:
         raise HTTPException(404, f"No job {job!r}; jobs: {', '.join(JOBS)}.")
     runner = _runner(request)
@@ -91,8 +103,9 @@ def _start(request: Request, job: str) -> bool:
 async def run_api(request: Request) -> Response:
     authorize(request)
     job = request.path_params["job"]
-    if not _start(request, job):
-        raise HTTPException(409, f"A {job} run is in progress; this one was skipped.")
+    refused = _start(request, job)
+    if refused is not None:
+        raise HTTPException(409, refused.message)
     return fresh_json(AdminRun(job, True), 202)
 
 
@@ -106,7 +119,7 @@ async def page(request: Request) -> Response:
     context.update(
         status=snapshot,
         keys={job: _form_key(token, job) for job in JOBS},
-        notice=request.query_params.get("notice", "")[:200],
+        notice=NOTICES.get(request.query_params.get("notice", ""), ""),
     )
     response = render(request, "admin.html", context)
     response.headers["Cache-Control"] = "no-store"
@@ -122,8 +135,8 @@ async def page_run(request: Request) -> Response:
     key = parse_qs(body.decode("utf-8", "replace")).get("key", [""])[0]
     if job not in JOBS or not hmac.compare_digest(key.encode(), _form_key(token, job).encode()):
         raise HTTPException(403, "This form is not valid here; reload the admin page.")
-    started = _start(request, job)
-    notice = "started" if started else "skipped-running"
+    refused = _start(request, job)
+    notice = "started" if refused is None else f"skipped-{refused.reason}"
     return RedirectResponse(f"/admin?notice={job}-{notice}", status_code=303)
 
 

@@ -68,7 +68,11 @@ def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
                 ],
                 "responses": {
                     "202": json(AdminRun, "The run started."),
-                    "409": json(Error, "A run of this job is in progress; skipped."),
+                    "409": json(
+                        Error,
+                        "Not started: a run of this job is in progress, or another job "
+                        "of this server is writing to the data directory.",
+                    ),
                     **errors,
                 },
             }

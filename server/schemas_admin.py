@@ -20,8 +20,11 @@ class AdminJob(Struct):
     running: bool
     last_start: DateTime | None
     last_end: DateTime | None
-    outcome: Literal["ok", "error"] | None
-    message: str
+    outcome: Annotated[
+        Literal["ok", "error", "skipped"] | None,
+        Meta(description="Of the last run; skipped: the writer lock was held; null while running."),
+    ]
+    message: Annotated[str, Meta(description="The error, or who held the writer lock.")]
     counts: dict[str, int]
     runs: Count
     skipped: Count

@@ -157,3 +157,51 @@ def test_page_with_basic_auth_and_form(admin: tuple[TestClient, JobRunner]) -> N
     wait_runs(runner, "embed", 1)
     assert runner.status["embed"].outcome == "ok"
     assert client.post(form.get("action"), data={"key": key}).status_code == 401
+
+
+@pytest.mark.slow
+def test_run_refused_while_another_job_writes(
+    admin: tuple[TestClient, JobRunner], recorded: RecordedServer
+) -> None:
+    """A run asked for while another job holds the writer lock would only wait and be
+    skipped: the API says so (409, naming the writer), as it does for a run in progress."""
+    client, runner = admin
+    basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
+    gate = threading.Event()
+    recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
+    try:
+        assert client.post("/api/v1/admin/run/harvest", headers=BEARER).status_code == 202
+        deadline = time.monotonic() + 60
+        while not any(p == PAGE2 for _, p, _ in list(recorded.requests)):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        r = client.post("/api/v1/admin/run/embed", headers=BEARER)
+        assert r.status_code == 409, r.text
+        message = r.json()["error"]["message"]
+        assert "harvest job is writing" in message and "embed run was not started" in message
+        doc = parse_html(client.get("/admin", headers=basic).text)
+        key = doc.cssselect('tr[data-job="embed"] input[name="key"]')[0].get("value")
+        form = client.post("/admin/run/embed", data={"key": key}, headers=basic)
+        assert form.headers["location"] == "/admin?notice=embed-skipped-writer"
+        page = parse_html(client.get(form.headers["location"], headers=basic).text)
+        notice = page.cssselect("p.notice")[0].text_content()
+        assert notice.startswith("Another job is writing to the data directory; the embed run")
+        assert runner.status["embed"].runs == 0
+    finally:
+        gate.set()
+    wait_runs(runner, "harvest", 1)
+
+
+def test_notice_is_a_known_key(admin: tuple[TestClient, JobRunner]) -> None:
+    """``?notice=`` names one of the page's own sentences; any other text is not shown."""
+    client, _ = admin
+    basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
+    spoof = client.get("/admin", params={"notice": "Token leaked: call 555-0100"}, headers=basic)
+    assert spoof.status_code == 200 and not parse_html(spoof.text).cssselect("p.notice")
+    assert "555-0100" not in spoof.text
+    real = parse_html(client.get("/admin?notice=embed-started", headers=basic).text)
+    assert [p.text_content() for p in real.cssselect("p.notice")] == [
+        "The embed run has started; reload this page to follow it."
+    ]
+    running = parse_html(client.get("/admin?notice=harvest-skipped-running", headers=basic).text)
+    assert running.cssselect("p.notice")[0].text_content().startswith("A harvest run is in")

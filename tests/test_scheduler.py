@@ -106,11 +106,12 @@ def test_overlapping_run_is_skipped(
     engine = SearchEngine(DataDir(config))
     runner = JobRunner(engine, config)
     try:
-        assert runner.trigger("harvest")
+        assert runner.trigger("harvest") is None  # started
         wait_for(lambda: any(p == PAGE2 for _, p, _ in list(recorded.requests)), "page 2")
         assert runner.status["harvest"].running
         assert runner.run("harvest") is False  # as when the next cron time comes
-        assert runner.trigger("harvest") is False  # as when an admin asks for a run
+        refused = runner.trigger("harvest")  # as when an admin asks for a run
+        assert refused is not None and refused.reason == "running"
         assert runner.status["harvest"].skipped == 2
         # Normal behaviour, not a warning.
         skips = [r for r in caplog.records if "reason=previous-run-in-progress" in r.getMessage()]

@@ -143,3 +143,38 @@ def test_threads_of_one_process_take_turns_and_nest(tmp_path: Path) -> None:
     config = make_config(tmp_path / "x")
     with writer_lock(config.data_dir, "`papersift import`"):
         DataDir(config).close()  # a new data directory holding only the lock file is fine
+
+
+def test_a_skip_then_a_run_shows_each_honestly(
+    tmp_path: Path, held: subprocess.Popen[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run skipped for a busy writer reads ``skipped`` naming the holder (the admin API's
+    declared type accepts it); the next run shows no stale message while it runs."""
+    import papersift.indexer.harvest as harvest_mod
+    import papersift.indexer.scheduler as scheduler
+    from papersift.server.schemas_admin import status_body
+
+    monkeypatch.setattr(scheduler, "WRITER_WAIT", 0.5)
+    config = make_config(tmp_path, schedule={"embed": "", "maintenance": "", "harvest": ""})
+    engine = SearchEngine(DataDir(config))
+    try:
+        runner = JobRunner(engine, config)
+        assert runner.run("maintenance") is False
+        (job,) = [j for j in status_body(runner.snapshot()).jobs if j.name == "maintenance"]
+        assert job.outcome == "skipped" and f"pid {held.pid}" in job.message
+        held.kill()
+        held.wait()
+        during: list[dict[str, object]] = []
+        real = harvest_mod.reindex
+
+        def watched(data: DataDir, **kw: object) -> int:
+            during.extend(j for j in runner.snapshot()["jobs"] if j["name"] == "maintenance")
+            return real(data, **kw)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(harvest_mod, "reindex", watched)
+        assert runner.run("maintenance") is True
+        assert during[0]["running"] is True and during[0]["outcome"] is None
+        assert during[0]["message"] == "", during[0]["message"]
+        assert runner.status["maintenance"].outcome == "ok"
+    finally:
+        engine.close()
