@@ -44,13 +44,23 @@ class Window:
 
 
 def window_for(kind: str, today: date) -> Window:
-    """The last complete window before ``today``: yesterday, or last Monday-to-Sunday."""
-    if kind == "daily":
-        day = today - timedelta(days=1)
-        return Window("daily", day, day)
-    if kind == "weekly":
-        monday = today - timedelta(days=today.weekday() + 7)
-        return Window("weekly", monday, monday + timedelta(days=6))
+    """The last complete window before ``today``: yesterday, or last Monday-to-Sunday.
+
+    QueryError when ``today`` is so early that the window would begin before 0001-01-01.
+    """
+    try:
+        if kind == "daily":
+            day = today - timedelta(days=1)
+            return Window("daily", day, day)
+        if kind == "weekly":
+            monday = today - timedelta(days=today.weekday() + 7)
+            return Window("weekly", monday, monday + timedelta(days=6))
+    except OverflowError:  # date.min is 0001-01-01
+        raise QueryError(
+            f"{today.isoformat()} is too early a date for a {kind} digest: its window "
+            f"({'the day before' if kind == 'daily' else 'the full week before'}) "
+            "would begin before 0001-01-01"
+        ) from None
     raise ValueError(f"no window for digest {kind!r}")
 
 

@@ -108,6 +108,37 @@ def test_cli_errors_are_one_line(
     assert "e-mail is off" in out and "lee@lab.example: digests are off" in out
 
 
+def test_a_date_too_early_for_the_window_is_one_line(
+    built_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--date`` near ``date.min`` gives a window before 0001-01-01: one line, exit 1 (not an
+    OverflowError); the last day there is works."""
+    from papersift.cli import main
+
+    config = make_config(tmp_path)
+    shutil.copytree(built_config.data_dir, config.data_dir)
+    path = str(tmp_path / "config.toml")
+    add_member(config.data_dir, "lee@lab.example")
+    members = Members(config.data_dir)
+    try:
+        who = members.existing("lee@lab.example")
+        subs = Subscriptions(members)
+        subs.choose(who.id, set(), {subs.add_search(who.id, "language").id}, set())
+        for kind, day in (("weekly", "0001-01-03"), ("daily", "0001-01-01")):
+            members.update(who.id, digest=kind)
+            assert main(["digest", "--config", path, "--dry-run", "--date", day]) == 1
+            err = capsys.readouterr().err
+            assert err == (
+                f"papersift: error: {day} is too early a date for a {kind} digest: its window "
+                f"({'the day before' if kind == 'daily' else 'the full week before'}) "
+                "would begin before 0001-01-01\n"
+            )
+            assert main(["digest", "--config", path, "--dry-run", "--date", "9999-12-31"]) == 0
+            assert "lee@lab.example: nothing new for 9999-12-" in capsys.readouterr().out
+    finally:
+        members.close()
+
+
 def test_a_version_1_members_file_upgrades(tmp_path: Path) -> None:
     """Accounts made before digests keep working: the new tables appear, and a send the
     old table recorded counts as done."""
