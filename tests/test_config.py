@@ -152,3 +152,13 @@ def test_the_projects_own_variables_are_accepted(tmp_path: Path) -> None:
     # The variable [mail] password_env names holds a password, not a setting.
     path = write(tmp_path, '[mail]\npassword_env = "PAPERSIFT_SMTP_SECRET"\n')
     assert load_config(path, env={"PAPERSIFT_SMTP_SECRET": "pw"}).mail.password_env
+
+
+def test_readme_gives_the_recommendation_window_the_code_uses() -> None:
+    """Without dates, /library/<id>/recommended and "For you" rank the DEFAULT_DAYS up to the
+    newest paper in the index (``recommend.window``), not the last days of the calendar."""
+    from papersift.engine.recommend import DEFAULT_DAYS
+
+    readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
+    assert f"the last {DEFAULT_DAYS} days" not in readme
+    assert readme.count(f"the {DEFAULT_DAYS} days up to the newest paper in the index") == 2

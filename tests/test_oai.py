@@ -190,3 +190,26 @@ def test_error_envelope_is_not_retried(recorded: RecordedServer) -> None:
     with fetcher([]) as fx, pytest.raises(OaiError, match="idDoesNotExist"):
         fx.get(recorded.url("/oai2"), PARAMS, parse_response)
     assert len(recorded.requests) == 1
+
+
+def test_no_connection_is_retried_as_the_setting_says() -> None:
+    """``[harvest] retries`` says what is retried: a refused connection is, with pauses that
+    double from 2 × ``delay_seconds``, so a harvest with no network gives up after ~90 s."""
+    import socket
+
+    from papersift.core.config import iter_settings, load_config
+    from papersift.indexer.harvest import fetch_settings
+
+    (doc,) = [h for s, k, _, h in iter_settings() if (s, k) == ("harvest", "retries")]
+    assert "connection refused" in doc and "about 90 seconds" in doc
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    sleeps: list[float] = []
+    with (
+        Fetcher(fetch_settings(load_config(None, env={})), sleep=sleeps.append) as fx,
+        pytest.raises(HarvestError, match="giving up after 5 attempts"),
+    ):
+        fx.get(f"http://127.0.0.1:{port}/oai2", PARAMS, parse_response)
+    pauses = [p for p in sleeps if p > 3.0]  # the rest: the polite delay between requests
+    assert pauses == [6.0, 12.0, 24.0, 48.0] and sum(pauses) == 90.0

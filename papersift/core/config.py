@@ -306,8 +306,11 @@ class HarvestConfig:
     )
     retries: int = setting(
         4,
-        "Retries of a request that timed out, was cut short or got HTTP 503 (honouring "
-        "`Retry-After`, up to 300 s).",
+        "Retries of a request (harvest, add, enrich) that could not connect (name not "
+        "resolved, connection refused or dropped), timed out, was cut short or got HTTP 429, "
+        "500, 502, 503 or 504; other errors fail at once. The pauses double (from 2 × "
+        "`delay_seconds` when harvesting) unless the server sends `Retry-After` (up to 300 s): "
+        "with no network, a harvest gives up after about 90 seconds by default.",
         minimum=0,
     )
     timeout_seconds: float = setting(60.0, "Timeout of one HTTP request.", minimum=1.0)
