@@ -106,7 +106,8 @@ Base URL: {root}
 - `{root}/papers/ARXIV_ID-SLUG` - a paper, e.g. `{root}/papers/2401.10241`. The bare id,
   old-style ids (`cmp-lg/9405001`) and a version the index holds (`2401.10241v1`) redirect
   to the canonical URL; a later version than the index holds (`2401.10241v2` here) shows
-  the latest it has, with a note. Append `.bib` for BibTeX or `.md` for markdown (`{root}/papers/2401.10241.bib`).
+  the latest it has, with a note. Append `.bib` for BibTeX or `.md` for markdown
+  (`{root}/papers/2401.10241.bib`).
 - `{root}/categories` - every category with its paper count;
   `{root}/categories/CATEGORY` - the newest papers of one category (e.g. cs.IR).
 - `{root}/api/v1/search`, `{root}/api/v1/papers/ARXIV_ID`,
