@@ -1,9 +1,13 @@
 """Lab members' accounts (SQLite ``members.sqlite`` in the data directory): e-mail, name, the
-researcher profile they are, an argon2id password hash and a session epoch.
+researcher profile they are, an argon2id password hash and a session epoch (random from
+the start, so a session signed for a removed account fits no later one).
 
 Kept apart from the paper store: it is private data the paper indexes never read, and a
 rebuilt or re-imported paper store must not touch it. The schema is versioned with
 ``PRAGMA user_version``; a file of a newer version is refused rather than guessed at.
+Account and tag ids of files made since version 4 are never reused (AUTOINCREMENT); older
+files keep their tables, and nothing keyed by an id outlives it (feed tokens go with their
+tag or account, and a new tag or account first clears any left behind).
 Libraries (tags and saved papers) live in the same file (``engine.library``).
 """
 
@@ -26,7 +30,10 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from papersift.core.errors import PapersiftError
 
 FILENAME = "members.sqlite"
-SCHEMA_VERSION = 3  # 2: saved searches, follows, digest choices, feed tokens; 3: confirmed
+# 2: saved searches, follows, digest choices, feed tokens; 3: confirmed; 4: signed-out
+# sessions, ids never reused in new files, random epochs (an older papersift would accept
+# signed-out sessions, so it must not open the file)
+SCHEMA_VERSION = 4
 MAX_EMAIL = 254
 MAX_NAME = 200
 MIN_PASSWORD = 10
@@ -36,7 +43,7 @@ _EMAIL = re.compile(r"^[^@\s<>\"',;]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     email TEXT NOT NULL UNIQUE,
     name TEXT NOT NULL DEFAULT '',
     researcher_id INTEGER,
@@ -48,7 +55,7 @@ CREATE TABLE IF NOT EXISTS users (
     confirmed INTEGER NOT NULL DEFAULT 1
 );
 CREATE TABLE IF NOT EXISTS tags (
-    id INTEGER PRIMARY KEY,
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     name TEXT NOT NULL,
     created TEXT NOT NULL,
@@ -95,6 +102,10 @@ CREATE TABLE IF NOT EXISTS feed_tokens (
     created TEXT NOT NULL,
     UNIQUE (user_id, kind, ref)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS signouts (
+    sid TEXT PRIMARY KEY,
+    issued INTEGER NOT NULL
+) WITHOUT ROWID;
 """
 
 
@@ -108,7 +119,7 @@ class Member:
     email: str
     name: str
     researcher_id: int | None
-    epoch: int  # bumped by a password reset: sessions signed under an older one end
+    epoch: int  # random, renewed by a password reset: sessions signed under another end
     token: str  # unguessable: the unsubscribe link and private feeds
     digest: str  # off, daily or weekly
     created: str
@@ -138,8 +149,13 @@ def check_password(password: str) -> str:
 
 
 def new_password() -> str:
-    """A one-time password for ``user add`` / ``user reset`` (~96 bits)."""
+    """A generated password for ``user add`` / ``user reset`` (~96 bits)."""
     return secrets.token_urlsafe(12)
+
+
+def new_epoch() -> int:
+    """A random session epoch (62 bits: SQLite's signed 64-bit integers hold it)."""
+    return secrets.randbits(62)
 
 
 SECRET_FILE = "secret.key"
@@ -240,14 +256,16 @@ class Members:
         if len(name) > MAX_NAME:
             raise AccountError(f"the name must have at most {MAX_NAME} characters")
         digest = self._hasher.hash(check_password(password))
-        row = (address, name, researcher_id, digest, secrets.token_urlsafe(24), now_iso())
+        row = (address, name, researcher_id, digest, new_epoch(), secrets.token_urlsafe(24))
         try:
             with self.transaction() as db:
-                db.execute(
-                    "INSERT INTO users (email, name, researcher_id, password, token, created, "
-                    "confirmed) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (*row, int(confirmed)),
+                cur = db.execute(
+                    "INSERT INTO users (email, name, researcher_id, password, epoch, token, "
+                    "created, confirmed) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (*row, now_iso(), int(confirmed)),
                 )
+                # An older file may reuse a removed account's id: nothing of it carries over.
+                db.execute("DELETE FROM feed_tokens WHERE user_id = ?", (cur.lastrowid,))
         except sqlite3.IntegrityError:
             raise AccountError(f"there is already an account for {address}") from None
         member = self.by_email(address)
@@ -278,9 +296,11 @@ class Members:
         return member
 
     def remove(self, email: str) -> Member:
-        """Delete the account with its library (tags and saved papers cascade)."""
+        """Delete the account with its library and feeds (tags, saved papers and tokens
+        cascade; the tokens are deleted by name too, as they must never outlive it)."""
         member = self.existing(email)
         with self.transaction() as db:
+            db.execute("DELETE FROM feed_tokens WHERE user_id = ?", (member.id,))
             db.execute("DELETE FROM users WHERE id = ?", (member.id,))
         return member
 
@@ -295,13 +315,13 @@ class Members:
         return member if member is not None and member.email == email else None
 
     def set_password(self, email: str, password: str) -> Member:
-        """A new password; every session signed before ends (the epoch moves on)."""
+        """A new password; every session signed before ends (a new epoch)."""
         member = self.existing(email)
         digest = self._hasher.hash(check_password(password))
         with self.transaction() as db:
             db.execute(
-                "UPDATE users SET password = ?, epoch = epoch + 1 WHERE id = ?",
-                (digest, member.id),
+                "UPDATE users SET password = ?, epoch = ? WHERE id = ?",
+                (digest, new_epoch(), member.id),
             )
         return self.existing(email)
 

@@ -1,6 +1,7 @@
 """``papersift user add|list|remove|reset|confirm``: lab members' accounts, by an admin.
 
-``add`` and ``reset`` print a new one-time password, or with ``--password-stdin`` read the
+``add`` and ``reset`` print a generated password (it stays valid until the member changes
+it at /account, so the output says they should), or with ``--password-stdin`` read the
 password from standard input (one line), so it never shows in the process list or the
 shell's history. ``confirm`` marks a signed-up address as the member's without the mailed
 link (e.g. when this server sends no mail). Errors are one line (``papersift.cli`` prints
@@ -92,7 +93,9 @@ def cmd_user(args: argparse.Namespace, config: Config) -> int:
             m = members.set_password(args.email, password)
             print(f"reset the password of {m.email}; their sessions have ended")
         if generated:
-            print(f"one-time password: {password}")
+            kind = "initial" if args.action == "add" else "new"
+            print(f"{kind} password: {password}")
+            print("it stays valid until they change it at /account, as they should")
         return 0
     finally:
         members.close()

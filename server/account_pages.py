@@ -17,6 +17,7 @@ from papersift.server.context import ctx
 from papersift.server.sessions import (
     accounts,
     checked_form,
+    end,
     finish,
     safe_next,
     session,
@@ -82,7 +83,9 @@ async def signin(request: Request) -> Response:
 
 
 async def signout(request: Request) -> Response:
+    """End this session on the server too: a copy of its cookie no longer signs in."""
     await checked_form(request)
+    await ctx(request).call(end, request)
     response = RedirectResponse("/", status_code=303)
     start(request, response, None)
     return response

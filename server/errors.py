@@ -13,13 +13,12 @@ from papersift.core.errors import QueryError
 from papersift.server.headers import SECURITY_HEADERS
 from papersift.server.markdown import md_text, wants_markdown
 from papersift.server.params import ParamError
-from papersift.server.schemas import error_body
+from papersift.server.schemas import ERROR_CODES, error_body
 from papersift.server.templating import fresh_json, page_meta, render
 
 log = logging.getLogger(__name__)
 
 JSON_PREFIXES = ("/api/", "/openapi.json", "/healthz")
-_CODES = {400: "bad_request", 404: "not_found", 405: "method_not_allowed", 503: "unavailable"}
 
 INTERNAL_ERROR_PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Server error · papersift</title>
@@ -38,7 +37,9 @@ def wants_json(request: Request) -> bool:
 def json_error(status: int, message: str, parameter: str | None = None) -> Response:
     """``{"error": {"status", "code", "message"[, "parameter"]}}`` - the API's one error shape
     (``server.schemas.Error``)."""
-    return fresh_json(error_body(status, _CODES.get(status, "error"), message, parameter), status)
+    return fresh_json(
+        error_body(status, ERROR_CODES.get(status, "error"), message, parameter), status
+    )
 
 
 def error_response(

@@ -152,19 +152,18 @@ async def save(request: Request, who: Member) -> Response:
         raise HTTPException(404, f"There is no paper {arxiv_id} in this index.")
     chosen = [v for v in form.getlist("tag") if isinstance(v, str) and v.isdigit() and len(v) < 12]
     new_name = _text(form, "new_tag", 200).strip()
-    try:
-        tag_ids = [int(v) for v in chosen if lib.tag(who.id, int(v)) is not None]
-        if len(tag_ids) < len(chosen):
-            raise HTTPException(404, "You have no such tag; see /library for yours.")
-        if new_name:
-            tag_ids.append((await c.call(lib.ensure_tag, who.id, new_name)).id)
-        if not tag_ids:
-            raise LibraryError("choose a tag or name a new one")
-        for tag_id in dict.fromkeys(tag_ids):
-            await c.call(lib.save, who.id, tag_id, [arxiv_id], _text(form, "note", 4000))
+    tag_ids = [int(v) for v in chosen if lib.tag(who.id, int(v)) is not None]
+    if len(tag_ids) < len(chosen):
+        raise HTTPException(404, "You have no such tag; see /library for yours.")
+    try:  # all or nothing: a refused note leaves no new tag behind
+        last = await c.call(
+            lib.save_to, who.id, tag_ids, new_name, [arxiv_id], _text(form, "note", 4000)
+        )
     except LibraryError as exc:
         raise HTTPException(400, str(exc).capitalize() + ".") from None
-    return RedirectResponse(f"/library/{tag_ids[-1]}", status_code=303)
+    except LookupError:  # a tag deleted meanwhile
+        raise HTTPException(404, "You have no such tag; see /library for yours.") from None
+    return RedirectResponse(f"/library/{last}", status_code=303)
 
 
 @signed_in

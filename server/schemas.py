@@ -23,9 +23,23 @@ Uri = Annotated[str, Meta(extra_json_schema={"format": "uri"})]
 NULL_URL = Annotated[str | None, Meta(description="URL of the next page, if any.")]
 
 
+# An error's code by its status (``server.errors``); any other status is "error".
+ERROR_CODES = {
+    400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+    405: "method_not_allowed", 409: "conflict", 413: "too_large", 429: "too_many_requests",
+    500: "internal_error", 503: "unavailable",
+}  # fmt: skip
+
+
 class ErrorDetail(Struct, omit_defaults=True):
     status: int
-    code: Annotated[str, Meta(examples=["bad_request", "not_found"])]
+    code: Annotated[
+        str,
+        Meta(
+            description="Named after the status: " + ", ".join(ERROR_CODES.values()) + ".",
+            examples=["bad_request", "not_found"],
+        ),
+    ]
     message: str
     parameter: str | None = None  # left out unless a parameter is to blame
 

@@ -1,10 +1,14 @@
 """Sign-in state: a signed session cookie, the CSRF token of every form, sign-in limits.
 
-The cookie holds ``{"m": member id or None, "e": the member's epoch, "c": a random CSRF
-nonce}``, signed with ``itsdangerous`` (HMAC-SHA1 over a timestamp, so a cookie older than
-``[accounts] session_days`` is refused) and sent ``HttpOnly; SameSite=Lax`` (and ``Secure``
-over HTTPS). Nothing else is kept on the server: a password reset or a removed account
-ends every session because the epoch no longer matches. Every form carries the session's
+The cookie holds ``{"m": member id or None, "e": the member's epoch, "s": a random session
+id, "c": a random CSRF nonce}``, signed with ``itsdangerous`` (HMAC-SHA1 over a timestamp, so
+a cookie older than ``[accounts] session_days`` is refused) and sent ``HttpOnly;
+SameSite=Lax`` (and ``Secure`` over HTTPS). The server keeps only the ids of signed-out
+sessions (``engine.signouts``), refused until they expire; the member's other sessions go
+on. A password reset ends every session because the epoch moves on; a removed account's
+end with it, and as every account's epoch is random from the start, a later account that
+gets the same id fits none of them. A member cookie without a session id (signed before
+sign-out was recorded) is refused: it could not be signed out. Every form carries the session's
 nonce; a post without it, or with another session's, is refused with ``403`` (SameSite=Lax
 already keeps cross-site posts from carrying the cookie; the token covers older browsers
 and same-site attackers). Anonymous visitors get a session (no member) on the pages with a
@@ -30,6 +34,7 @@ from starlette.responses import RedirectResponse, Response
 from papersift.engine.feed_tokens import FeedTokens
 from papersift.engine.library import Library
 from papersift.engine.members import Member, Members, load_secret
+from papersift.engine.signouts import SignOuts
 from papersift.engine.subscriptions import Subscriptions
 from papersift.server.context import ctx
 from papersift.server.ratelimit import RateLimiter
@@ -45,6 +50,8 @@ class Session:
     csrf: str
     fresh: bool  # not from a valid cookie: the response must set it
     expired: bool = False  # a cookie came but was too old, forged or of an ended sign-in
+    sid: str = ""  # random: what signing out records (``engine.signouts``)
+    issued: int = 0  # when the cookie was signed (Unix seconds): when the record may go
 
 
 class Accounts:
@@ -58,6 +65,7 @@ class Accounts:
         self.library = Library(self.members)
         self.subscriptions = Subscriptions(self.members)
         self.feed_tokens = FeedTokens(self.members)
+        self.signouts = SignOuts(self.members)
         self.secret = load_secret(root, self.config.secret_key)  # also signs unsubscribe links
         self.signer = URLSafeTimedSerializer(self.secret, salt="papersift-session")
         self.by_address = RateLimiter(self.config.signin_per_minute)
@@ -81,7 +89,8 @@ def accounts(request: Request) -> Accounts:
 
 
 def session(request: Request) -> Session:
-    """This request's session, read (and checked against the member's epoch) once."""
+    """This request's session, read (and checked against the member's epoch and the
+    signed-out sessions) once."""
     cached: Session | None = request.scope.get("papersift.session")
     if cached is not None:
         return cached
@@ -90,18 +99,24 @@ def session(request: Request) -> Session:
     result: Session | None = None
     if raw:
         try:
-            data: Any = acc.signer.loads(raw, max_age=acc.max_age)
+            data: Any
+            data, signed = acc.signer.loads(raw, max_age=acc.max_age, return_timestamp=True)
         except (SignatureExpired, BadSignature):
             data = None
         if isinstance(data, dict) and isinstance(data.get("c"), str):
-            mid, epoch = data.get("m"), data.get("e")
+            mid, epoch, sid = data.get("m"), data.get("e"), data.get("s")
+            sid = sid if isinstance(sid, str) else ""
+            issued = int(signed.timestamp())
             member = acc.members.by_id(mid) if isinstance(mid, int) else None
-            if member is not None and member.epoch == epoch:
-                result = Session(member, data["c"], False)
+            if (
+                member is not None and member.epoch == epoch and sid
+                and not acc.signouts.ended(sid)
+            ):  # fmt: skip
+                result = Session(member, data["c"], False, sid=sid, issued=issued)
             elif mid is None:
-                result = Session(None, data["c"], False)
+                result = Session(None, data["c"], False, sid=sid, issued=issued)
     if result is None:
-        result = Session(None, secrets.token_urlsafe(18), True, expired=bool(raw))
+        result = Session(None, secrets.token_urlsafe(18), True, expired=bool(raw), sid=_sid())
     request.scope["papersift.session"] = result
     return result
 
@@ -110,17 +125,29 @@ def member(request: Request) -> Member | None:
     return session(request).member
 
 
+def _sid() -> str:
+    return secrets.token_urlsafe(16)
+
+
 def start(request: Request, response: Response, who: Member | None) -> None:
-    """Set a new session cookie for ``who`` (None: signed out) with a new CSRF nonce."""
-    fresh = Session(who, secrets.token_urlsafe(18), False)
+    """Set a new session cookie for ``who`` (None: signed out) with a new id and CSRF nonce."""
+    fresh = Session(who, secrets.token_urlsafe(18), False, sid=_sid())
     request.scope["papersift.session"] = fresh
     _set_cookie(request, response, fresh)
+
+
+def end(request: Request) -> None:
+    """Sign this session out on the server: its cookie, or any copy, is refused from now on
+    (the member's other sessions go on)."""
+    s, acc = session(request), accounts(request)
+    if s.member is not None and s.sid:
+        acc.signouts.end(s.sid, s.issued, acc.max_age)
 
 
 def _set_cookie(request: Request, response: Response, s: Session) -> None:
     acc = accounts(request)
     payload = {"m": s.member.id if s.member else None, "e": s.member.epoch if s.member else 0}
-    value = acc.signer.dumps({**payload, "c": s.csrf})
+    value = acc.signer.dumps({**payload, "s": s.sid, "c": s.csrf})
     response.set_cookie(
         COOKIE, value, max_age=acc.max_age, path="/", httponly=True, samesite="lax",
         secure=request.url.scheme == "https",
@@ -168,10 +195,12 @@ def throttle(request: Request, email: str) -> None:
     client = request.client.host if request.client else "unknown"
     wait = max(acc.by_address.wait(client), acc.by_email.wait(email.strip().lower()))
     if wait > 0:
+        seconds = math.ceil(wait)
         raise HTTPException(
             429,
-            "Too many sign-in attempts; wait a minute and try again.",
-            headers={"Retry-After": str(math.ceil(wait))},
+            f"Too many sign-in attempts; wait {seconds} second{'s' if seconds != 1 else ''} "
+            "and try again.",
+            headers={"Retry-After": str(seconds)},
         )
 
 

@@ -4,13 +4,14 @@ members file of the test's own, signing in through the real forms."""
 from __future__ import annotations
 
 import dataclasses
+import sqlite3
 from pathlib import Path
 
 import httpx
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
-from papersift.engine.members import Members
+from papersift.engine.members import SCHEMA, Members
 from tests.web_helpers import parse_html
 
 PASSWORD = "correct horse battery"
@@ -30,6 +31,17 @@ def csrf_of(page: httpx.Response, form: str = "form[method=post]") -> str:
     found = tree.cssselect(f"{form} input[name=csrf]")
     assert found, "the page has no form with a CSRF token"
     return str(found[0].get("value"))
+
+
+def version_3_file(root: Path) -> None:
+    """An empty members file as papersift made them before version 4: ids without
+    AUTOINCREMENT, which SQLite reuses after the highest row is deleted."""
+    root.mkdir(parents=True, exist_ok=True)
+    db = sqlite3.connect(root / "members.sqlite")
+    try:
+        db.executescript(SCHEMA.replace(" AUTOINCREMENT", "") + "PRAGMA user_version = 3;")
+    finally:
+        db.close()
 
 
 def add_member(root: Path, email: str, name: str = "") -> None:

@@ -20,7 +20,14 @@ from papersift.engine.members import SECRET_FILE, Members, load_secret
 from papersift.engine.search import SearchEngine
 from papersift.server.app import create_app
 from papersift.server.sessions import COOKIE
-from tests.member_kit import PASSWORD, add_member, csrf_of, member_config, sign_in
+from tests.member_kit import (
+    PASSWORD,
+    add_member,
+    csrf_of,
+    member_config,
+    sign_in,
+    version_3_file,
+)
 from tests.web_helpers import parse_html, serving
 
 pytest_plugins = ["tests.member_fixtures"]
@@ -87,7 +94,7 @@ def test_forged_and_expired_cookies_mean_signed_out(
             return int(time.time()) - 2 * 86400
 
     key = load_secret(members_root)
-    payload = {"m": member.id, "e": member.epoch, "c": "x"}
+    payload = {"m": member.id, "e": member.epoch, "s": "x", "c": "x"}
     short = create_app(engine, member_config(built_config, members_root, session_days=1))
     with TestClient(short, follow_redirects=False) as other:
         fresh = URLSafeTimedSerializer(key, salt="papersift-session").dumps(payload)
@@ -141,7 +148,10 @@ def test_sign_in_is_rate_limited(
         assert codes == [401, 401, 401, 429]
         limited = sign_in(c, "fay@lab.example")  # even the right password waits now
         assert limited.status_code == 429 and int(limited.headers["retry-after"]) >= 1
-        assert "Too many sign-in attempts" in message(limited.text)
+        seconds = int(limited.headers["retry-after"])  # the page says the same wait
+        assert message(limited.text) == (
+            f"Too many sign-in attempts; wait {seconds} second{'s' * (seconds != 1)} and try again."
+        )
 
 
 def test_nothing_secret_in_the_logs(
@@ -230,10 +240,12 @@ def test_user_cli(
     base = ["--config", str(cfg)]
     assert main(["user", "add", "Kim@Lab.example", "--name", "Kim", *base]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("added kim@lab.example\none-time password: ")
-    one_time = out.split(": ")[1].strip()
+    # Not "one-time": it signs in until the member changes it, and the output says so.
+    added, initial, advice = out.splitlines()
+    assert added == "added kim@lab.example" and initial.startswith("initial password: ")
+    assert advice == "it stays valid until they change it at /account, as they should"
     members = Members(tmp_path / "d")
-    assert members.authenticate("kim@lab.example", one_time) is not None
+    assert members.authenticate("kim@lab.example", initial.split(": ")[1]) is not None
     assert main(["user", "add", "kim@lab.example", *base]) == 1
     assert (
         capsys.readouterr().err
@@ -241,8 +253,10 @@ def test_user_cli(
     )
     monkeypatch.setattr("sys.stdin", io.StringIO("my own long password\n"))
     assert main(["user", "reset", "kim@lab.example", "--password-stdin", *base]) == 0
-    assert "one-time" not in capsys.readouterr().out
+    assert "password:" not in capsys.readouterr().out
     assert members.authenticate("kim@lab.example", "my own long password") is not None
+    assert main(["user", "reset", "kim@lab.example", *base]) == 0
+    assert capsys.readouterr().out.splitlines()[1].startswith("new password: ")
     assert main(["user", "list", *base]) == 0
     assert capsys.readouterr().out == "kim@lab.example\tKim\toff\n"
     assert main(["user", "remove", "nobody@lab.example", *base]) == 1
@@ -253,3 +267,67 @@ def test_user_cli(
     assert main(["user", "remove", "kim@lab.example", *base]) == 0
     assert members.all() == []
     assert stat.S_IMODE(os.stat(tmp_path / "d" / "members.sqlite").st_mode) == 0o600
+
+
+def test_a_removed_accounts_session_never_signs_in_another(
+    engine: SearchEngine, built_config: Config, tmp_path: Path
+) -> None:
+    """A cookie kept from a removed account is refused, even when the next account gets
+    its id (a file from before version 4 reuses ids); new files never reuse them."""
+    for root, reused in ((tmp_path / "old", True), (tmp_path / "new", False)):
+        if reused:
+            version_3_file(root)
+        add_member(root, "ada@lab.example")
+        add_member(root, "other@lab.example", "Other")
+        app = create_app(engine, member_config(built_config, root))
+        with TestClient(app, follow_redirects=False) as c:
+            assert sign_in(c, "other@lab.example").status_code == 303
+            kept = c.cookies[COOKIE]
+            members = Members(root)
+            gone = members.remove("other@lab.example")
+            mallory = members.add("mallory@lab.example", PASSWORD, "Mallory")
+            members.close()
+            assert (mallory.id == gone.id) is reused
+            c.cookies.clear()
+            c.cookies.set(COOKIE, kept)
+            page = c.get("/library")
+            assert page.status_code == 303 and page.headers["location"].endswith("&expired=1")
+
+
+def test_signing_out_ends_the_session_on_the_server(
+    engine: SearchEngine, built_config: Config, members_root: Path
+) -> None:
+    """A copy of the cookie taken before signing out no longer signs in; the member's
+    other sessions go on."""
+    add_member(members_root, "kai@lab.example")
+    app = create_app(engine, member_config(built_config, members_root))
+    with (
+        TestClient(app, follow_redirects=False) as c,
+        TestClient(app, follow_redirects=False) as elsewhere,
+    ):
+        assert sign_in(c, "kai@lab.example").status_code == 303
+        assert sign_in(elsewhere, "kai@lab.example").status_code == 303
+        copy = c.cookies[COOKIE]
+        page = c.get("/library")
+        out = c.post("/signout", data={"csrf": csrf_of(page, "form[action='/library/tags']")})
+        assert out.status_code == 303 and c.get("/library").status_code == 303
+        c.cookies.clear()
+        c.cookies.set(COOKIE, copy)
+        replayed = c.get("/library")
+        assert replayed.status_code == 303 and replayed.headers["location"].endswith("&expired=1")
+        assert elsewhere.get("/library").status_code == 200
+
+
+def test_signed_out_sessions_are_kept_until_they_expire(tmp_path: Path) -> None:
+    from papersift.engine.signouts import SignOuts
+
+    members = Members(tmp_path)
+    try:
+        signouts = SignOuts(members)
+        now = int(time.time())
+        signouts.end("old", now - 100, max_age=3600)
+        signouts.end("new", now, max_age=60)  # "old" is past 60 seconds: dropped
+        assert signouts.ended("new") and not signouts.ended("old")
+        assert members.query("SELECT sid FROM signouts") == [("new",)]
+    finally:
+        members.close()

@@ -15,7 +15,7 @@ from papersift.engine.members import SCHEMA_VERSION, Members
 from papersift.engine.search import SearchEngine
 from papersift.engine.subscriptions import Subscriptions
 from tests.corpus import make_config
-from tests.member_kit import PASSWORD, add_member, post_settings, sign_in
+from tests.member_kit import PASSWORD, add_member, post_settings, sign_in, version_3_file
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.member_fixtures"]
@@ -167,10 +167,12 @@ def test_a_version_1_members_file_upgrades(tmp_path: Path) -> None:
 
 def test_one_click_unsubscribe_and_a_reused_id(site: TestClient, members_root: Path) -> None:
     """RFC 8058: the mail program posts to the List-Unsubscribe URL itself. A link made for
-    a removed account does not reach the next account given the same id."""
+    a removed account does not reach the next account given the same id (as a file from
+    before version 4 does)."""
     from papersift.engine.members import load_secret
     from papersift.indexer.digest_mail import unsubscribe_token
 
+    version_3_file(members_root)
     add_member(members_root, "lee@lab.example")
     members = Members(members_root)
     try:

@@ -4,6 +4,7 @@ admin token (constant-time compare), security headers on every response, API rat
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -203,6 +204,23 @@ def test_api_is_rate_limited_pages_are_not(guarded: TestClient) -> None:
     assert r.json()["error"]["status"] == 429
     assert r.headers["X-Frame-Options"] == SECURITY_HEADERS["X-Frame-Options"]
     assert guarded.get("/").status_code == 200
+
+
+def test_api_errors_have_codes_named_after_their_status(guarded: TestClient) -> None:
+    """Not the catch-all "error": 401, 409, 413 and 429 name what happened, as 400 and 404
+    do; the document lists every code from the same table."""
+    from papersift.server.errors import json_error
+
+    assert guarded.get("/api/v1/admin/status").json()["error"]["code"] == "unauthorized"
+    big = guarded.post("/api/v1/admin/run/embed", content=b"k" * (2 * MAX_BODY))
+    assert big.status_code == 413 and big.json()["error"]["code"] == "too_large"
+    busy = json.loads(json_error(409, "A harvest run is in progress.").body)
+    assert busy["error"]["code"] == "conflict"  # the admin API's answer to a busy job
+    while (r := guarded.get("/api/v1/stats")).status_code != 429:
+        pass
+    assert r.json()["error"]["code"] == "too_many_requests"
+    schema = guarded.get("/openapi.json").json()["components"]["schemas"]["ErrorDetail"]
+    assert "unauthorized, forbidden" in schema["properties"]["code"]["description"]
 
 
 def test_rate_limit_is_off_when_zero(client: TestClient) -> None:

@@ -95,6 +95,19 @@ def test_bad_saves_are_clear_4xx(member: TestClient) -> None:
     assert slash.status_code == 400 and "no slash" in message(slash.text)
 
 
+def test_a_refused_save_makes_no_tag(member: TestClient) -> None:
+    """A save is checked whole before anything is written: a note too long leaves no new
+    tag behind."""
+    page = member.get("/library/save", params={"id": "2401.10241"})
+    data = {"csrf": csrf_of(page), "id": "2401.10241", "new_tag": "Orphan", "note": "x" * 2001}
+    refused = member.post("/library/save", data=data)
+    assert refused.status_code == 400
+    assert message(refused.text) == "A note has at most 2000 characters."
+    library = member.get("/library")
+    assert "Orphan" not in library.text and not parse_html(library.text).cssselect("ul.tags a")
+    assert save(member, "2401.10241", new_tag="Orphan", note="x" * 2000) > 0
+
+
 def test_another_members_tag_is_not_found(
     member: TestClient, members_root: Path, engine: SearchEngine
 ) -> None:

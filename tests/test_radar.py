@@ -22,7 +22,7 @@ from papersift.indexer.identity_refresh import refresh_people
 from papersift.indexer.snapshot import record_to_paper
 from papersift.server.app import create_app
 from tests.corpus import make_config, sample_records
-from tests.member_kit import add_member, csrf_of, sign_in
+from tests.member_kit import add_member, csrf_of, member_config, sign_in, version_3_file
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.member_fixtures"]
@@ -94,6 +94,56 @@ def test_private_feeds(site: TestClient, engine: SearchEngine, members_root: Pat
         assert reader.get(f"/feeds/private/{bad}.xml").status_code == 404, bad
     assert reader.get("/feeds/private/%00.xml").status_code == 400  # the URL guard's answer
     assert reader.get(mine_url).status_code == 200  # the other feed is untouched
+
+
+def make_tag(client: TestClient, name: str) -> int:
+    page = client.get("/library")
+    made = client.post("/library/tags", data={"csrf": csrf_of(page, "form[action='/library/tags']"),
+                                              "name": name})  # fmt: skip
+    assert made.status_code == 303
+    return int(made.headers["location"].rsplit("/", 1)[1])
+
+
+def test_a_deleted_tags_feed_never_answers_again(
+    engine: SearchEngine, built_config: Config, tmp_path: Path
+) -> None:
+    """Deleting a tag deletes its feed address; a later tag never inherits one, even where
+    tag ids are reused (files from before version 4) and a token was left behind."""
+    seeds = older(engine, "retrieval augmented generation", 3)
+    for root, reused in ((tmp_path / "old", True), (tmp_path / "new", False)):
+        if reused:
+            version_3_file(root)
+        add_member(root, "lee@lab.example")
+        app = create_app(engine, member_config(built_config, root))
+        with TestClient(app, base_url="http://testserver", follow_redirects=False) as c:
+            assert sign_in(c, "lee@lab.example").status_code == 303
+            first = make_tag(c, "Old")
+            feed_action(c, "feed_new", "tag", first)
+            url = feed_urls(c)["tag", str(first)]
+            assert c.get(url).status_code == 200
+            page = c.get(f"/library/{first}")
+            deleted = c.post(f"/library/{first}/delete", data={"csrf": csrf_of(page)})
+            assert deleted.status_code == 303 and c.get(url).status_code == 404
+            members = Members(root)
+            left = members.query("SELECT COUNT(*) FROM feed_tokens WHERE kind = 'tag'")
+            who = members.existing("lee@lab.example")
+            if reused:  # a token the old code left behind, as an old file may hold
+                members.query(
+                    "INSERT OR IGNORE INTO feed_tokens (key, secret, user_id, kind, ref, created) "
+                    "VALUES (?, ?, ?, 'tag', ?, '2026-01-01')",
+                    (*url.rsplit("/", 1)[1].removesuffix(".xml").split("."), who.id, first),
+                )
+            members.close()
+            assert left == [(0,)]
+            second = make_tag(c, "New")
+            assert (second == first) is reused
+            members = Members(root)
+            from papersift.engine.library import Library
+
+            Library(members).save(who.id, second, seeds)
+            members.close()
+            assert c.get(url).status_code == 404
+            assert feed_urls(c)["tag", str(second)] == ""
 
 
 def test_home_for_you(site: TestClient, engine: SearchEngine, members_root: Path) -> None:

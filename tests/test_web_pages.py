@@ -352,7 +352,7 @@ def test_plain_500_reveals_nothing(engine: SearchEngine, built_config: Config) -
         r = c.get("/api/v1/search?q=x")
         assert r.status_code == 500
         assert r.json() == {
-            "error": {"status": 500, "code": "error", "message": "Internal server error."}
+            "error": {"status": 500, "code": "internal_error", "message": "Internal server error."}
         }
 
 
