@@ -204,7 +204,7 @@ class JobRunner:
             with self._status_lock:
                 self.status[name].skipped += 1
             log.info("job=%s event=skipped reason=previous-run-in-progress", name)
-            return NotStarted("running", f"A {name} run is in progress; this one was skipped.")
+            return NotStarted("running", f"A run of {name} is in progress; this one was skipped.")
         writer = self._writing(name)
         if writer is not None:
             log.info("job=%s event=not-started reason=writer-busy holder=%r", name, writer)

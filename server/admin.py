@@ -31,7 +31,7 @@ NOTICES = {
     for job in JOBS
     for key, sentence in {
         "started": "The {job} run has started; reload this page to follow it.",
-        "skipped-running": "A {job} run is in progress; this one was skipped.",
+        "skipped-running": "A run of {job} is in progress; this one was skipped.",
         "skipped-writer": "Another job is writing to the data directory; the {job} run was "
         "not started. Try again when it finishes.",
     }.items()
