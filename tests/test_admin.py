@@ -204,4 +204,5 @@ def test_notice_is_a_known_key(admin: tuple[TestClient, JobRunner]) -> None:
         "The embed run has started; reload this page to follow it."
     ]
     running = parse_html(client.get("/admin?notice=harvest-skipped-running", headers=basic).text)
-    assert running.cssselect("p.notice")[0].text_content().startswith("A run of harvest is in progress")
+    notice = running.cssselect("p.notice")[0].text_content()
+    assert notice.startswith("A run of harvest is in progress")
