@@ -6,6 +6,7 @@ import base64
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,19 @@ def test_run_refused_while_running(
     admin: tuple[TestClient, JobRunner], recorded: RecordedServer
 ) -> None:
     client, runner = admin
+    with harvest_held_on_page_two(client, runner, recorded):
+        r = client.post("/api/v1/admin/run/harvest", headers=BEARER)
+        assert r.status_code == 409 and "in progress" in r.json()["error"]["message"]
+        assert job_of(client.get("/api/v1/admin/status", headers=BEARER).json(),
+                      "harvest")["running"]  # fmt: skip
+
+
+@contextmanager
+def harvest_held_on_page_two(
+    client: TestClient, runner: JobRunner, recorded: RecordedServer
+) -> Iterator[None]:
+    """A harvest started through the API and held while it asks for its second page (it
+    holds the writer lock meanwhile); let go, and waited for, on leaving."""
     gate = threading.Event()
     recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
     try:
@@ -128,10 +142,7 @@ def test_run_refused_while_running(
         while not any(p == PAGE2 for _, p, _ in list(recorded.requests)):
             assert time.monotonic() < deadline
             time.sleep(0.02)
-        r = client.post("/api/v1/admin/run/harvest", headers=BEARER)
-        assert r.status_code == 409 and "in progress" in r.json()["error"]["message"]
-        assert job_of(client.get("/api/v1/admin/status", headers=BEARER).json(),
-                      "harvest")["running"]  # fmt: skip
+        yield
     finally:
         gate.set()
     wait_runs(runner, "harvest", 1)
@@ -167,14 +178,7 @@ def test_run_refused_while_another_job_writes(
     skipped: the API says so (409, naming the writer), as it does for a run in progress."""
     client, runner = admin
     basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
-    gate = threading.Event()
-    recorded.add("/oai2", PAGE2, Reply(oai("hepcrawl-page2.xml").body, hold=gate))
-    try:
-        assert client.post("/api/v1/admin/run/harvest", headers=BEARER).status_code == 202
-        deadline = time.monotonic() + 60
-        while not any(p == PAGE2 for _, p, _ in list(recorded.requests)):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+    with harvest_held_on_page_two(client, runner, recorded):
         r = client.post("/api/v1/admin/run/embed", headers=BEARER)
         assert r.status_code == 409, r.text
         message = r.json()["error"]["message"]
@@ -187,9 +191,6 @@ def test_run_refused_while_another_job_writes(
         notice = page.cssselect("p.notice")[0].text_content()
         assert notice.startswith("Another job is writing to the data directory; the embed run")
         assert runner.status["embed"].runs == 0
-    finally:
-        gate.set()
-    wait_runs(runner, "harvest", 1)
 
 
 def test_notice_is_a_known_key(admin: tuple[TestClient, JobRunner]) -> None:
