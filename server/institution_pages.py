@@ -74,14 +74,17 @@ async def index(request: Request) -> Response:
         trail=[("Institutions", "/institutions")],
         robots="noindex,follow" if q or at.page > 1 else "index,follow",
     )
+    last = at.last(total)
     context.update(
         q=q,
         institutions=[(i, institution_url(i.iid, i.name)) for i in found],
         total=total,
         first=at.offset + 1,
         candidates=False,
-        prev=at.prev(),
+        prev=at.link(last) if at.page > last else at.prev(),  # past the end: back to the last
         next=nxt,
+        last_page=last,
+        first_url=at.link(1),
     )
     return render(request, "institutions.html", context)
 

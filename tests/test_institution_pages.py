@@ -90,3 +90,14 @@ def test_institution_index_and_stable_ids(client: TestClient, config: Config) ->
     Institutions(data.store).import_organisations(read_ror(ROR))  # a re-import
     data.close()
     assert _iid(config, NCWU) == before
+
+
+def test_institutions_past_the_last_page(client: TestClient) -> None:
+    """A page past the end says so and links back, as the researcher index does."""
+    doc = page(client, "/institutions?page=5000")
+    note = doc.cssselect("main .past-last")[0]
+    assert "the last page is 11" in note.text_content()  # 528 institutions, 50 a page
+    assert note.cssselect("a")[0].get("href") == "/institutions"
+    assert "/institutions?page=11" in doc.xpath("//a[@rel='prev']/@href")
+    doc = page(client, "/institutions?q=university&page=500")
+    assert "the last page is" in doc.cssselect("main .past-last")[0].text_content()
