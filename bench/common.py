@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: import the repo's packages
     sys.path.insert(0, str(ROOT))
 
-from papersift.core.config import Config, load_config  # noqa: E402
+from papersift.core.config import Config  # noqa: E402
+from papersift.core.config_load import load_config  # noqa: E402
 from papersift.engine.atomic import write_atomically  # noqa: E402
 from papersift.engine.quantize import QUANT_VERSION  # noqa: E402
 

@@ -228,7 +228,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
 
 def cmd_doctor(args: argparse.Namespace) -> int:
     from papersift import doctor
-    from papersift.core.config import load_config
+    from papersift.core.config_load import load_config
     from papersift.core.errors import ConfigError
 
     path = config_path(args)

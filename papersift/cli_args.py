@@ -10,7 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from papersift.core.config import Config, load_config
+from papersift.core.config import Config
+from papersift.core.config_load import load_config
 
 
 def config_path(args: argparse.Namespace) -> str | None:

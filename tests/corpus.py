@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from papersift.core.config import Config, load_config
+from papersift.core.config import Config
+from papersift.core.config_load import load_config
 from papersift.core.resources import demo_corpus_path
 
 # Papers the tests look up by id: a new-style id shown on public sites, an old-style id.

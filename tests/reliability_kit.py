@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from papersift.core.config import load_config
+from papersift.core.config_load import load_config
 from papersift.engine.datadir import DataDir
 from tests.recorded_server import RecordedServer, oai
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from papersift.core.config import OTHER_VARIABLES, env_variable, iter_settings, load_config
+from papersift.core.config import iter_settings
+from papersift.core.config_load import OTHER_VARIABLES, env_variable, load_config
 from papersift.core.errors import ConfigError
 from papersift.core.settings_docs import config_toml, readme_table, with_table
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from papersift.core.config import load_config
+from papersift.core.config_load import load_config
 from papersift.core.cron import cron_trigger, weekdays
 from papersift.core.errors import ConfigError
 

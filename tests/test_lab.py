@@ -12,7 +12,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from papersift.core.authors import parse_authors
-from papersift.core.config import Config, LabConfig, load_config
+from papersift.core.config import Config, LabConfig
+from papersift.core.config_load import load_config
 from papersift.core.errors import ConfigError
 from papersift.core.paper import Paper
 from papersift.core.setting_parsers import LabMember

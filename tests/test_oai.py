@@ -197,7 +197,8 @@ def test_no_connection_is_retried_as_the_setting_says() -> None:
     double from 2 × ``delay_seconds``, so a harvest with no network gives up after ~90 s."""
     import socket
 
-    from papersift.core.config import iter_settings, load_config
+    from papersift.core.config import iter_settings
+    from papersift.core.config_load import load_config
     from papersift.indexer.harvest import fetch_settings
 
     (doc,) = [h for s, k, _, h in iter_settings() if (s, k) == ("harvest", "retries")]

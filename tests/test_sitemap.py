@@ -12,7 +12,8 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from papersift.core.config import Config, load_config
+from papersift.core.config import Config
+from papersift.core.config_load import load_config
 from papersift.core.errors import ConfigError
 from papersift.core.urls import institution_url, paper_path, researcher_url
 from papersift.engine.datadir import DataDir

@@ -12,7 +12,8 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from papersift.core.config import env_variable, sections
+from papersift.core.config import sections
+from papersift.core.config_load import env_variable
 
 WIDTH = 98  # config.toml comment lines (ruff's 100 less the "# ")
 README_START = (

@@ -1,0 +1,146 @@
+"""Reading the settings (``core.config``) from ``config.toml`` and ``PAPERSIFT_*`` variables.
+
+``load_config`` parses the file once; an unknown key or a bad value raises
+:class:`ConfigError` naming it. An environment variable ``PAPERSIFT_<SECTION>_<KEY>``
+overrides the file (``PAPERSIFT_DATA_DIR`` sets ``[data] dir``); any other ``PAPERSIFT_*``
+variable but those in ``OTHER_VARIABLES`` is an error, as an unknown key is (a typo would
+otherwise be ignored without a word).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import tomllib
+import types
+import typing
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from papersift.core.config import Config, iter_settings, sections
+from papersift.core.errors import ConfigError
+
+ENV_PREFIX = "PAPERSIFT_"
+# PAPERSIFT_* variables that are not settings: the config file (cli), a cluster worker's model
+# cache (indexer/embed_cluster.py), the default [mail] password_env, and the inputs of the
+# benchmarks and the browser tests.
+OTHER_VARIABLES = frozenset({
+    "PAPERSIFT_CONFIG", "PAPERSIFT_MODEL_CACHE", "PAPERSIFT_MAIL_PASSWORD",
+    "PAPERSIFT_BENCH_SNAPSHOT", "PAPERSIFT_SCIFACT", "PAPERSIFT_SCREENSHOTS",
+})  # fmt: skip
+# How an error names a setting's type ("must be an integer").
+_KINDS = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+def _kind(kind: type) -> str:
+    return _KINDS.get(kind, f"of type {kind.__name__}")
+
+
+def _coerce(name: str, raw: Any, kind: type, meta: Mapping[str, Any], from_env: bool) -> Any:
+    """Check and convert one value; raise a ConfigError naming the setting."""
+    value: Any = raw
+    if from_env and kind is not str:
+        text = str(raw).strip()
+        try:
+            if kind is bool:
+                if text.lower() not in ("1", "0", "true", "false", "yes", "no"):
+                    raise ValueError
+                value = text.lower() in ("1", "true", "yes")
+            else:
+                value = kind(text)
+        except ValueError:
+            raise ConfigError(f"config: {name} must be {_kind(kind)}, got {raw!r}") from None
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(f"config: {name} must be {_kind(kind)}, got {raw!r}")
+    choices = meta.get("choices") or ()
+    if choices and value not in choices:
+        raise ConfigError(f"config: {name} must be one of {', '.join(choices)}, got {raw!r}")
+    minimum = meta.get("minimum")
+    if minimum is not None and value < minimum:
+        raise ConfigError(f"config: {name} must be >= {minimum}, got {raw!r}")
+    maximum = meta.get("maximum")
+    if maximum is not None and value > maximum:
+        raise ConfigError(f"config: {name} must be <= {maximum}, got {raw!r}")
+    return value
+
+
+def _build_section(name: str, cls: type, table: Mapping[str, Any], env: Mapping[str, str]) -> Any:
+    hints = typing.get_type_hints(cls)
+    known = {f.name: f for f in dataclasses.fields(cls)}
+    for key in table:
+        if key not in known:
+            raise ConfigError(
+                f"config: unknown key [{name}] {key} (known: {', '.join(sorted(known))})"
+            )
+    values: dict[str, Any] = {}
+    for key, f in known.items():
+        kind = hints[key]
+        if isinstance(kind, types.UnionType):  # no optional settings today; keep it strict
+            raise TypeError(f"setting {name}.{key} must have a plain type")
+        env_name = env_variable(name, key)
+        parse = f.metadata.get("parse")
+        if parse is not None and env_name in env:
+            values[key] = parse(env_name, env[env_name], True)
+        elif parse is not None and key in table:
+            values[key] = parse(f"[{name}] {key}", table[key], False)
+        elif env_name in env:
+            values[key] = _coerce(f"{env_name}", env[env_name], kind, f.metadata, True)
+        elif key in table:
+            values[key] = _coerce(f"[{name}] {key}", table[key], kind, f.metadata, False)
+    return cls(**values)
+
+
+def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = None) -> Config:
+    """Read the config file (``None``: defaults only) and apply environment overrides."""
+    env = os.environ if env is None else env
+    table: dict[str, Any] = {}
+    base_dir = Path.cwd()
+    if path is not None:
+        p = Path(path)
+        try:
+            table = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config: file not found: {p}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config: cannot read {p}: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"config: {p} is not valid TOML: {exc}") from None
+        base_dir = p.resolve().parent
+    names = dict(sections())
+    for key, value in table.items():
+        if key not in names:
+            raise ConfigError(f"config: unknown section [{key}] (known: {', '.join(names)})")
+        if not isinstance(value, dict):
+            raise ConfigError(f"config: [{key}] must be a table")
+    built = {
+        name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
+    }
+    config = Config(**built, base_dir=base_dir)
+    _check_variables(env, allowed={config.mail.password_env})
+    return config
+
+
+def env_variable(section: str, key: str) -> str:
+    """The environment variable of a setting: ``PAPERSIFT_<SECTION>_<KEY>``."""
+    return f"{ENV_PREFIX}{section}_{key}".upper()
+
+
+def _check_variables(env: Mapping[str, str], allowed: set[str]) -> None:
+    """Refuse a ``PAPERSIFT_*`` variable that is no setting, naming the closest one."""
+    known = {env_variable(section, key) for section, key, _, _ in iter_settings()}
+    known |= OTHER_VARIABLES
+    for name in sorted(env):
+        if name.startswith(ENV_PREFIX) and name not in known and name not in allowed:
+            # Compared without the prefix every name shares, which would make all look close.
+            stems = {k.removeprefix(ENV_PREFIX): k for k in known}
+            close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), stems, n=1)
+            hint = (
+                f"did you mean {stems[close[0]]}?"
+                if close
+                else "settings are PAPERSIFT_<SECTION>_<KEY> as listed in config.toml"
+            )
+            raise ConfigError(f"config: unknown environment variable {name}; {hint}")
