@@ -220,14 +220,35 @@ def constraint_query(
     return built.query
 
 
-def semantic_matches(ranked: list[tuple[int, float]], rule: MatchRule) -> list[tuple[int, float]]:
+@dataclass(frozen=True, slots=True)
+class SemanticReference:
+    """What the semantic rule measures against when filters narrow a search: the same
+    query's unfiltered candidates, so that a filter only narrows the match set (a facet's
+    count is what clicking it gives). ``best``: the closest paper's similarity (None: no
+    candidate); ``last``: the similarity of the last of a full list of candidates (None: the
+    list held every paper it could), below which the unfiltered search admits nothing."""
+
+    best: float | None
+    last: float | None
+
+
+def semantic_matches(
+    ranked: list[tuple[int, float]], rule: MatchRule, reference: SemanticReference | None = None
+) -> list[tuple[int, float]]:
     """The semantic candidates (best first) close enough to count as matches: none when
     even the best is under the gate (the model does not recognise the query: a nonsense
     string, a word it never saw), else those within the band of the best and above the
-    floor."""
-    if not ranked or ranked[0][1] < rule.gate:
+    floor. With a ``reference`` (a filtered search) the gate and the band are those of the
+    unfiltered best, and nothing below the unfiltered list's last candidate matches."""
+    best = ranked[0][1] if reference is None and ranked else None
+    if reference is not None:
+        best = reference.best
+    if not ranked or best is None or best < rule.gate:
         return []
-    if rule.floor <= 0 and rule.band <= 0:
+    last = reference.last if reference is not None else None
+    if rule.floor <= 0 and rule.band <= 0 and last is None:
         return ranked
-    cut = max(rule.floor, ranked[0][1] - rule.band) if rule.band > 0 else rule.floor
+    cut = max(rule.floor, best - rule.band) if rule.band > 0 else rule.floor
+    if last is not None:
+        cut = max(cut, last)
     return [p for p in ranked if p[1] >= cut]

@@ -48,6 +48,7 @@ class Plan:
     keyword: KeywordQuery
     filt: tantivy.Query | None  # the filters
     restrict: tantivy.Query | None  # the filters and the required and excluded clauses
+    constraint: tantivy.Query | None  # the required and excluded clauses alone
     titles: tuple[int, ...]  # papers the exact-title rule puts first (relevance order)
     semantic_share: float  # the semantic side's weight in fusion: the embedded share
     researchers: tuple[ResearcherRef, ...]
@@ -113,7 +114,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
     named = named_researchers(engine, parsed) if request.page == 1 else ()
     return Plan(
-        request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict,
+        request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict, constraint,
         tuple(titles), share, named, tuple(warnings),
     )  # fmt: skip
 

@@ -32,7 +32,7 @@ from papersift.engine.facet_table import FacetTable
 from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import direct_result, make_hits, missing_result
 from papersift.engine.like_text import similar_to_text
-from papersift.engine.match import semantic_matches
+from papersift.engine.match import SemanticReference, semantic_matches
 from papersift.engine.plan import Plan, make_plan
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.researcher_table import ResearcherTable
@@ -241,7 +241,8 @@ class SearchEngine(Catalog):
                 lexical = self._pool.submit(lex.search, keyword_side, 2 * n)
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
-        semantic = semantic_matches(candidates, plan.rule)
+        reference = self._reference(qvec, plan, n) if plan.filt is not None else None
+        semantic = semantic_matches(candidates, plan.rule, reference)
         sem_ranks = _ranks([d for d, _ in candidates])
         offset = (plan.request.page - 1) * plan.size
         sem_scores = [s for _, s in candidates]
@@ -372,6 +373,14 @@ class SearchEngine(Catalog):
         current identities, from SQLite until then (``engine.researcher_table``)."""
         table = self.researcher_table.current(self.data.people_generation)
         return table.facet(docids) if table is not None else self.people.facet(docids)
+
+    def _reference(self, qvec: np.ndarray, plan: Plan, n: int) -> SemanticReference:
+        """The unfiltered semantic candidates' best and last similarity, which a filtered
+        search's semantic rule measures against (``engine.match.SemanticReference``): one
+        more vector search, made only when the request has filters."""
+        unfiltered = self._semantic(qvec, plan.constraint, n)
+        best = unfiltered[0][1] if unfiltered else None
+        return SemanticReference(best, unfiltered[-1][1] if len(unfiltered) >= n else None)
 
     def _semantic(
         self, qvec: np.ndarray, filt: tantivy.Query | None, k: int
