@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from papersift.core.errors import QueryError
 from papersift.engine.hits import make_hits
-from papersift.engine.plan import _filter_query, canonical_filters
+from papersift.engine.plan import canonical_filters, filter_query
 from papersift.engine.query import ParsedQuery
 from papersift.engine.results import FacetCount, Filters, SearchRequest, SearchResult
 from papersift.engine.why import Evidence, filter_lines
@@ -45,12 +45,13 @@ def similar_to_text(
     request = SearchRequest(text, "semantic", filters, "relevance", page, page_size)
     data = engine.data
     filters, warnings = canonical_filters(engine, filters)
+    filt, unmatched = filter_query(engine, filters)
+    warnings = unmatched + warnings
     ranked: list[tuple[int, float]] = []
     if data.vectors.size == 0:
         warnings.append("no paper has a vector yet (the backlog is being embedded)")
     else:
         qvec = data.embedder.embed_query(text)
-        filt = _filter_query(engine, filters)
         allowed = data.lexical.allowed(filt) if filt is not None else None
         if allowed is None or len(allowed):
             ranked = data.vectors.search(qvec, cfg.max_window, allowed)

@@ -240,12 +240,12 @@ def semantic_matches(
     string, a word it never saw), else those within the band of the best and above the
     floor. With a ``reference`` (a filtered search) the gate and the band are those of the
     unfiltered best, and nothing below the unfiltered list's last candidate matches."""
-    best = ranked[0][1] if reference is None and ranked else None
-    if reference is not None:
-        best = reference.best
+    if reference is None:
+        best, last = (ranked[0][1] if ranked else None), None
+    else:
+        best, last = reference.best, reference.last
     if not ranked or best is None or best < rule.gate:
         return []
-    last = reference.last if reference is not None else None
     if rule.floor <= 0 and rule.band <= 0 and last is None:
         return ranked
     cut = max(rule.floor, best - rule.band) if rule.band > 0 else rule.floor

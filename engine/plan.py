@@ -59,6 +59,8 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     """Work out ``request`` (already checked against the bounds) for ``engine``."""
     cfg = engine.config.search
     filters, warnings = canonical_filters(engine, request.filters)
+    filt, unmatched = filter_query(engine, filters)
+    warnings = unmatched + warnings
     lookup = {c.lower(): c for c in engine.category_counts()}
 
     def author(text: str) -> str:
@@ -94,7 +96,6 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     graph = graph_clause(engine)
     kq = keyword_query(lex, parsed, rule, categories=lookup, author=author, graph=graph)
     warnings.extend(kq.warnings)
-    filt = _filter_query(engine, filters)
     constraint = constraint_query(lex, parsed, categories=lookup, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
@@ -154,16 +155,11 @@ def usable_mode(
 
 
 def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
-    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown categories and about
-    researcher names on no paper (a filter that empties the answer says why)."""
-    warnings = [
-        f"no papers by a researcher named '{name}'" for name in f.researchers
-        if not engine.data.lexical.count(_researcher_query(engine, name))
-    ]  # fmt: skip
+    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
     if not f.categories:
-        return f, warnings
+        return f, []
     lookup = category_lookup(engine)
-    cats = []
+    cats, warnings = [], []
     for c in f.categories:
         canon = lookup.get(c.strip().lower())
         if canon is None:
@@ -181,22 +177,23 @@ def category_lookup(engine: SearchEngine) -> dict[str, str]:
     return lookup
 
 
-def _filter_query(engine: SearchEngine, f: Filters) -> tantivy.Query | None:
-    """The filters as one query; researcher names read as ``au:`` reads them."""
+def filter_query(engine: SearchEngine, f: Filters) -> tuple[tantivy.Query | None, list[str]]:
+    """The filters as one query, researcher names read as ``au:`` reads them; and a warning
+    for each name on no paper (a filter that empties the answer says why)."""
     lex = engine.data.lexical
     filt = lex.filter_query(replace(f, researchers=()))
     if not f.researchers:
-        return filt
-    must = [(tantivy.Occur.Must, _researcher_query(engine, n)) for n in f.researchers]
+        return filt, []
+    store = engine.data.store
+    must, warnings = [], []
+    for name in f.researchers:
+        query = lex.parse(author_clause(store, name_key(name)))[0]
+        if not lex.count(query):
+            warnings.append(f"no papers by a researcher named '{name}'")
+        must.append((tantivy.Occur.Must, query))
     if filt is not None:
         must.append((tantivy.Occur.Must, filt))
-    return tantivy.Query.boolean_query(must)
-
-
-def _researcher_query(engine: SearchEngine, name: str) -> tantivy.Query:
-    """The papers a researcher filter of ``name`` admits: as ``au:`` reads a name."""
-    lex = engine.data.lexical
-    return lex.parse(author_clause(engine.data.store, name_key(name)))[0]
+    return tantivy.Query.boolean_query(must), warnings
 
 
 def graph_clause(engine: SearchEngine) -> GraphClause:

@@ -78,9 +78,9 @@ async def home(request: Request) -> Response:
 
 def _index_empty(engine: SearchEngine) -> bool:
     """Whether the index holds no paper (none imported yet): then nothing matches any search,
-    and the page says how to fill it. Asked of the index (browsing everything), not of the
-    stats snapshot, so a cached page agrees with the data generation it was kept under."""
-    return engine.search(SearchRequest(sort="newest", page_size=1)).total == 0
+    and the page says how to fill it. Asked of the index's searcher, not of the stats
+    snapshot, so a cached page agrees with the data generation it was kept under."""
+    return engine.data.lexical.num_docs == 0
 
 
 @cached_page
