@@ -61,7 +61,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     filters, warnings = canonical_filters(engine, request.filters)
     filt, unmatched = filter_query(engine, filters)
     warnings = unmatched + warnings
-    lookup = {c.lower(): c for c in engine.category_counts()}
+    categories = category_lookup(engine)  # cat: clauses read as the category filter reads them
 
     def author(text: str) -> str:
         return author_clause(engine.data.store, text)
@@ -83,7 +83,6 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     warnings.extend(parsed.warnings)
     if parsed.empty and text.strip():  # "(((", an emoji, a field with no value
         warnings.append("nothing in the query could be searched for; it was left out")
-    categories = category_lookup(engine)
     warnings.extend(
         f"no papers in category '{c.text}' (cat:{c.text})" for c in parsed.clauses
         if c.field == "cat" and c.sign != "-" and c.text.lower() not in categories
@@ -94,9 +93,9 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     )  # fmt: skip
     lex = engine.data.lexical
     graph = graph_clause(engine)
-    kq = keyword_query(lex, parsed, rule, categories=lookup, author=author, graph=graph)
+    kq = keyword_query(lex, parsed, rule, categories=categories, author=author, graph=graph)
     warnings.extend(kq.warnings)
-    constraint = constraint_query(lex, parsed, categories=lookup, author=author, graph=graph)
+    constraint = constraint_query(lex, parsed, categories=categories, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
     mode, share = usable_mode(

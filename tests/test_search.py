@@ -215,6 +215,14 @@ def test_what_cannot_be_searched_is_said(engine: SearchEngine) -> None:
         assert "nothing in the query could be searched for; it was left out" in r.warnings
 
 
+def test_cat_reads_an_archive_in_any_case(engine: SearchEngine) -> None:
+    """``cat:CS`` is ``cat:cs``, as the category filter reads it; the warning for an unknown
+    category and the search agree on which ones exist."""
+    lower = engine.search(SearchRequest("cat:cs", mode="keyword"))
+    upper = engine.search(SearchRequest("cat:CS", mode="keyword"))
+    assert lower.total > 0 and upper.total == lower.total and not upper.warnings
+
+
 def test_fielded_syntax_must_and_exclude(engine: SearchEngine) -> None:
     paper = engine.paper("2401.10241")
     assert paper is not None
