@@ -99,7 +99,7 @@ def claim_features(engine: Any, text: str, rules: Sequence[tuple[int, float]]) -
     n = cfg.candidates
     rd, rs, _ = lex.search(lex.combine(plan.keyword.ranking, plan.filt), n)
     semantic = engine._semantic(engine.data.embedder.embed_query(plan.semantic_text),
-                                plan.restrict, n)  # fmt: skip
+                                plan.restrict, n).pairs()  # fmt: skip
     fused = fusion.convex(list(zip(rd, rs, strict=True)), semantic, cfg.convex_weight)
     order = [d for d, _ in put_first(fused, list(plan.titles))]
     lookup = {c.lower(): c for c in engine.category_counts()}
@@ -117,11 +117,13 @@ def apply_rule(
 ) -> tuple[list[str | int], int]:
     """The first page (docids) and the match-set size the engine gives under a rule."""
     from papersift.engine.match import MatchRule, semantic_matches
+    from papersift.engine.ranking import Ranking
 
     kw, bm25 = c.keyword[rule]
     ranked = sorted(c.cosine.items(), key=lambda p: -p[1])
-    sem = semantic_matches(ranked, MatchRule(rule[0], rule[1], floor, gate, band))
-    members = kw | {d for d, _ in sem}
+    rule_of = MatchRule(rule[0], rule[1], floor, gate, band)
+    sem = semantic_matches(Ranking.from_pairs(ranked), rule_of)
+    members = kw | set(sem.ids.tolist())
     ranking = [d for d in c.order if d in members]
     listed = set(ranking)
     ranking += [d for d in bm25 if d not in listed][: max(0, PAGE - len(ranking))]

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from papersift.engine.atomic import write_atomically
+from papersift.engine.ranking import EMPTY, Ranking
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
@@ -134,7 +135,7 @@ class GraphBase:
 
     def search(
         self, query: FloatArray, k: int, ef: int, allowed: IntArray | None = None
-    ) -> list[tuple[int, float]]:
+    ) -> Ranking:
         """Approximate top ``k`` live rows (among ``allowed`` docids, if given)."""
         mask, n = self._live
         if allowed is not None:
@@ -143,7 +144,7 @@ class GraphBase:
             mask[self.rows_of(allowed, live)] = True
             n = int(mask.sum())
         if n == 0 or k <= 0:
-            return []
+            return EMPTY
         params = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]  # stub lags
         params.efSearch = max(ef, k)
         if n < self.rows:
@@ -151,20 +152,20 @@ class GraphBase:
             sel = faiss.IDSelectorBitmap(self.rows, faiss.swig_ptr(bits))
             params.sel = sel
         scores, rows = self.index.search(query, min(k, n), params=params)
-        return self._pairs(rows[0], scores[0])
+        return self._ranking(rows[0], scores[0])
 
-    def search_exact(self, query: FloatArray, k: int, allowed: IntArray) -> list[tuple[int, float]]:
+    def search_exact(self, query: FloatArray, k: int, allowed: IntArray) -> Ranking:
         """Exact top ``k`` among the live rows of ``allowed`` docids (the flat storage)."""
         rows = self.rows_of(allowed, self.live)
         if not len(rows) or k <= 0:
-            return []
+            return EMPTY
         params = faiss.SearchParameters()
         sel = faiss.IDSelectorBatch(np.ascontiguousarray(rows, np.int64))
         params.sel = sel
         scores, found = self.flat.search(query, min(k, len(rows)), params=params)
-        return self._pairs(found[0], scores[0])
+        return self._ranking(found[0], scores[0])
 
-    def _pairs(self, rows: IntArray, scores: FloatArray) -> list[tuple[int, float]]:
-        found = rows >= 0
-        docids = self.docids[rows[found]].tolist()
-        return list(zip(docids, scores[found].astype(np.float64).tolist(), strict=True))
+    def _ranking(self, rows: IntArray, scores: FloatArray) -> Ranking:
+        found = rows >= 0  # -1: fewer than k rows (or allowed ones)
+        ids = self.docids[rows[found]].astype(np.int64, copy=False)
+        return Ranking(ids, scores[found].astype(np.float64))

@@ -26,6 +26,8 @@ import numpy.typing as npt
 
 from papersift.engine.results import FacetCount
 
+IntArray = npt.NDArray[np.int64]
+
 log = logging.getLogger(__name__)
 
 NO_CATEGORY = -1
@@ -155,12 +157,14 @@ class FacetTable:
 
     # -- queries (call on the table ``current`` returned) --------------------------------
 
-    def _known(self, docids: Sequence[int]) -> npt.NDArray[np.int64]:
+    def _known(self, docids: Sequence[int] | IntArray) -> IntArray:
         ids = np.asarray(docids, np.int64)
         ids = ids[(ids >= 0) & (ids < len(self._dates))]
         return ids[self._dates[ids] > 0]
 
-    def counts(self, docids: Sequence[int], size: int = 30) -> dict[str, tuple[FacetCount, ...]]:
+    def counts(
+        self, docids: Sequence[int] | IntArray, size: int = 30
+    ) -> dict[str, tuple[FacetCount, ...]]:
         """Categories (top ``size`` by count, then name) and years (all, newest first) of
         these papers, as ``LexicalIndex.facets`` counts them."""
         with self._lock:
@@ -181,6 +185,12 @@ class FacetTable:
     def by_date(self, docids: Sequence[int], newest: bool) -> list[int]:
         """These docids by first-version date (stable: equal dates keep their order);
         papers the table does not know go last."""
+        ids = np.asarray(docids, np.int64)
+        ordered: list[int] = ids[self.date_order(ids, newest)].tolist()
+        return ordered
+
+    def date_order(self, docids: Sequence[int] | npt.NDArray[np.int64], newest: bool) -> IntArray:
+        """The positions of ``docids`` in ``by_date`` order."""
         with self._lock:
             ids = np.asarray(docids, np.int64)
             inside = (ids >= 0) & (ids < len(self._dates))
@@ -188,5 +198,5 @@ class FacetTable:
             dates[inside] = self._dates[ids[inside]]
         missing = dates == 0
         key = -dates if newest else dates
-        order = np.lexsort((np.arange(len(ids)), key, missing))
-        return [int(d) for d in ids[order]]
+        order: IntArray = np.lexsort((np.arange(len(ids)), key, missing))
+        return order

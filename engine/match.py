@@ -26,6 +26,7 @@ import tantivy
 
 from papersift.engine.lexical import STOP_WORDS, LexicalIndex
 from papersift.engine.query import Clause, ParsedQuery
+from papersift.engine.ranking import EMPTY, Ranking
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
 GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
@@ -233,22 +234,22 @@ class SemanticReference:
 
 
 def semantic_matches(
-    ranked: list[tuple[int, float]], rule: MatchRule, reference: SemanticReference | None = None
-) -> list[tuple[int, float]]:
+    ranked: Ranking, rule: MatchRule, reference: SemanticReference | None = None
+) -> Ranking:
     """The semantic candidates (best first) close enough to count as matches: none when
     even the best is under the gate (the model does not recognise the query: a nonsense
     string, a word it never saw), else those within the band of the best and above the
     floor. With a ``reference`` (a filtered search) the gate and the band are those of the
     unfiltered best, and nothing below the unfiltered list's last candidate matches."""
     if reference is None:
-        best, last = (ranked[0][1] if ranked else None), None
+        best, last = (float(ranked.scores[0]) if len(ranked) else None), None
     else:
         best, last = reference.best, reference.last
-    if not ranked or best is None or best < rule.gate:
-        return []
+    if not len(ranked) or best is None or best < rule.gate:
+        return EMPTY
     if rule.floor <= 0 and rule.band <= 0 and last is None:
         return ranked
     cut = max(rule.floor, best - rule.band) if rule.band > 0 else rule.floor
     if last is not None:
         cut = max(cut, last)
-    return [p for p in ranked if p[1] >= cut]
+    return ranked.where(ranked.scores >= cut)

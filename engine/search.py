@@ -20,6 +20,7 @@ from dataclasses import replace
 from functools import partial
 
 import numpy as np
+import numpy.typing as npt
 import tantivy
 
 from papersift.core.config import Config
@@ -35,6 +36,7 @@ from papersift.engine.like_text import similar_to_text
 from papersift.engine.match import SemanticReference, semantic_matches
 from papersift.engine.plan import Plan, make_plan
 from papersift.engine.query import arxiv_id_in
+from papersift.engine.ranking import EMPTY, Ranking
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
@@ -243,9 +245,9 @@ class SearchEngine(Catalog):
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
         semantic = semantic_matches(candidates, plan.rule, reference)
-        sem_ranks = _ranks([d for d, _ in candidates])
+        sem_ranks = candidates.ranks()
         offset = (plan.request.page - 1) * plan.size
-        sem_scores = [s for _, s in candidates]
+        sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
             evidence = _evidence(plan, (), sem_scores)
             return self._whole_list(semantic, plan, {"semantic": sem_ranks}, evidence)
@@ -256,33 +258,33 @@ class SearchEngine(Catalog):
         else:
             kd, _, matched = lexical.result()
             every_match = matched <= len(kd)
-        keyword = list(zip(rd, rs, strict=True))
+        keyword = Ranking.of(rd, rs)
         if cfg.fusion == "rrf":
             weight = plan.semantic_share
-            fused = fusion.rrf(keyword, candidates, cfg.rrf_k, weight)
+            fused = fusion.rrf_ranking(keyword, candidates, cfg.rrf_k, weight)
         else:
             weight = cfg.convex_weight * plan.semantic_share
-            fused = fusion.convex(keyword, candidates, weight)
+            fused = fusion.convex_ranking(keyword, candidates, weight)
         evidence = _evidence(plan, rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k))
-        members = set(kd).union(d for d, _ in semantic)
-        fused = [p for p in fused if p[0] in members]
-        in_fused = {d for d, _ in fused}  # matches below every ranked candidate: score 0
-        fused += [(d, 0.0) for d in kd if d not in in_fused]
-        fused = put_first(fused, list(plan.titles))
-        title_ranks = _ranks([d for d, _ in fused[: len(plan.titles)]])
-        ranks = {"keyword": _ranks(rd), "semantic": sem_ranks, "title": title_ranks}
+        matches = np.asarray(kd, np.int64)
+        fused = fused.where(np.isin(fused.ids, np.concatenate((matches, semantic.ids))))
+        # Matches below every ranked candidate follow, scored 0.
+        fused = fused.then(matches[~np.isin(matches, fused.ids)])
+        fused = fused.put_first(plan.titles)
+        title_ranks = fused.head(len(plan.titles)).ranks()
+        ranks = {"keyword": keyword.ranks(), "semantic": sem_ranks, "title": title_ranks}
         if every_match:  # the list is the set
             return self._whole_list(fused, plan, ranks, evidence)
-        match_q = self._match_query(keyword_side, kd, fused)
+        match_q = self._match_query(keyword_side, matches, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
         if plan.sort == "relevance":
-            page = fused[offset : offset + plan.size]
+            page = fused.pairs(offset, offset + plan.size)
             if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
                 page += self._keyword_tail(keyword_side, len(kd), fused, offset, plan.size)
         else:  # the whole match set by date or citations, as keyword mode sorts it
             ids, scores = lex.top(match_q, plan.size, offset, plan.sort)
             page = list(zip(ids, scores, strict=True))
-        window = [d for d, _ in fused[:PEOPLE_WINDOW]]
+        window = fused.ids[:PEOPLE_WINDOW].tolist()
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
         facets["researchers"] = self._researcher_facet(window)
         facets.update(counts.result())
@@ -291,13 +293,12 @@ class SearchEngine(Catalog):
         return hits, total, facets, total
 
     def _keyword_tail(
-        self, keyword_side: tantivy.Query, start: int, fused: list[tuple[int, float]],
-        offset: int, size: int,
+        self, keyword_side: tantivy.Query, start: int, fused: Ranking, offset: int, size: int,
     ) -> list[tuple[int, float]]:  # fmt: skip
         """The page's part beyond the fused list: keyword matches after the first ``start``
         (the candidates), in BM25 order, without those the fused list holds. Their fused
         score would be 0: below the candidates' minimum on the keyword side."""
-        listed = {d for d, _ in fused}
+        listed = set(fused.ids.tolist())
         skip = max(0, offset - len(fused))  # tail results on earlier pages
         want = skip + size - max(0, len(fused) - offset)
         ids, _ = self.data.lexical.top(keyword_side, want + len(listed), start)
@@ -305,68 +306,67 @@ class SearchEngine(Catalog):
         return [(d, 0.0) for d in tail]
 
     def _match_query(
-        self, keyword_side: tantivy.Query, keyword_ids: list[int], fused: list[tuple[int, float]]
+        self, keyword_side: tantivy.Query, keyword_ids: npt.NDArray[np.int64], fused: Ranking
     ) -> tantivy.Query:
         """Hybrid's match set as one Tantivy query, when there are more keyword matches than
         candidates: the keyword matches, plus the semantic (and title-rule) matches that are
         not among the keyword candidates."""
-        known = set(keyword_ids)
-        extra = [d for d, _ in fused if d not in known]
-        if not extra:
+        extra = fused.ids[~np.isin(fused.ids, keyword_ids)]
+        if not len(extra):
             return keyword_side
         either = [
             (tantivy.Occur.Should, keyword_side),
-            (tantivy.Occur.Should, self.data.lexical.docids_for(extra)),
+            (tantivy.Occur.Should, self.data.lexical.docids_for(extra.tolist())),
         ]
         return tantivy.Query.boolean_query(either)
 
     def _whole_list(
-        self, matches: list[tuple[int, float]], plan: Plan, ranks: dict[str, dict[int, int]],
-        evidence: Evidence,
+        self, matches: Ranking, plan: Plan, ranks: dict[str, dict[int, int]], evidence: Evidence,
     ) -> tuple[list[Hit], int, Facets, int]:  # fmt: skip
         """The answer when ``matches`` (relevance order) is the whole match set."""
-        facets, ordered = self._over_list(matches, plan.sort) if matches else (_NONE, [])
+        facets, ordered = self._over_list(matches, plan.sort) if len(matches) else (_NONE, EMPTY)
         offset = (plan.request.page - 1) * plan.size
-        page = ordered[offset : offset + plan.size]
+        page = ordered.pairs(offset, offset + plan.size)
         q = plan.keyword.query
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, len(matches), facets, len(matches)
 
     def _over_list(
-        self, fused: list[tuple[int, float]], sort: str
-    ) -> tuple[dict[str, tuple[FacetCount, ...]], list[tuple[int, float]]]:
+        self, fused: Ranking, sort: str
+    ) -> tuple[dict[str, tuple[FacetCount, ...]], Ranking]:
         """Facets of a fused list, and the list in ``sort`` order. Categories, years and
         date sorts come from the facet table; until it is built, Tantivy finds the papers."""
         lex = self.data.lexical
-        ids = [d for d, _ in fused]
+        ids = fused.ids
         table = self.facet_table.current(self.data.store.seq)
         in_list: tantivy.Query | None = None  # the papers as a Tantivy query, made once
         if table is None:
-            in_list = lex.docids_for(ids)
+            in_list = lex.docids_for(ids.tolist())
             counted = self._pool.submit(lex.facets, in_list, 30, ("categories", "years"))
             categories_years = counted.result
         else:
             categories_years = partial(table.counts, ids)
         # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
-        window = ids[:PEOPLE_WINDOW]
+        window = ids[:PEOPLE_WINDOW].tolist()
         facets = lex.facets(lex.docids_for(window), kinds=("institutions",))
         facets["researchers"] = self._researcher_facet(window)
         facets.update(categories_years())
+        order: npt.NDArray[np.int64] | None = None
         if sort in ("newest", "oldest") and table is not None:
-            order = table.by_date(ids, newest=sort == "newest")
+            order = table.date_order(ids, newest=sort == "newest")
         elif sort != "relevance":
-            in_list = in_list if in_list is not None else lex.docids_for(ids)
-            order, _ = lex.top(in_list, len(ids), 0, sort)  # type: ignore[arg-type]
-        else:
-            order = ids
+            in_list = in_list if in_list is not None else lex.docids_for(ids.tolist())
+            by_field, _ = lex.top(in_list, len(ids), 0, sort)  # type: ignore[arg-type]
+            # The positions of the sorted docids in the list, to carry their scores along.
+            where = {d: i for i, d in enumerate(ids.tolist())}
+            order = np.asarray([where[d] for d in by_field], np.int64)
         if table is None:
             # Started only now: the build holds the GIL for a second or so, which would
             # otherwise hold up this (often the server's first) answer.
             self.facet_table.start()
-        if order is ids:
+        if order is None:
             return facets, fused
-        score_of = dict(fused)
-        return facets, [(d, score_of[d]) for d in order]
+        return facets, Ranking(ids[order], fused.scores[order])
 
     def _researcher_facet(self, docids: list[int]) -> tuple[FacetCount, ...]:
         """The researchers of these papers: from the in-memory table once it reflects the
@@ -379,19 +379,18 @@ class SearchEngine(Catalog):
         search's semantic rule measures against (``engine.match.SemanticReference``): one
         more vector search, made only when the request has filters."""
         unfiltered = self._semantic(qvec, plan.constraint, n)
-        best = unfiltered[0][1] if unfiltered else None
-        return SemanticReference(best, unfiltered[-1][1] if len(unfiltered) >= n else None)
+        scores = unfiltered.scores
+        best = float(scores[0]) if len(scores) else None
+        return SemanticReference(best, float(scores[-1]) if len(scores) >= n else None)
 
-    def _semantic(
-        self, qvec: np.ndarray, filt: tantivy.Query | None, k: int
-    ) -> list[tuple[int, float]]:
+    def _semantic(self, qvec: np.ndarray, filt: tantivy.Query | None, k: int) -> Ranking:
         """Top ``k`` by cosine among papers passing ``filt``, correct at any selectivity
         (the vector index scores a selective filter's papers exactly)."""
         vectors = self.data.vectors
         if filt is None:
-            return vectors.search(qvec, k)
+            return vectors.ranking(qvec, k)
         allowed = self.data.lexical.allowed(filt)
-        return vectors.search(qvec, k, allowed) if len(allowed) else []
+        return vectors.ranking(qvec, k, allowed) if len(allowed) else EMPTY
 
 
 def _evidence(

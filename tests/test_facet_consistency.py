@@ -10,6 +10,7 @@ import pytest
 
 from papersift.core.config import Config
 from papersift.engine.match import MatchRule, SemanticReference, semantic_matches
+from papersift.engine.ranking import Ranking
 from papersift.engine.results import Filters, Mode, SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
 
@@ -54,12 +55,17 @@ def test_a_facet_count_holds_when_the_candidates_are_cut(built_config: Config) -
 
 def test_the_semantic_rule_of_a_filtered_search_is_the_unfiltered_ones() -> None:
     rule = MatchRule(floor=0.2, gate=0.35, band=0.3)
-    ranked = [(1, 0.5), (2, 0.4), (3, 0.3), (4, 0.25)]
-    assert semantic_matches(ranked, rule) == ranked  # best 0.5: the floor cuts
+    pairs = [(1, 0.5), (2, 0.4), (3, 0.3), (4, 0.25)]
+    ranked = Ranking.from_pairs(pairs)
+
+    def matches(reference: SemanticReference | None = None) -> list[tuple[int, float]]:
+        return semantic_matches(ranked, rule, reference).pairs()
+
+    assert matches() == pairs  # best 0.5: the floor cuts
     # Inside the filter the best is 0.5, unfiltered it was 0.7: the band cuts at 0.4.
-    assert semantic_matches(ranked, rule, SemanticReference(0.7, None)) == ranked[:2]
+    assert matches(SemanticReference(0.7, None)) == pairs[:2]
     # The unfiltered candidates were cut at 0.3: nothing below it matched there.
-    assert semantic_matches(ranked, rule, SemanticReference(0.5, 0.3)) == ranked[:3]
+    assert matches(SemanticReference(0.5, 0.3)) == pairs[:3]
     # The unfiltered best is under the gate: nothing matches.
-    assert semantic_matches(ranked, rule, SemanticReference(0.3, None)) == []
-    assert semantic_matches(ranked, rule, SemanticReference(None, None)) == []
+    assert matches(SemanticReference(0.3, None)) == []
+    assert matches(SemanticReference(None, None)) == []

@@ -16,6 +16,7 @@ from papersift.core.config import Config
 from papersift.engine import ann
 from papersift.engine.datadir import DataDir
 from papersift.engine.match import MatchRule, semantic_matches
+from papersift.engine.ranking import Ranking
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.engine.vectors import VectorIndex
@@ -164,7 +165,7 @@ def test_semantic_search_through_the_engine_uses_the_graph(graph_config: Config)
     cfg = engine.config.search
     rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor,
                      cfg.semantic_gate, cfg.semantic_band)  # fmt: skip
-    expected = semantic_matches(scored[: cfg.candidates], rule)
+    expected = semantic_matches(Ranking.from_pairs(scored[: cfg.candidates]), rule)
     assert abs(filtered.total - len(expected)) <= 1  # float noise at the band's edge
 
 
