@@ -30,6 +30,7 @@ class Catalog:
         self.institutions = Institutions(data.store)  # the ROR registry, if imported
         self._cats_seq = -1
         self._cats: dict[str, int] = {}
+        self._cat_names: dict[str, str] = {}
         self._embedded: tuple[tuple[int, int] | None, int] = (None, 0)
         self._cats_lock = threading.Lock()
 
@@ -67,9 +68,19 @@ class Catalog:
         with self._cats_lock:
             generation = self.data.lexical.generation
             if generation != self._cats_seq:
-                self._cats = self.data.lexical.category_counts()
+                self._cats = cats = self.data.lexical.category_counts()
+                names = {c.lower(): c for c in cats}
+                names.update({c.split(".")[0].lower(): c.split(".")[0] for c in cats})
+                self._cat_names = names
                 self._cats_seq = generation
             return self._cats
+
+    def category_lookup(self) -> dict[str, str]:
+        """Every category and archive the index holds, lowercased, to its case (built with
+        the counts: per search it cost ~0.3 ms of a hybrid query's 1 ms plan at 663k)."""
+        self.category_counts()
+        with self._cats_lock:
+            return self._cat_names
 
     def stats(self) -> Stats:
         store = self.data.store

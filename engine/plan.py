@@ -170,10 +170,7 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
 
 def category_lookup(engine: SearchEngine) -> dict[str, str]:
     """Every category and archive the index holds, lowercased, to its case."""
-    known = engine.category_counts()
-    lookup = {c.lower(): c for c in known}
-    lookup.update({c.split(".")[0].lower(): c.split(".")[0] for c in known})
-    return lookup
+    return engine.category_lookup()
 
 
 def filter_query(engine: SearchEngine, f: Filters) -> tuple[tantivy.Query | None, list[str]]:
