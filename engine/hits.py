@@ -1,12 +1,13 @@
 """The page's hits: ranked docids turned into papers from the store with HTML-escaped
-title and abstract snippets, the query's terms highlighted by Tantivy; and the answer to a
-query that names one paper.
+title and abstract snippets, the query's terms highlighted as Tantivy does; and the answer
+to a query that names one paper.
 
 Tantivy tokenises and stems a whole abstract to find the terms to highlight, ~40 µs each.
 In hybrid mode much of a page is often semantic matches that hold none of the query's
 terms, so ``engine.why.text_terms`` first analyses only the tokens that start as a query
-term does; Tantivy is asked when one of them is a query term. An ASCII text is tokenised
-and lowercased alike by both; any other goes to Tantivy."""
+term does. A text with one of them gets Tantivy's snippet, made by ``engine.highlight``
+from those tokens alone when it is ASCII (a few µs). An ASCII text is tokenised and
+lowercased alike by both; any other goes to Tantivy."""
 
 from __future__ import annotations
 
@@ -19,8 +20,17 @@ import tantivy
 
 from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
+from papersift.engine.highlight import FieldTerms, query_fields, snippet_html
 from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
-from papersift.engine.why import Evidence, Found, analysed, explain, stem_roots, text_terms
+from papersift.engine.why import (
+    Evidence,
+    Found,
+    analysed,
+    explain,
+    stem_roots,
+    text_tokens,
+    word_terms,
+)
 
 ABSTRACT_SNIPPET = 300  # characters of abstract shown when there is no query to highlight
 # A query with more terms than this is highlighted by Tantivy alone: each one's root is
@@ -47,7 +57,12 @@ def make_hits(
     if q is not None:
         terms = analysed(q_words) if q_words is not None else frozenset()
         gens = data.lexical.snippet_generators(q)
-        highlight = Highlight(*gens, terms if 0 < len(terms) <= MAX_TERMS else None)
+        if q_words is not None and 0 < len(terms) <= MAX_TERMS:
+            searcher = data.lexical.index.searcher()
+            fields = query_fields(*gens, searcher, q_words, terms)
+            highlight = Highlight(*gens, terms, fields)
+        else:
+            highlight = Highlight(*gens)
     hits = []
     for docid, score in ranked:
         paper = papers.get(docid)
@@ -95,33 +110,44 @@ def missing_result(
 
 class Highlight:
     """How one query's terms are highlighted: Tantivy's snippet generator for each field,
-    and ``terms``, every term of the query (None: not known)."""
+    ``terms``, every term of the query (None: not known), and ``fields``, each field's
+    terms as its generator weighs them (``engine.highlight``; None: Tantivy for all)."""
 
     def __init__(
         self, title: tantivy.SnippetGenerator, abstract: tantivy.SnippetGenerator,
-        terms: frozenset[str] | None = None,
+        terms: frozenset[str] | None = None, fields: dict[str, FieldTerms] | None = None,
     ) -> None:  # fmt: skip
         self.title = title
         self.abstract = abstract
         self.terms = terms
+        self.fields = fields
         self.roots = stem_roots(terms) if terms is not None else ()
+        self._tokens: dict[str, tuple[str, dict[int, str]]] = {}  # field -> last text read
 
     def found(self, paper: Paper) -> Found | None:
         """The terms of the paper's title and abstract that may be query terms (a superset
         of those ``engine.why`` looks for, so it reads them too); None if not known."""
         if self.terms is None:
             return None
-        return {
-            "ti": text_terms(paper.title, self.roots),
-            "abs": text_terms(paper.abstract, self.roots),
-        }
+        return {"ti": self._read("ti", paper.title), "abs": self._read("abs", paper.abstract)}
+
+    def _read(self, field: str, text: str) -> frozenset[str]:
+        """``engine.why.text_terms`` of ``text``, its tokens kept for its snippet."""
+        tokens = text_tokens(text.lower(), self.roots)
+        self._tokens[field] = (text, tokens)
+        return frozenset(t for word in set(tokens.values()) for t in word_terms(word))
 
     def html(self, field: str, text: str, found: Found | None) -> str:
         """Tantivy's snippet of ``text`` in ``field`` ("ti" or "abs") as HTML; "" when it
         holds no query term."""
         terms = self.terms
-        if terms is not None and found is not None and text.isascii() and not terms & found[field]:
-            return ""
+        if terms is not None and found is not None and text.isascii():
+            if not terms & found[field]:
+                return ""
+            if self.fields is not None:
+                read = self._tokens.get(field)
+                tokens = read[1] if read is not None and read[0] is text else None
+                return snippet_html(text, self.fields[field], tokens)
         generator = self.title if field == "ti" else self.abstract
         return str(generator.snippet_from_doc(tantivy.Document(**{field: text})).to_html())
 

@@ -103,28 +103,37 @@ def analysed(text: str) -> frozenset[str]:
 
 
 def text_terms(text: str, roots: tuple[str, ...]) -> frozenset[str]:
-    """The terms of ``text``'s tokens that may stem to a query term (``QueryWords``):
-    ``str.find`` for each root, 8x quicker than one regular expression of them all."""
-    low = text.lower()
-    words = set()
+    """The terms of ``text``'s tokens that may stem to a query term (``QueryWords``)."""
+    out: set[str] = set()
+    for word in set(text_tokens(text.lower(), roots).values()):
+        out.update(word_terms(word))
+    return frozenset(out)
+
+
+def text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
+    """The tokens of the lowercased text ``low`` that start with one of ``roots``, by
+    offset: ``str.find`` for each root, 8x quicker than one regular expression of them all."""
+    tokens: dict[int, str] = {}
     for root in roots:
         at = low.find(root)
         while at != -1:
-            if at == 0 or not low[at - 1].isalnum():  # the start of a token
+            if (at == 0 or not low[at - 1].isalnum()) and at not in tokens:  # a token's start
                 token = _TOKEN.match(low, at)
                 if token:
-                    words.add(token.group())
+                    tokens[at] = token.group()
             at = low.find(root, at + 1)
-    analyzer = _analyzers()[0]
-    out: set[str] = set()
-    for word in words:
-        terms = _terms_of_word.get(word)
-        if terms is None:
-            if len(_terms_of_word) >= WORD_CACHE:
-                _terms_of_word.clear()
-            terms = _terms_of_word[word] = tuple(analyzer.analyze(word))
-        out.update(terms)
-    return frozenset(out)
+    return tokens
+
+
+def word_terms(word: str) -> tuple[str, ...]:
+    """The text analyser's terms of one token (none for a stop word or a long one), each
+    word analysed once per process."""
+    terms = _terms_of_word.get(word)
+    if terms is None:
+        if len(_terms_of_word) >= WORD_CACHE:
+            _terms_of_word.clear()
+        terms = _terms_of_word[word] = tuple(_analyzers()[0].analyze(word))
+    return terms
 
 
 def filter_lines(filters: Filters, parsed: ParsedQuery) -> tuple[str, ...]:
