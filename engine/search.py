@@ -40,7 +40,6 @@ from papersift.engine.ranking import EMPTY, Ranking
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
-from papersift.engine.title_match import put_first
 from papersift.engine.why import Evidence, filter_lines, query_words
 
 # Results (by relevance) whose researchers and institutions are counted when there are more.
@@ -191,17 +190,17 @@ class SearchEngine(Catalog):
         limit = max(fetch, offset + plan.size)
         top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
         first = list(plan.titles)
-        ranked = put_first(list(zip(top, top_scores, strict=True)), first)
+        ranked = Ranking.of(top, top_scores).put_first(first)
         # Researchers and institutions count the first PEOPLE_WINDOW results when there
         # are more: over 100k matches those high-cardinality counts took 75% of a keyword
         # query at 663k papers.
-        window = [d for d, _ in ranked[:PEOPLE_WINDOW]]  # every match when there are no more
+        window = ranked.ids[:PEOPLE_WINDOW].tolist()  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self._researcher_facet(window)
-        ranks = {"keyword": _ranks(top), "title": _ranks([d for d, _ in ranked[: len(first)]])}
+        ranks = {"keyword": _ranks(top), "title": ranked.head(len(first)).ranks()}
         by_score = plan.sort == "relevance"
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
-        page = ranked[offset : offset + plan.size]
+        page = ranked.pairs(offset, offset + plan.size)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         if counts is not None:
             counted = counts.result()
@@ -415,7 +414,7 @@ def _total(facets: Facets, count: Callable[[], int]) -> int:
 
 
 def _ranks(docids: list[int]) -> dict[int, int]:
-    return {d: i + 1 for i, d in enumerate(docids)}
+    return dict(zip(docids, range(1, len(docids) + 1), strict=True))
 
 
 def open_engine(config: Config) -> SearchEngine:
