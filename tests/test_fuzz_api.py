@@ -44,8 +44,9 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 # rules JSON Schema cannot state, which each failure is checked against before it is excused:
 # the result window (``page`` x ``page_size``), ``from`` after ``to``, and filter values that
 # repeat (they count once against ``maxItems``). Anything else fails.
-# uvicorn (h11) refuses a request head over 16 KB before the app sees it (papersift/serve.py),
-# so a query string that long is cut off with the connection: excused, as that one rule.
+# The server refuses a request head over 16 KB before the app sees it (431 and the connection
+# closed: server/http_protocol.py), so a query string that long is refused or cut off with
+# the connection: excused, as that one rule.
 MAX_HEAD = 16 * 1024 - 512  # less a margin for the request line and headers
 MAX_TEXT_LENGTH = SearchConfig().max_text_length  # the fuzzed servers use the default
 _WINDOW = re.compile(r"with (\d+) per page the last page is (\d+)")
@@ -72,7 +73,10 @@ def over_body_limit(response: Any) -> bool:
 
 
 def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) -> bool:
-    """Whether every failure of ``case`` is one of the documented cross-parameter rules."""
+    """Whether every failure of ``case`` is one of the documented cross-parameter rules, or
+    the HTTP layer's limit on a request head."""
+    if status == 431:
+        return _head_bytes(case) > MAX_HEAD
     q = dict(case.query or {})
     if isinstance(case.body, dict):  # POST /api/v1/similar and /recommend: the same rules
         q.update(case.body)

@@ -1,0 +1,176 @@
+"""The 16 KB limit on a request head (request line and headers), over a real socket.
+
+A real ``papersift serve`` process (its HTTP parser is httptools, with the limit that h11
+had put back by ``server/http_protocol.py``) and raw bytes: a head over 16 KB is answered
+431 and the connection closed, however it arrives; everything else is answered as before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import shutil
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from papersift.core.config import Config
+from papersift.server.http_protocol import MAX_HEAD
+from tests.corpus import make_config
+from tests.load_kit import serve
+
+pytestmark = pytest.mark.slow  # a real server process
+
+_STATUS = re.compile(rb"HTTP/1\.1 (\d{3}) ")
+REFUSED = "Request head over 16 KB: 431 Request Header Fields Too Large"
+CLOSE = b"Connection: close\r\n"
+
+
+@pytest.fixture(scope="module")
+def server(built_config: Config, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("http_head")
+    shutil.copytree(built_config.data_dir, root / "data")
+    make_config(root)
+    with serve(root / "config.toml", root / "serve.log") as url:
+        yield Server(url, root / "serve.log")
+
+
+class Server:
+    def __init__(self, url: str, log: Path) -> None:
+        self.port = int(url.rsplit(":", 1)[1])
+        self.log = log
+
+    def connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=30)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        return sock
+
+    def exchange(self, request: bytes) -> bytes:
+        """Send ``request`` (one or more requests) at once; everything the server sends
+        until it closes the connection."""
+        with self.connect() as sock:
+            sock.sendall(request)
+            return read_to_close(sock)
+
+    def refusals(self) -> int:
+        return self.log.read_text(errors="replace").count(REFUSED)
+
+
+def read_to_close(sock: socket.socket) -> bytes:
+    """What arrives until the server closes the connection (a timeout fails the test)."""
+    out = b""
+    while chunk := sock.recv(65536):
+        out += chunk
+    return out
+
+
+def statuses(raw: bytes) -> list[int]:
+    return [int(s) for s in _STATUS.findall(raw)]
+
+
+def get(target: str, *headers: bytes, close: bool = True) -> bytes:
+    head = b"GET " + target.encode() + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"".join(headers)
+    return head + (CLOSE if close else b"") + b"\r\n"
+
+
+def padded(size: int) -> str:
+    """/healthz (which reads no parameters) with a query string making the head ``size``
+    bytes long, as ``get`` writes it with Connection: close."""
+    bare = len(get("/healthz?pad="))
+    return "/healthz?pad=" + "a" * (size - bare)
+
+
+def assert_refused(raw: bytes) -> None:
+    """One 431 with a plain-text body, and the connection closed (``read_to_close``)."""
+    assert statuses(raw) == [431], raw[:300]
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.lower().split(b"\r\n")
+    assert b"connection: close" in lines
+    assert b"content-type: text/plain; charset=utf-8" in lines
+    assert body.startswith(b"Request Header Fields Too Large")
+
+
+def test_a_normal_request_is_answered(server: Server) -> None:
+    raw = server.exchange(get("/healthz"))
+    assert statuses(raw) == [200]
+    assert raw.endswith(b"}")  # the JSON body, then the server closed the connection
+
+
+def test_a_head_of_16_kb_is_answered(server: Server) -> None:
+    assert len(get(padded(MAX_HEAD))) == MAX_HEAD
+    assert statuses(server.exchange(get(padded(MAX_HEAD)))) == [200]
+
+
+def test_a_long_url_gets_431_and_the_connection_closes(server: Server) -> None:
+    before = server.refusals()
+    assert_refused(server.exchange(get(padded(MAX_HEAD + 1))))
+    assert_refused(server.exchange(get(padded(10 * MAX_HEAD))))
+    assert server.refusals() == before + 2  # one warning line each
+
+
+def test_many_headers_over_16_kb_get_431(server: Server) -> None:
+    headers = [b"X-Filler-%03d: %s\r\n" % (i, b"v" * 100) for i in range(200)]  # 23 KB
+    assert_refused(server.exchange(get("/healthz", *headers)))
+    one_big = b"X-Filler: " + b"v" * 20_000 + b"\r\n"
+    assert_refused(server.exchange(get("/healthz", one_big)))
+
+
+def test_a_head_sent_in_small_pieces_is_refused_before_it_ends(server: Server) -> None:
+    """A client writing a header that never ends, 512 bytes at a time: the server answers
+    431 once it has about 16 KB of the head, without waiting for the rest."""
+    with server.connect() as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Filler: ")
+        sent = 0
+        while sent < 8 * MAX_HEAD and not select.select([sock], [], [], 0.02)[0]:
+            try:
+                sock.sendall(b"v" * 512)
+            except OSError:  # the server has closed the connection
+                break
+            sent += 512
+        raw = read_to_close(sock)
+    assert_refused(raw)
+    assert sent < 8 * MAX_HEAD
+
+
+def test_two_pipelined_requests_on_one_connection_are_both_answered(server: Server) -> None:
+    raw = server.exchange(get("/healthz", close=False) + get("/api/v1/stats"))
+    assert statuses(raw) == [200, 200]
+    # Pipelined behind a request, a head over 16 KB is answered after it, in order.
+    raw = server.exchange(get("/healthz", close=False) + get(padded(2 * MAX_HEAD)))
+    assert statuses(raw) == [200, 431]
+    assert raw.endswith(b"over 16 KB.\n")
+
+
+def test_a_head_after_a_body_on_the_same_connection_is_measured_alone(server: Server) -> None:
+    """Neither the body before it nor the head before that count towards a head."""
+    body = b'{"text": "neural network language models", "page_size": 3}' + b" " * 30_000
+    post = (
+        b"POST /api/v1/similar HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    ) + body
+    raw = server.exchange(post + get(padded(MAX_HEAD - 1024)))
+    assert statuses(raw) == [200, 200]
+    raw = server.exchange(post + get(padded(MAX_HEAD + 1024)))
+    assert statuses(raw) == [200, 431]
+
+
+def test_a_post_body_over_16_kb_with_a_small_head_is_not_refused(server: Server) -> None:
+    text = ("neural network language models for parsing " * 500)[:19_000]
+    body = b'{"text": "%s", "page_size": 3}' % text.encode()
+    assert len(body) > 16 * 1024
+    post = (
+        b"POST /api/v1/similar HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+        b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body)
+    ) + body
+    raw = server.exchange(post)
+    assert statuses(raw) == [200], raw[:300]
+    assert json.loads(raw.partition(b"\r\n\r\n")[2])["total"] > 0  # the app read the body
+
+
+def test_the_server_still_answers_after_refusals(server: Server) -> None:
+    for _ in range(3):
+        assert_refused(server.exchange(get(padded(2 * MAX_HEAD))))
+    assert statuses(server.exchange(get("/healthz"))) == [200]
