@@ -13,6 +13,8 @@ import lxml.html
 import uvicorn
 from starlette.applications import Starlette
 
+from papersift.server.http_protocol import HeadLimitProtocol
+
 
 def parse_html(text: str) -> Any:
     """The document as an lxml tree (query it with cssselect or XPath)."""
@@ -32,7 +34,9 @@ def serving(app: Starlette) -> Iterator[str]:
     yields its base URL."""
     sock = _free_socket()
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # The parser the server runs (papersift/serve.py), with its 16 KB head limit.
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", http=HeadLimitProtocol)
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
