@@ -6,10 +6,13 @@ API (strictly decoded) and the search page (parsed, escaped)."""
 from __future__ import annotations
 
 import re
+import sys
 
 import msgspec
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from papersift.engine.lexical import text_analyzer
@@ -17,8 +20,9 @@ from papersift.engine.plan import make_plan
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.engine.why import query_words, text_terms
+from papersift.engine.why import analysed, query_words, stem_roots, text_terms, text_tokens
 from papersift.server.schemas import SearchResponse
+from tests.corpus import demo_records
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -203,3 +207,154 @@ def test_date_order_and_browsing(engine: SearchEngine, client: TestClient) -> No
     assert first.startswith("a match (listed by date")
     browse = parse_html(client.get("/search").text)
     assert browse.cssselect("li.hit") and not browse.cssselect("details.why")
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def old_text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
+    """``text_tokens`` as it was before short roots got expressions of their own: the
+    reference the new one must agree with, offsets, tokens and their order."""
+    tokens: dict[int, str] = {}
+    for root in roots:
+        at = low.find(root)
+        while at != -1:
+            if (at == 0 or not low[at - 1].isalnum()) and at not in tokens:  # a token's start
+                token = _TOKEN.match(low, at)
+                if token:
+                    tokens[at] = token.group()
+            at = low.find(root, at + 1)
+    return tokens
+
+
+# Texts the demo corpus may lack: accents, other scripts, combining marks, digits that are
+# not ASCII, underscores and punctuation at a token's edges, and text that is not lowercased.
+ODD_TEXTS = (
+    "On naïve Bayes: the Erdős–Rényi graph, Schrödinger's cat and a naïve-ion trap",
+    "Über die Schrödingergleichung; ERDŐS számok, naïveté (naive, naïf) in 3D/2D",
+    "τ-knowledge, β-decay, Ω(n log n), x² + y², Ⅻ and ⅷ; e\u0301cole vs école",
+    "_ion ion_ i_on x_1 a-b a--b 'quoted' \"dq\" (paren)ion [i] {io} ion.ion,ion;ion",
+    "İstanbul ΣΊΣΥΦΟΣ straße STRASSE ﬁne ｆｕｌｌ ١٢٣ 一二三 ९८ दिल्ली",
+    "I/O, ion-ion, i.e. e.g. IoT ions ionic Ionization 1ion ion1 i1 1i 10 100 1000",
+    "",
+    "i",
+    " i",
+    "ii i ii",
+)
+ODD_QUERIES = (
+    "naïve Bayes Erdős Schrödinger",
+    "Erdős–Rényi graphs",
+    "über naïve café école",
+    "τ-knowledge β decay",
+    "ion trap i/o IoT",
+    "a b c d e x y z",
+    "3d 2d 10 f1 top-k bm25",
+    "dying lies ugly skies idly",
+    "straße strasse İstanbul",
+    "दिल्ली 一二三",
+)
+# Root sets no query makes, each with its own oddity.
+ODD_ROOTS = (
+    tuple("abcdefghijklmnopqrstuvwxyz0123456789"),
+    ("i",),
+    ("e",),
+    ("t",),
+    ("1",),
+    ("io",),
+    ("th",),
+    ("in",),
+    ("co", "con", "cons"),
+    ("na", "naï", "naïv"),
+    ("erd", "erdő", "ő"),
+    ("schr", "schrö", "ö"),
+    ("é", "e", "ec"),
+    ("τ",),
+    ("β",),
+    ("ω",),
+    ("ⅻ",),
+    ("²",),
+    ("x",),
+    ("١",),
+    ("一",),
+    ("दि",),
+    ("ß", "st"),
+    ("-",),
+    ("x_",),
+    ("_",),
+    ("a-b",),
+    ("",),
+    ("'s",),
+    ("e\u0301",),
+    ("\u0301",),
+    ("i", "ion"),
+    ("ion", "i"),
+    ("ion", "ion", "io"),
+    ("ii", "i"),
+)
+
+
+def _root_sets(titles: list[str]) -> list[tuple[str, ...]]:
+    """Root sets as the search makes them (``query_words`` and ``stem_roots`` of the
+    analysed query) for three words of every 25th title and the odd queries, then the odd
+    root sets."""
+    queries = []
+    for i, title in enumerate(titles[::25]):
+        words = title.split()
+        start = i % max(1, len(words) - 2)
+        queries.append(" ".join(words[start : start + 3]))
+    sets = []
+    for q in [*queries, *ODD_QUERIES]:
+        sets += [query_words(parse_user_query(q)).roots, stem_roots(analysed(q))]
+    return [*dict.fromkeys(s for s in sets if s), *ODD_ROOTS]
+
+
+def test_text_tokens_as_before_on_the_corpus() -> None:
+    """The tokens found for every root set are those the old ``text_tokens`` found (in the
+    same order when the roots are sorted, as ``stem_roots`` gives them), in titles and
+    abstracts of the demo corpus (every one that is not ASCII) lowercased as the callers
+    do, and in odd texts also as they are."""
+    records = demo_records()
+    titles = [r["title"] for r in records]
+    root_sets = _root_sets(titles)
+    assert sum(len(r) == 1 for s in root_sets for r in s) > 20
+    assert sum(len(r) == 2 for s in root_sets for r in s) > 20
+    assert any(not r.isascii() for s in root_sets for r in s)
+    texts = [t for i, r in enumerate(records) for t in (r["title"], r["abstract"])
+             if i % 25 == 0 or not t.isascii()]  # fmt: skip
+    lows = [t.lower() for t in (*texts, *ODD_TEXTS)] + list(ODD_TEXTS)
+    assert sum(not low.isascii() for low in lows) > 50
+    compared = found = 0
+    for roots in root_sets:
+        in_order = list(roots) == sorted(roots)  # as the search's are
+        for low in lows:
+            got, want = text_tokens(low, roots), old_text_tokens(low, roots)
+            assert got == want, (roots, low)
+            assert not in_order or list(got) == list(want), (roots, low)
+            compared += 1
+            found += len(want)
+    assert compared > 100_000 and found > 200_000
+
+
+def test_token_characters_are_isalnum() -> None:
+    """``[^\\W_]``, which the expressions use for "alphanumeric", is ``str.isalnum``."""
+    alnum = re.compile(r"[^\W_]")
+    chars = map(chr, range(sys.maxunicode + 1))
+    assert [c for c in chars if bool(alnum.fullmatch(c)) != c.isalnum()] == []
+
+
+_LETTERS = "abeinost019 _-.,'()\n\tIÖïőöéßτΩ²Ⅻ\u0301İ一"
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data())
+def test_text_tokens_as_before_on_any_text(data: st.DataObject) -> None:
+    text = data.draw(st.text(st.sampled_from(_LETTERS) | st.characters(), max_size=80))
+    piece = st.integers(0, len(text)).flatmap(
+        lambda i: st.integers(i, min(len(text), i + 4)).map(lambda j: text[i:j])
+    )
+    roots = tuple(data.draw(st.lists(piece | st.text(_LETTERS, max_size=3), max_size=6)))
+    for low in (text, text.lower()):
+        assert text_tokens(low, roots) == old_text_tokens(low, roots)
+        ordered = tuple(sorted(set(roots)))  # as stem_roots gives them: the same order too
+        want = old_text_tokens(low, ordered)
+        assert list(text_tokens(low, ordered).items()) == list(want.items())
