@@ -42,19 +42,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parents[1]
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
 from bench import scale_data  # noqa: E402
-from bench.common import bench_config, load_average, log, machine_info, publish  # noqa: E402
+from bench.common import bench_config, log, publish  # noqa: E402
+from bench.hit_pages import Page, build_pages, make_pages, table_head  # noqa: E402
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 
-PAGE = 24
-# A page to build: (docid, score) pairs, the keyword query, the evidence, the query words.
-Page = tuple[list[tuple[int, float]], Any, Any, str]
 TextTokens = Callable[[str, tuple[str, ...]], dict[int, str]]
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -73,30 +70,10 @@ def old_text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
     return tokens
 
 
-def make_pages(engine: Any, queries: list[str], mode: str) -> list[Page]:
-    """Each query's first page (searched once) with what ``make_hits`` needs to build it."""
-    from papersift.engine.plan import make_plan
-    from papersift.engine.results import Mode, SearchRequest
-    from papersift.engine.why import Evidence, query_words
-
-    pages: list[Page] = []
-    for q in queries:
-        request = SearchRequest(q, mode=cast(Mode, mode), page_size=PAGE)
-        result = engine.search(request)
-        plan = make_plan(engine, request, PAGE)
-        if plan.keyword.query is None:
-            continue
-        store = engine.data.store
-        page = [(store.docid_of(h.paper.arxiv_id) or -1, h.score) for h in result.hits]
-        evidence = Evidence(words=query_words(plan.parsed))
-        pages.append((page, plan.keyword.query, evidence, plan.parsed.all_text))
-    return pages
-
-
 def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
     from papersift.engine import hits as hits_module
     from papersift.engine.highlight import query_fields
-    from papersift.engine.hits import Highlight, make_hits
+    from papersift.engine.hits import Highlight
     from papersift.engine.search import open_engine
     from papersift.engine.why import analysed
 
@@ -110,12 +87,7 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
     def build(pages: list[Page], on: bool) -> tuple[float, list[object]]:
         """The pages by ``make_hits``: ms per page, and what they hold."""
         use_python(on)
-        out: list[object] = []
-        c0 = time.thread_time()
-        for page, q, evidence, words in pages:
-            hits = make_hits(data, page, q, {}, {}, evidence, words)
-            out.append([(h.title_html, h.abstract_html, h.why) for h in hits])
-        return (time.thread_time() - c0) * 1000 / len(pages), out
+        return build_pages(data, pages)
 
     def snippet_part(pages: list[Page], on: bool) -> float:
         """ms per page of ``make_hits``' snippet part (the papers already read)."""
@@ -156,14 +128,8 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
     finally:
         use_python(True)
         engine.close()
-    info = machine_info()
-    head = (
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
-        f"revision {info['revision']}; scale "
-        f"directory {scale_data.label(size)}, {n} title queries, page size {PAGE}, {rounds} "
-        f"rounds alternating; load average at the end {load_average()}.\n\n"
-        "| mode | part | snippets by | µs per page (median) | each round |\n"
-        "| --- | --- | --- | ---: | --- |\n"
+    head = table_head(
+        size, n, rounds, "mode | part | snippets by | µs per page (median) | each round"
     )
     return head + "\n".join(rows) + "\n"
 
@@ -172,7 +138,7 @@ def run_tokens(size: int, n: int, rounds: int, modes: list[str]) -> str:
     """The old and the new ``text_tokens`` on the same pages (see the module docstring)."""
     from papersift.engine import hits as hits_module
     from papersift.engine import why
-    from papersift.engine.hits import MAX_TERMS, make_hits
+    from papersift.engine.hits import MAX_TERMS
     from papersift.engine.search import open_engine
 
     engine = open_engine(bench_config(scale_data.data_path(size)))
@@ -211,12 +177,7 @@ def run_tokens(size: int, n: int, rounds: int, modes: list[str]) -> str:
 
     def build(pages: list[Page], name: str) -> tuple[float, list[object]]:
         prepare(name)
-        out: list[object] = []
-        c0 = time.thread_time()
-        for page, q, evidence, words in pages:
-            hits = make_hits(data, page, q, {}, {}, evidence, words)
-            out.append([(h.title_html, h.abstract_html, h.why) for h in hits])
-        return (time.thread_time() - c0) * 1000 / len(pages), out
+        return build_pages(data, pages)
 
     rows = []
     try:
@@ -244,14 +205,8 @@ def run_tokens(size: int, n: int, rounds: int, modes: list[str]) -> str:
     finally:
         hits_module.text_tokens = why.text_tokens
         engine.close()
-    info = machine_info()
-    head = (
-        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
-        f"revision {info['revision']}; scale "
-        f"directory {scale_data.label(size)}, {n} title queries, page size {PAGE}, {rounds} "
-        f"rounds alternating; load average at the end {load_average()}.\n\n"
-        "| mode | part | text_tokens | µs per page (median) | each round |\n"
-        "| --- | --- | --- | ---: | --- |\n"
+    head = table_head(
+        size, n, rounds, "mode | part | text_tokens | µs per page (median) | each round"
     )
     return head + "\n".join(rows) + "\n"
 
