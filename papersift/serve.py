@@ -85,10 +85,9 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
             port=port,
             log_level="info",
             proxy_headers=True,
-            # httptools (a dependency; ~0.7 ms less CPU per request than h11), with the 16 KB
-            # limit on a request head that h11 enforced and httptools lacks put back: a longer
-            # head is answered 431 (server/http_protocol.py). uvloop (a dependency) runs the
-            # event loop.
+            # httptools (a dependency; ~0.7 ms less CPU per request than h11), with a limit on
+            # a request head as h11 had, which httptools lacks, put back: a head over 64 KB is
+            # answered 431 (server/http_protocol.py). uvloop (a dependency) runs the event loop.
             http=HeadLimitProtocol,
         )
         started = True

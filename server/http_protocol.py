@@ -1,9 +1,9 @@
-"""uvicorn's httptools protocol with the 16 KB limit on a request head that h11 enforced.
+"""uvicorn's httptools protocol with a limit on a request head, as h11 had one.
 
 The server parses HTTP with httptools (C; about 0.7 ms less CPU per request than uvicorn's
 pure-Python h11). h11 refused a request whose head (request line and headers) was still
 unfinished after 16 KB (with a 400; a longer head read whole in one go got through), while
-httptools buffers a head of any size. ``HeadLimitProtocol`` puts the limit back, for any
+httptools buffers a head of any size. ``HeadLimitProtocol`` puts a limit back, for any
 head over ``MAX_HEAD`` bytes however it arrives: it is answered ``431 Request Header Fields
 Too Large`` and the connection closed, before the app sees the request and without reading
 much more of it. A body (forms, JSON) is not counted.
@@ -22,12 +22,17 @@ from __future__ import annotations
 import httptools
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-MAX_HEAD = 16 * 1024
+# Room for the search form's longest text (``[search] max_text_length``, 20,000 characters,
+# up to 3 bytes each URL-encoded) so that a pasted text meets the app's own limit and its
+# message; a browser sent such a head whole, which h11 let through.
+MAX_HEAD = 64 * 1024
 # The request line's parts besides the URL and method (two spaces, "HTTP/1.1", CRLF) and the
 # empty line that ends the head.
 _LINE_PARTS = 2 + 8 + 2 + 2
 LINGER = 2.0  # seconds a refused connection is still read (and dropped) after its 431
-_BODY = b"Request Header Fields Too Large: the request line and headers are over 16 KB.\n"
+_BODY = b"Request Header Fields Too Large: the request line and headers are over %d KB.\n" % (
+    MAX_HEAD // 1024
+)
 
 
 class _HeadTooLarge(Exception):

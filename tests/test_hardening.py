@@ -43,7 +43,7 @@ def test_huge_query_string_is_a_4xx(http: httpx.Client) -> None:
 
 
 def test_huge_header_is_refused_by_the_server(live_url: str) -> None:
-    """A request head over 16 KB is answered 431 before the app sees it
+    """A request head over 64 KB is answered 431 before the app sees it
     (server/http_protocol.py)."""
     r = httpx.get(live_url + "/", headers={"X-Filler": "a" * 500_000}, timeout=30)
     assert r.status_code == 431

@@ -34,7 +34,7 @@ def serving(app: Starlette) -> Iterator[str]:
     yields its base URL."""
     sock = _free_socket()
     port = sock.getsockname()[1]
-    # The parser the server runs (papersift/serve.py), with its 16 KB head limit.
+    # The parser the server runs (papersift/serve.py), with its limit on a request head.
     config = uvicorn.Config(app, log_level="warning", lifespan="off", http=HeadLimitProtocol)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
