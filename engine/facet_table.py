@@ -189,7 +189,7 @@ class FacetTable:
         ordered: list[int] = ids[self.date_order(ids, newest)].tolist()
         return ordered
 
-    def date_order(self, docids: Sequence[int] | npt.NDArray[np.int64], newest: bool) -> IntArray:
+    def date_order(self, docids: Sequence[int] | IntArray, newest: bool) -> IntArray:
         """The positions of ``docids`` in ``by_date`` order."""
         with self._lock:
             ids = np.asarray(docids, np.int64)

@@ -61,7 +61,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     filters, warnings = canonical_filters(engine, request.filters)
     filt, unmatched = filter_query(engine, filters)
     warnings = unmatched + warnings
-    categories = category_lookup(engine)  # cat: clauses read as the category filter reads them
+    categories = engine.category_lookup()  # cat: clauses read as the category filter reads them
 
     def author(text: str) -> str:
         return author_clause(engine.data.store, text)
@@ -157,7 +157,7 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
     """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
     if not f.categories:
         return f, []
-    lookup = category_lookup(engine)
+    lookup = engine.category_lookup()
     cats, warnings = [], []
     for c in f.categories:
         canon = lookup.get(c.strip().lower())
@@ -166,11 +166,6 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
             canon = c.strip()
         cats.append(canon)
     return replace(f, categories=tuple(cats)), warnings
-
-
-def category_lookup(engine: SearchEngine) -> dict[str, str]:
-    """Every category and archive the index holds, lowercased, to its case."""
-    return engine.category_lookup()
 
 
 def filter_query(engine: SearchEngine, f: Filters) -> tuple[tantivy.Query | None, list[str]]:

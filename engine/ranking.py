@@ -55,10 +55,7 @@ class Ranking:
         """This list followed by ``ids``, each scored ``score``."""
         if not len(ids):
             return self
-        return Ranking(
-            np.concatenate((self.ids, ids)),
-            np.concatenate((self.scores, np.full(len(ids), score, np.float64))),
-        )
+        return self.followed_by(Ranking(ids, np.full(len(ids), score, np.float64)))
 
     def ranks(self) -> dict[int, int]:
         """Docid -> 1-based rank."""
@@ -66,26 +63,19 @@ class Ranking:
 
     def put_first(self, first: Sequence[int]) -> Ranking:
         """The papers of ``first`` moved to the front in this list's order; one this list
-        lacks follows them with score 0 (``engine.title_match.put_first`` on arrays)."""
+        lacks follows them with score 0."""
         if not first:
             return self
         front = np.asarray(first, np.int64)
         at_front = np.isin(self.ids, front)
         head = self.where(at_front)
-        missing = front[~np.isin(front, head.ids)]
-        head = head.then(_unique_in_order(missing))
+        head = head.then(front[~np.isin(front, head.ids)])
         return head.followed_by(self.where(~at_front))
 
     def followed_by(self, other: Ranking) -> Ranking:
         """This list, then ``other``."""
         ids = np.concatenate((self.ids, other.ids))
         return Ranking(ids, np.concatenate((self.scores, other.scores)))
-
-
-def _unique_in_order(ids: Ids) -> Ids:
-    """``ids`` without repeats, first occurrences in order."""
-    _, first = np.unique(ids, return_index=True)
-    return ids[np.sort(first)]
 
 
 EMPTY = Ranking(np.zeros(0, np.int64), np.zeros(0, np.float64))

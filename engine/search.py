@@ -190,14 +190,15 @@ class SearchEngine(Catalog):
         limit = max(fetch, offset + plan.size)
         top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
         first = list(plan.titles)
-        ranked = Ranking.of(top, top_scores).put_first(first)
+        keyword = Ranking.of(top, top_scores)
+        ranked = keyword.put_first(first)
         # Researchers and institutions count the first PEOPLE_WINDOW results when there
         # are more: over 100k matches those high-cardinality counts took 75% of a keyword
         # query at 663k papers.
         window = ranked.ids[:PEOPLE_WINDOW].tolist()  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self._researcher_facet(window)
-        ranks = {"keyword": _ranks(top), "title": ranked.head(len(first)).ranks()}
+        ranks = {"keyword": keyword.ranks(), "title": ranked.head(len(first)).ranks()}
         by_score = plan.sort == "relevance"
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked.pairs(offset, offset + plan.size)
@@ -411,10 +412,6 @@ def _total(facets: Facets, count: Callable[[], int]) -> int:
     matches (``count``: that pass, should the facet be missing)."""
     years = facets.get("years")
     return sum(f.count for f in years) if years else count()
-
-
-def _ranks(docids: list[int]) -> dict[int, int]:
-    return dict(zip(docids, range(1, len(docids) + 1), strict=True))
 
 
 def open_engine(config: Config) -> SearchEngine:

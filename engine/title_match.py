@@ -17,6 +17,7 @@ import tantivy
 
 from papersift.engine.lexical import STOP_WORDS, LexicalIndex
 from papersift.engine.query import ParsedQuery
+from papersift.engine.ranking import Ranking
 
 # "dark matter" is a topic; three words or more read as (part of) a title. Two of them must
 # be indexed words: "the of quantum" is one word of a title, not a phrase from it.
@@ -62,11 +63,7 @@ def title_matches(
 
 def put_first(ranked: list[tuple[int, float]], first: list[int]) -> list[tuple[int, float]]:
     """``ranked`` with the papers of ``first`` moved to the front in their ``ranked`` order;
-    one that ``ranked`` lacks follows them with score 0."""
+    one that ``ranked`` lacks follows them with score 0 (``Ranking.put_first`` on pairs)."""
     if not first:
         return ranked
-    front = set(first)
-    head = [p for p in ranked if p[0] in front]
-    seen = {d for d, _ in head}
-    head += [(d, 0.0) for d in first if d not in seen]
-    return head + [p for p in ranked if p[0] not in front]
+    return Ranking.from_pairs(ranked).put_first(first).pairs()

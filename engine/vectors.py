@@ -435,10 +435,9 @@ class VectorIndex:
             # Both lists come best first; with nothing embedded since the graph was built
             # (the usual case) there is nothing to merge. Equal scores keep the flat first.
             if len(found):
-                ids = np.concatenate((found.ids, graph.ids))
-                scores = np.concatenate((found.scores, graph.scores))
-                order = np.argsort(-scores, kind="stable")
-                found = Ranking(ids[order], scores[order])
+                both = found.followed_by(graph)
+                order = np.argsort(-both.scores, kind="stable")
+                found = Ranking(both.ids[order], both.scores[order])
             else:
                 found = graph
         return found.head(k)
