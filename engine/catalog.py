@@ -5,7 +5,7 @@ server, feeds and CLI reach all of it through one typed object and never the sto
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -69,9 +69,7 @@ class Catalog:
             generation = self.data.lexical.generation
             if generation != self._cats_seq:
                 self._cats = cats = self.data.lexical.category_counts()
-                names = {c.lower(): c for c in cats}
-                names.update({c.split(".")[0].lower(): c.split(".")[0] for c in cats})
-                self._cat_names = names
+                self._cat_names = category_names(cats)
                 self._cats_seq = generation
             return self._cats
 
@@ -152,3 +150,12 @@ class Catalog:
         docids, _, total = lex.search(query, limit, 0, "newest")
         papers = self.data.store.get(docids)
         return [papers[d] for d in docids if d in papers], total
+
+
+def category_names(categories: Iterable[str]) -> dict[str, str]:
+    """Each category and its archive (``cs`` of ``cs.IR``), lowercased, to its spelling:
+    how a typed category is matched to the index's."""
+    cats = list(categories)
+    names = {c.lower(): c for c in cats}
+    names.update({c.split(".")[0].lower(): c.split(".")[0] for c in cats})
+    return names

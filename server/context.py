@@ -13,6 +13,7 @@ from anyio import CapacityLimiter
 from starlette.requests import Request
 
 from papersift.core.config import Config
+from papersift.engine.catalog import category_names
 from papersift.engine.results import SearchRequest, Stats
 from papersift.engine.search import SearchEngine
 
@@ -74,9 +75,7 @@ class AppContext:
         cached = self._stats
         if cached.known is not None and cached.stats is stats:
             return cached.known
-        cats = [c.value for c in stats.categories]
-        known = {c.split(".", 1)[0].lower(): c.split(".", 1)[0] for c in cats}
-        known.update({c.lower(): c for c in cats})
+        known = category_names(c.value for c in stats.categories)
         if cached.stats is stats:
             cached.known = known
         return known
