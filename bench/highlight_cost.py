@@ -96,8 +96,9 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
         c0 = time.thread_time()
         for (_, q, _, words), got in zip(pages, papers, strict=True):
             terms = analysed(words)
-            gens = data.lexical.snippet_generators(q)
-            fields = hits_module.query_fields(*gens, data.lexical.index.searcher(), words, terms)
+            searcher = data.lexical.searcher()
+            gens = data.lexical.snippet_generators(q, searcher)
+            fields = hits_module.query_fields(*gens, searcher, words, terms)
             highlight = Highlight(*gens, terms, fields)
             for paper in got.values():
                 found = highlight.found(paper)

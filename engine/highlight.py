@@ -119,7 +119,7 @@ def field_terms(
             if held is None:  # not one of the words: the analysers differ on it
                 return None
             doc_freq = searcher.doc_freq(field, held)
-            if doc_freq <= 0:  # a commit between the two searchers removed it
+            if doc_freq <= 0:  # not the generator's searcher: it has not the term
                 return None
             weights[held] = _f32(1.0 / _f32(1.0 + doc_freq))
     return FieldTerms(weights, max_chars)
@@ -134,8 +134,8 @@ def query_fields(
 ) -> dict[str, FieldTerms] | None:
     """The ``FieldTerms`` of the title's and the abstract's generator ("ti", "abs") for a
     query built from ``words``, whose terms in any field are ``terms``; None when one
-    field's cannot be read (then Tantivy makes every snippet). ``searcher``: as new as the
-    one the generators were made with."""
+    field's cannot be read (then Tantivy makes every snippet). ``searcher``: the one the
+    generators were made with (``LexicalIndex.snippet_generators``), so the weights are theirs."""
     surface: dict[str, str] = {}
     for word in _QUERY_WORD.findall(words):
         analysed = word_terms(word)

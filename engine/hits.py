@@ -56,9 +56,10 @@ def make_hits(
     highlight = None
     if q is not None:
         terms = analysed(q_words) if q_words is not None else frozenset()
-        gens = data.lexical.snippet_generators(q)
+        # One searcher for the generators and the weights engine.highlight reads with them.
+        searcher = data.lexical.searcher()
+        gens = data.lexical.snippet_generators(q, searcher)
         if q_words is not None and 0 < len(terms) <= MAX_TERMS:
-            searcher = data.lexical.index.searcher()
             fields = query_fields(*gens, searcher, q_words, terms)
             highlight = Highlight(*gens, terms, fields)
         else:

@@ -437,10 +437,16 @@ class LexicalIndex:
             self._empty = (generation, empty)
         return self._empty[1]
 
+    def searcher(self) -> tantivy.Searcher:
+        """The index as of its last reload."""
+        return self.index.searcher()
+
     def snippet_generators(
-        self, query: tantivy.Query
+        self, query: tantivy.Query, searcher: tantivy.Searcher | None = None
     ) -> tuple[tantivy.SnippetGenerator, tantivy.SnippetGenerator]:
-        searcher = self.index.searcher()
+        """The title's and the abstract's snippet generator for ``query``, weighing its
+        terms by ``searcher``'s document frequencies (the current one if None)."""
+        searcher = searcher or self.index.searcher()
         ti = tantivy.SnippetGenerator.create(searcher, query, self.schema, "ti")
         ti.set_max_num_chars(1000)
         ab = tantivy.SnippetGenerator.create(searcher, query, self.schema, "abs")
