@@ -26,6 +26,7 @@ from papersift import __version__
 from papersift.core.config import Config
 from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir
 from papersift.core.paper import Paper
+from papersift.engine import lexical_rewrite
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.embed import Embedder, default_model_id
 from papersift.engine.embed_progress import EmbeddingProgress, progress_key, read_progress
@@ -123,7 +124,7 @@ class DataDir:
         self._progress_counts: dict[str, tuple[Any, int]] = {}
         self._lock = threading.Lock()
         self._seen_seq = self.store.seq  # store changes the live indexes reflect
-        self._seen_lexical = self.store.get_meta("lexical_seq")  # lexical commits seen
+        self._seen_lexical = self._lexical_commits()  # lexical commits seen
         if rebuild_lexical:
             self._replay_lexical({})
             self.lexical.close_writer()
@@ -360,7 +361,7 @@ class DataDir:
             self.people_generation = people_seq
             changed = True
         changed |= self.graph.refresh()
-        lexical_seq = self.store.get_meta("lexical_seq")  # set only after a lexical commit
+        lexical_seq = self._lexical_commits()
         if lexical_seq != self._seen_lexical:
             self.lexical.reload()
             self._seen_lexical = lexical_seq
@@ -379,11 +380,29 @@ class DataDir:
         """Papers changed since researcher identities were last brought up to date."""
         return self.store.changes_since(int(self.store.get_meta(PEOPLE_SEQ) or 0))
 
+    def compact_lexical(
+        self, *, progress: bool = False, stop: threading.Event | None = None
+    ) -> bool:
+        """Write the keyword index again as one segment if its papers are scattered over
+        several (``engine.lexical_rewrite``); whether it did. A stop leaves it as it was."""
+        self.sync_lexical()
+        if not lexical_rewrite.needs_compaction(self.lexical, self.store):
+            return False
+        try:
+            lexical_rewrite.rewrite(self.lexical, self.store, progress=progress, stop=stop)
+        except lexical_rewrite.Stopped:
+            return False
+        return True
+
     def _replay_lexical(self, known: Mapping[int, Paper]) -> int:
         done = int(self.store.get_meta("lexical_seq") or 0)
         target = self.store.seq
         if done >= target:
             return 0
+        if done == 0:  # every paper: into one segment, replacing whatever was uncommitted
+            n = lexical_rewrite.rewrite(self.lexical, self.store)
+            self.store.set_meta("lexical_seq", str(target))
+            return n
         n = 0
         docids = [d for d, _ in self.store.changes_after(done)]
         for i in range(0, len(docids), 5000):
@@ -403,6 +422,12 @@ class DataDir:
             n += len(dead)
         self.commit_lexical(target)
         return n
+
+    def _lexical_commits(self) -> tuple[str | None, str | None]:
+        """Changes with every lexical commit: the store sequence it holds, set after the
+        commit, and the last rewrite (``engine.lexical_rewrite``), which may not move it."""
+        store = self.store
+        return store.get_meta("lexical_seq"), store.get_meta(lexical_rewrite.LAST_REWRITE)
 
     def commit_lexical(self, seq: int) -> None:
         """Commit Tantivy, then record ``seq`` as the last store change it holds (the order

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any, cast
@@ -154,11 +154,37 @@ class LexicalIndex:
     def close_writer(self) -> None:
         """Commit, let merges finish and release the single-writer lock."""
         with self._wlock:
-            if self._writer is not None:
-                self._writer.commit()
-                self._writer.wait_merging_threads()
-                self._writer = None
+            self._close_writer()
         self.reload()
+
+    def _close_writer(self) -> None:
+        if self._writer is not None:
+            self._writer.commit()
+            self._writer.wait_merging_threads()
+            self._writer = None
+
+    def replace_all(self, chunks: Iterable[Sequence[tuple[int, Paper]]], heap: int) -> int:
+        """Replace every document with those of ``chunks`` in one commit, by a writer of
+        ``heap`` bytes (one segment while they fit: ``engine.lexical_rewrite``); returns
+        how many. If iterating ``chunks`` raises, nothing changes."""
+        written = 0
+        with self._wlock:
+            self._close_writer()
+            writer = self.index.writer(heap_size=heap, num_threads=1)
+            try:
+                writer.delete_all_documents()
+                for chunk in chunks:
+                    for docid, paper in chunk:
+                        writer.add_document(self._document(docid, paper))
+                    written += len(chunk)
+                writer.commit()
+            except BaseException:
+                writer.rollback()
+                raise
+            finally:
+                writer.wait_merging_threads()  # releases Tantivy's lock
+        self.reload()
+        return written
 
     @staticmethod
     def _document(docid: int, p: Paper) -> tantivy.Document:

@@ -2,11 +2,12 @@
 
 Every step is restartable. An import commits the store per batch and hands the changed
 papers to Tantivy, which commits every ``LEXICAL_COMMIT`` papers and at the end; after a
-crash ``DataDir.sync_lexical`` replays what Tantivy had not committed. Keyword search
-works as soon as the import returns. The backlog (``index_backlog``: ``papersift index``,
-and the server in the background) then clusters researcher identities and embeds the
-papers. Embedding writes a checkpoint every ``chunk`` papers, so an interruption loses at
-most the chunk in flight.
+crash ``DataDir.sync_lexical`` replays what Tantivy had not committed. An import that left
+the keyword index in several segments writes it again as one (``engine.lexical_rewrite``).
+Keyword search works as soon as the import returns. The backlog (``index_backlog``:
+``papersift index``, and the server in the background) then clusters researcher identities
+and embeds the papers. Embedding writes a checkpoint every ``chunk`` papers, so an
+interruption loses at most the chunk in flight.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ def import_files(
                     bar.update(reader.bytes_read - bar.done, papers=report.read)
     _commit_lexical(data)
     data.lexical.close_writer()
+    data.compact_lexical(progress=progress)  # one segment, not one per LEXICAL_COMMIT
     data.write_manifest()
     return report
 

@@ -280,12 +280,13 @@ def add_ids(
 
 def reindex(data: DataDir, *, progress: bool = False, stop: threading.Event | None = None) -> int:
     """Index maintenance: repair the lexical index, work through the backlog (researcher
-    identities, embeddings), fold vector segments and let Tantivy merge; returns the
-    papers embedded."""
+    identities, embeddings), fold vector segments, let Tantivy merge and write the keyword
+    index as one segment if its papers are scattered; returns the papers embedded."""
     data.sync_lexical()
     _, done = index_backlog(data, progress=progress, stop=stop)
     if not (stop is not None and stop.is_set()):
         data.indexing_vectors.compact(data.store.text_hashes)
     data.lexical.close_writer()
+    data.compact_lexical(progress=progress, stop=stop)
     data.write_manifest()
     return done

@@ -369,7 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
         "reindex",
         parents=[common],
         help="index maintenance: repair, embed the backlog, compact",
-        description="Replay missed changes, embed the backlog, fold vector segments.",
+        description=(
+            "Replay missed changes, embed the backlog, fold vector segments, write a scattered "
+            "keyword index as one segment."
+        ),
     )
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.set_defaults(func=cmd_reindex)
