@@ -15,7 +15,9 @@ keyword <= 5 ms.
 
 With ``--code`` twice (an A/B run, e.g. a ``git worktree`` of the revision before a change),
 the two checkouts serve in turn on the same directory, one server at a time, the order
-alternating repeat by repeat, and the table has a row per checkout and mode.
+alternating repeat by repeat, and the table has a row per checkout and mode. With ``--dir``
+twice, this checkout serves two data directories in turn the same way (e.g. the keyword
+index in one segment and as the import left it: bench/lexical_segments.py).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import git_revision, load_average, log, machine_info, table
+from bench.common import ROOT, git_revision, load_average, log, machine_info, table
 from bench.html_load import cpu_seconds
 from bench.http_load import Server, _lua, run_wrk
 
@@ -52,14 +54,16 @@ def wait_idle(pid: int, window: float = 2.0, limit: float = 300.0) -> float:
 
 
 def measure(
-    size: int, modes: list[str], seconds: int, repeats: int, conns: int, code: Path | None = None
-) -> dict[str, list[dict[str, float]]]:
-    """Per mode, one wrk run per repeat against one uncached server, modes alternating."""
+    size: int, modes: list[str], seconds: int, repeats: int, conns: int, code: Path | None = None,
+    root: Path | None = None,
+) -> dict[str, list[dict[str, float]]]:  # fmt: skip
+    """Per mode, one wrk run per repeat against one uncached server, modes alternating
+    (``root``: the data directory, by default the scale directory of ``size``)."""
     from bench.peers.compare import sample_docs, title_queries
 
     queries = title_queries(sample_docs(size), 200)
     env = {"PAPERSIFT_SEARCH_CACHE_SIZE": "0"}
-    server = Server(scale_data.data_path(size), queries[0], env, code)
+    server = Server(root or scale_data.data_path(size), queries[0], env, code)
     server.start()
     log(f"search-cpu: serve answered {server.cold_start_s:.1f} s after spawn")
     log(f"search-cpu: server idle after {wait_idle(server.proc.pid):.0f} s more")
@@ -87,21 +91,26 @@ def measure(
 
 
 def measure_ab(
-    size: int, modes: list[str], seconds: int, repeats: int, conns: int, codes: list[Path]
-) -> dict[str, list[dict[str, float]]]:
-    """Per checkout and mode (``"<revision> <mode>"``), one run per repeat: a server of
-    each checkout in turn, the order alternating."""
+    size: int, modes: list[str], seconds: int, repeats: int, conns: int,
+    codes: list[Path | None], roots: list[Path | None],
+) -> dict[str, list[dict[str, float]]]:  # fmt: skip
+    """Per checkout (or data directory) and mode (``"<revision> <mode>"``, ``"<directory>
+    <mode>"``), one run per repeat: a server of each in turn, the order alternating."""
     runs: dict[str, list[dict[str, float]]] = {}
+    pairs = list(zip(codes, roots, strict=True))
     for r in range(repeats):
-        for code in codes if r % 2 == 0 else codes[::-1]:
-            rev = git_revision(code)
-            log(f"search-cpu: repeat {r + 1}, {rev} ({code})")
-            for mode, res in measure(size, modes, seconds, 1, conns, code).items():
-                runs.setdefault(f"{rev} {mode}", []).extend(res)
+        for code, root in pairs if r % 2 == 0 else pairs[::-1]:
+            name = root.name if root is not None else git_revision(code or ROOT)
+            log(f"search-cpu: repeat {r + 1}, {name} ({code or root})")
+            for mode, res in measure(size, modes, seconds, 1, conns, code, root).items():
+                runs.setdefault(f"{name} {mode}", []).extend(res)
     return runs
 
 
-def report(runs: dict[str, list[dict[str, float]]], size: int, conns: int, seconds: int) -> str:
+def report(
+    runs: dict[str, list[dict[str, float]]], size: int, conns: int, seconds: int,
+    first: str = "revision and mode",
+) -> str:  # fmt: skip
     rows: list[list[Any]] = []
     for mode, res in sorted(runs.items(), key=lambda kv: kv[0].split()[::-1]):
         med = {k: statistics.median(x[k] for x in res) for k in res[0]}
@@ -112,7 +121,7 @@ def report(runs: dict[str, list[dict[str, float]]], size: int, conns: int, secon
             " ".join(f"{x['load']:.1f}" for x in res),
         ])  # fmt: skip
     info = machine_info()
-    first = "revision and mode" if any(" " in k for k in runs) else "mode"
+    first = first if any(" " in k for k in runs) else "mode"
     heads = [first, "concurrency", "req/s", "CPU ms/request", "each run", "p50 ms", "p99 ms",
              "errors", "load after each run"]  # fmt: skip
     n = len(next(iter(runs.values())))
@@ -132,20 +141,32 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument(
-        "--code", type=Path, action="append",
+        "--code", type=lambda p: Path(p).resolve(), action="append",
         help="the checkout that serves (default: this one); twice for an A/B run",
+    )  # fmt: skip
+    ap.add_argument(
+        "--dir", type=lambda p: Path(p).resolve(), action="append",
+        help="the data directory served (default: the scale directory); twice for an A/B run",
     )  # fmt: skip
     args = ap.parse_args()
     if scale_data.read_meta(args.size) is None:
         sys.exit(f"no complete scale directory {scale_data.data_path(args.size)}: "
                  f"run bench/scale_data.py --sizes {args.size}")  # fmt: skip
-    modes, codes = args.modes.split(","), args.code or []
-    if len(codes) > 1:
-        runs = measure_ab(args.size, modes, args.seconds, args.repeats, args.concurrency, codes)
+    modes, codes, roots = args.modes.split(","), args.code or [], args.dir or []
+    for root in roots:
+        if not (root / "manifest.json").exists():
+            sys.exit(f"{root} is not a data directory (no manifest.json)")
+    if len(codes) > 1 and len(roots) > 1:
+        sys.exit("an A/B run compares two checkouts or two directories, not both")
+    one = codes[0] if codes else None
+    ab = (codes, [None] * len(codes)) if len(codes) > 1 else ([one] * len(roots), roots)
+    if len(ab[0]) > 1:
+        runs = measure_ab(args.size, modes, args.seconds, args.repeats, args.concurrency, *ab)
     else:
-        code = codes[0] if codes else None
-        runs = measure(args.size, modes, args.seconds, args.repeats, args.concurrency, code)
-    print(report(runs, args.size, args.concurrency, args.seconds))
+        root = roots[0] if roots else None
+        runs = measure(args.size, modes, args.seconds, args.repeats, args.concurrency, one, root)
+    first = "directory and mode" if len(roots) > 1 else "revision and mode"
+    print(report(runs, args.size, args.concurrency, args.seconds, first))
 
 
 if __name__ == "__main__":
