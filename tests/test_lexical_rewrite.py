@@ -14,6 +14,7 @@ import pytest
 
 from papersift.core.config import Config
 from papersift.core.paper import Paper
+from papersift.doctor import diagnose
 from papersift.engine import lexical_rewrite
 from papersift.engine.datadir import DataDir
 from papersift.engine.lexical_rewrite import Stopped, needs_compaction, rewrite, segment_sizes
@@ -105,6 +106,7 @@ def test_maintenance_compacts_and_other_processes_reload(tmp_path: Path) -> None
         data.commit_lexical(data.store.seq)
         data.lexical.close_writer()
         assert needs_compaction(data.lexical, data.store)
+        assert "in 2 segments (`papersift reindex` writes them as one" in _doctor_says(config)
         with SearchEngine(DataDir(config, create=False)) as reader:  # as a server holds it
             assert reader.data.lexical.index.searcher().num_segments == 2
             reindex(data)  # the weekly maintenance job
@@ -116,6 +118,14 @@ def test_maintenance_compacts_and_other_processes_reload(tmp_path: Path) -> None
             assert result.total > 0
     finally:
         data.close()
+    assert "segments" not in _doctor_says(config)
+
+
+def _doctor_says(config: Config) -> str:
+    """What ``papersift doctor`` says of the keyword index."""
+    (check,) = [c for c in diagnose(config) if c.name == "lexical index"]
+    assert check.status == "OK", check
+    return check.detail
 
 
 def _papers(records: list[dict[str, Any]]) -> list[Paper]:
