@@ -57,9 +57,10 @@ class Ranking:
             return self
         return self.followed_by(Ranking(ids, np.full(len(ids), score, np.float64)))
 
-    def ranks(self) -> dict[int, int]:
-        """Docid -> 1-based rank."""
-        return dict(zip(self.ids.tolist(), range(1, len(self.ids) + 1), strict=True))
+    def ranks_of(self, docids: Ids) -> dict[int, int]:
+        """Docid -> 1-based rank, for those of ``docids`` this list holds."""
+        where = np.flatnonzero(np.isin(self.ids, docids))
+        return dict(zip(self.ids[where].tolist(), (where + 1).tolist(), strict=True))
 
     def put_first(self, first: Sequence[int]) -> Ranking:
         """The papers of ``first`` moved to the front in this list's order; one this list

@@ -198,10 +198,11 @@ class SearchEngine(Catalog):
         window = ranked.ids[:PEOPLE_WINDOW].tolist()  # every match when there are no more
         insts = self._pool.submit(lex.facets, lex.docids_for(window), 30, ("institutions",))
         researchers = self._researcher_facet(window)
-        ranks = {"keyword": keyword.ranks(), "title": ranked.head(len(first)).ranks()}
+        lists = {"keyword": keyword, "title": ranked.head(len(first))}
         by_score = plan.sort == "relevance"
         evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked.pairs(offset, offset + plan.size)
+        ranks = _ranks(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         if counts is not None:
             counted = counts.result()
@@ -245,12 +246,11 @@ class SearchEngine(Catalog):
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
         semantic = semantic_matches(candidates, plan.rule, reference)
-        sem_ranks = candidates.ranks()
         offset = (plan.request.page - 1) * plan.size
         sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
             evidence = _evidence(plan, (), sem_scores)
-            return self._whole_list(semantic, plan, {"semantic": sem_ranks}, evidence)
+            return self._whole_list(semantic, plan, {"semantic": candidates}, evidence)
         rd, rs = ranked.result()
         # The keyword matches (the first ones), and whether they are all of them.
         if lexical is None:
@@ -267,14 +267,16 @@ class SearchEngine(Catalog):
             fused = fusion.convex_ranking(keyword, candidates, weight)
         evidence = _evidence(plan, rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k))
         matches = np.asarray(kd, np.int64)
-        fused = fused.where(np.isin(fused.ids, np.concatenate((matches, semantic.ids))))
+        # isin by a table of the docids' range, not by sorting: 60 against 400 us for lists
+        # of 2,000 and 3,000 docids.
+        held = np.concatenate((matches, semantic.ids))
+        fused = fused.where(np.isin(fused.ids, held, kind="table"))
         # Matches below every ranked candidate follow, scored 0.
-        fused = fused.then(matches[~np.isin(matches, fused.ids)])
+        fused = fused.then(matches[~np.isin(matches, fused.ids, kind="table")])
         fused = fused.put_first(plan.titles)
-        title_ranks = fused.head(len(plan.titles)).ranks()
-        ranks = {"keyword": keyword.ranks(), "semantic": sem_ranks, "title": title_ranks}
+        lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
         if every_match:  # the list is the set
-            return self._whole_list(fused, plan, ranks, evidence)
+            return self._whole_list(fused, plan, lists, evidence)
         match_q = self._match_query(keyword_side, matches, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
         if plan.sort == "relevance":
@@ -289,6 +291,7 @@ class SearchEngine(Catalog):
         facets["researchers"] = self._researcher_facet(window)
         facets.update(counts.result())
         total = _total(facets, lambda: lex.count(match_q))
+        ranks = _ranks(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, total, facets, total
 
@@ -311,7 +314,7 @@ class SearchEngine(Catalog):
         """Hybrid's match set as one Tantivy query, when there are more keyword matches than
         candidates: the keyword matches, plus the semantic (and title-rule) matches that are
         not among the keyword candidates."""
-        extra = fused.ids[~np.isin(fused.ids, keyword_ids)]
+        extra = fused.ids[~np.isin(fused.ids, keyword_ids, kind="table")]
         if not len(extra):
             return keyword_side
         either = [
@@ -321,13 +324,15 @@ class SearchEngine(Catalog):
         return tantivy.Query.boolean_query(either)
 
     def _whole_list(
-        self, matches: Ranking, plan: Plan, ranks: dict[str, dict[int, int]], evidence: Evidence,
+        self, matches: Ranking, plan: Plan, lists: dict[str, Ranking], evidence: Evidence,
     ) -> tuple[list[Hit], int, Facets, int]:  # fmt: skip
-        """The answer when ``matches`` (relevance order) is the whole match set."""
+        """The answer when ``matches`` (relevance order) is the whole match set; ``lists``:
+        the retrievers' lists, whose ranks each hit shows."""
         facets, ordered = self._over_list(matches, plan.sort) if len(matches) else (_NONE, EMPTY)
         offset = (plan.request.page - 1) * plan.size
         page = ordered.pairs(offset, offset + plan.size)
         q = plan.keyword.query
+        ranks = _ranks(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, len(matches), facets, len(matches)
 
@@ -404,6 +409,13 @@ def _evidence(
         keyword, semantic, method, weight, k, query_words(plan.parsed),
         filter_lines(plan.request.filters, plan.parsed),
     )  # fmt: skip
+
+
+def _ranks(lists: dict[str, Ranking], page: list[tuple[int, float]]) -> dict[str, dict[int, int]]:
+    """Each list's 1-based rank of the page's papers that it holds: for the page alone, as
+    maps of a whole list (up to 2,000 entries each) cost ~0.2 ms a search."""
+    ids = np.fromiter((d for d, _ in page), np.int64, len(page))
+    return {name: ranking.ranks_of(ids) for name, ranking in lists.items()}
 
 
 def _total(facets: Facets, count: Callable[[], int]) -> int:
