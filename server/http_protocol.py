@@ -30,8 +30,10 @@ MAX_HEAD = 64 * 1024
 # empty line that ends the head.
 _LINE_PARTS = 2 + 8 + 2 + 2
 LINGER = 2.0  # seconds a refused connection is still read (and dropped) after its 431
-_BODY = b"Request Header Fields Too Large: the request line and headers are over %d KB.\n" % (
-    MAX_HEAD // 1024
+_BODY = (
+    b"Request Header Fields Too Large: the request line and headers are over %d KB. To find "
+    b"papers like a long text, paste it into the form at /similar, which posts it.\n"
+    % (MAX_HEAD // 1024)
 )
 
 
