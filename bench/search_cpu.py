@@ -17,7 +17,9 @@ With ``--code`` twice (an A/B run, e.g. a ``git worktree`` of the revision befor
 the two checkouts serve in turn on the same directory, one server at a time, the order
 alternating repeat by repeat, and the table has a row per checkout and mode. With ``--dir``
 twice, this checkout serves two data directories in turn the same way (e.g. the keyword
-index in one segment and as the import left it: bench/lexical_segments.py).
+index in one segment and as the import left it: bench/lexical_segments.py); with both
+twice, each checkout serves its own directory (a revision before and after, each on the
+index it would have).
 """
 
 from __future__ import annotations
@@ -100,7 +102,9 @@ def measure_ab(
     pairs = list(zip(codes, roots, strict=True))
     for r in range(repeats):
         for code, root in pairs if r % 2 == 0 else pairs[::-1]:
-            name = root.name if root is not None else git_revision(code or ROOT)
+            names = [git_revision(code)] if code is not None and len(set(codes)) > 1 else []
+            names += [root.name] if root is not None and len(set(roots)) > 1 else []
+            name = " ".join(names) or git_revision(code or ROOT)
             log(f"search-cpu: repeat {r + 1}, {name} ({code or root})")
             for mode, res in measure(size, modes, seconds, 1, conns, code, root).items():
                 runs.setdefault(f"{name} {mode}", []).extend(res)
@@ -156,16 +160,23 @@ def main() -> None:
     for root in roots:
         if not (root / "manifest.json").exists():
             sys.exit(f"{root} is not a data directory (no manifest.json)")
-    if len(codes) > 1 and len(roots) > 1:
-        sys.exit("an A/B run compares two checkouts or two directories, not both")
+    if len(codes) > 1 and len(roots) > 1 and len(codes) != len(roots):
+        sys.exit("give one --dir per --code (each checkout serves its directory), or one of them")
     one = codes[0] if codes else None
-    ab = (codes, [None] * len(codes)) if len(codes) > 1 else ([one] * len(roots), roots)
+    ab = (
+        (codes, roots) if len(codes) == len(roots) > 1
+        else (codes, [None] * len(codes)) if len(codes) > 1
+        else ([one] * len(roots), roots)
+    )  # fmt: skip
     if len(ab[0]) > 1:
         runs = measure_ab(args.size, modes, args.seconds, args.repeats, args.concurrency, *ab)
     else:
         root = roots[0] if roots else None
         runs = measure(args.size, modes, args.seconds, args.repeats, args.concurrency, one, root)
-    first = "directory and mode" if len(roots) > 1 else "revision and mode"
+    first = (
+        "revision, directory and mode" if len(codes) > 1 and len(roots) > 1
+        else "directory and mode" if len(roots) > 1 else "revision and mode"
+    )  # fmt: skip
     print(report(runs, args.size, args.concurrency, args.seconds, first))
 
 
