@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from papersift.core.config import Config
-from papersift.core.paper import Paper
 from papersift.doctor import diagnose
 from papersift.engine import lexical_rewrite
 from papersift.engine.datadir import DataDir
@@ -94,17 +93,23 @@ def test_a_few_new_papers_are_not_worth_a_rewrite(tmp_path: Path) -> None:
         data.close()
 
 
-def test_maintenance_compacts_and_other_processes_reload(tmp_path: Path) -> None:
+def _scattered(tmp_path: Path) -> tuple[Config, DataDir, int]:
+    """A data directory whose keyword index holds half the papers in each of two segments
+    (a second writer's commit, without an import's compaction), open; and its papers."""
     first, second = _records()
     config = make_config(tmp_path)
     _import(config, write_jsonl(tmp_path / "a.jsonl", first))
     data = DataDir(config, create=False)
+    _, changed = data.store.upsert([record_to_paper(r) for r in second])
+    data.lexical.upsert(changed)
+    data.commit_lexical(data.store.seq)
+    data.lexical.close_writer()
+    return config, data, len(first + second)
+
+
+def test_maintenance_compacts_and_other_processes_reload(tmp_path: Path) -> None:
+    config, data, _ = _scattered(tmp_path)
     try:
-        # Scatter the index without an import's compaction: another writer's commit.
-        _, changed = data.store.upsert(_papers(second))
-        data.lexical.upsert(changed)
-        data.commit_lexical(data.store.seq)
-        data.lexical.close_writer()
         assert needs_compaction(data.lexical, data.store)
         assert "in 2 segments (`papersift reindex` writes them as one" in _doctor_says(config)
         with SearchEngine(DataDir(config, create=False)) as reader:  # as a server holds it
@@ -128,19 +133,9 @@ def _doctor_says(config: Config) -> str:
     return check.detail
 
 
-def _papers(records: list[dict[str, Any]]) -> list[Paper]:
-    return [record_to_paper(r) for r in records]
-
-
 def test_a_stopped_rewrite_changes_nothing(tmp_path: Path) -> None:
-    first, second = _records()
-    config = make_config(tmp_path)
-    _import(config, write_jsonl(tmp_path / "a.jsonl", first))
-    data = DataDir(config, create=False)
+    _, data, papers = _scattered(tmp_path)
     try:
-        _, changed = data.store.upsert(_papers(second))
-        data.lexical.upsert(changed)
-        data.commit_lexical(data.store.seq)
         before = segment_sizes(data.lexical.path)
         stop = threading.Event()
         stop.set()
@@ -149,11 +144,11 @@ def test_a_stopped_rewrite_changes_nothing(tmp_path: Path) -> None:
         assert not data.compact_lexical(stop=stop)
         data.lexical.reload()
         assert segment_sizes(data.lexical.path) == before
-        assert data.lexical.num_docs == len(first + second)
+        assert data.lexical.num_docs == papers
         assert data.store.get_meta(lexical_rewrite.LAST_REWRITE) is None
         assert data.compact_lexical()  # and the next chance does it
         assert len(segment_sizes(data.lexical.path)) == 1
-        assert data.lexical.num_docs == len(first + second)
+        assert data.lexical.num_docs == papers
     finally:
         data.close()
 
