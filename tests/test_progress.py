@@ -42,3 +42,14 @@ def test_a_bar_on_a_terminal_logs_nothing(caplog: pytest.LogCaptureFixture) -> N
         p.update(5, papers=3)
         assert p.line() == "import x: 50% read, about 1 min 40 s left"
     assert not caplog.records
+
+
+def test_a_note_says_what_the_count_does_not(caplog: pytest.LogCaptureFixture) -> None:
+    log = logging.getLogger("test.progress")
+    caplog.set_level(logging.INFO, logger="test.progress")
+    with Progress(10, "compact keyword index", unit="paper", bar=False, log=log) as p:
+        p.update(10)
+        p.note("writing the segment")
+    assert [r.getMessage() for r in caplog.records] == [
+        "compact keyword index: writing the segment"
+    ]

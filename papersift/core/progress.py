@@ -81,5 +81,11 @@ class Progress:
             self.last = now
             self.log.info("%s", self.line())
 
+    def note(self, text: str) -> None:
+        """Say what the step is doing that its count does not show (a final write)."""
+        self.bar.set_postfix_str(text, refresh=True)
+        if self.logging:
+            self.log.info("%s: %s", self.desc, text)
+
     def close(self) -> None:
         self.bar.close()
