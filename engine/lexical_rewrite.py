@@ -4,9 +4,10 @@ Each Tantivy commit leaves a segment, and Tantivy's log merge policy merges segm
 size only once eight of them pile up: importing 663k papers (a commit every
 ``indexer.build.LEXICAL_COMMIT``) left seven segments of about 100k papers. A search runs over
 each segment and keeps a top k in each, so over one segment instead of those seven hybrid's
-any-word top 1,000 took 2.32 ms of CPU against 3.89, and a whole hybrid search 6.7% less
-(bench/RESULTS.md, "one segment"). tantivy-py cannot ask Tantivy to merge, so the index is
-written again from the store: every paper in one commit, by a writer with room for them all.
+any-word top 1,000 took 2.55 ms of CPU against 3.83, and a whole hybrid search 6.7% less
+(bench/lexical_segments.py; bench/RESULTS.md, issue 23, session 17). tantivy-py cannot ask
+Tantivy to merge, so the index is written again from the store: every paper in one commit, by
+a writer with room for them all.
 Searches see the old segments until that commit and the new one after it; a crash or a stop
 before it leaves the old index as it was.
 """
@@ -27,7 +28,7 @@ from papersift.engine.store import PaperStore
 
 log = logging.getLogger(__name__)
 
-# The rewriting writer's memory. Tantivy takes it as the segment grows (816 MB peak RSS in
+# The rewriting writer's memory. Tantivy takes it as the segment grows (800 MB peak RSS in
 # all to rewrite 663k papers) and starts another segment once it is full: one segment holds
 # about 2.5 million papers, all of arXiv.
 REWRITE_HEAP = 2_000_000_000
@@ -98,7 +99,7 @@ def rewrite(
             yield [(d, papers[d]) for d in ids if d in papers]
             bar.update(len(ids))
         # Reached when the writer asks for more: the commit that follows writes the segment
-        # (some 10 s of the 55 at 663k papers, by the import log's times).
+        # (about 10 s of the 55 at 663k papers, timing the adds apart from the commit).
         bar.note("writing the segment")
 
     with Progress(
