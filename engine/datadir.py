@@ -370,11 +370,18 @@ class DataDir:
 
     # -- lexical consistency -------------------------------------------------------------
 
-    def sync_lexical(self, known: Mapping[int, Paper] | None = None) -> int:
+    def sync_lexical(
+        self, known: Mapping[int, Paper] | None = None, *, progress: bool = False
+    ) -> int:
         """Index in Tantivy the store changes it has not absorbed (an import's new papers, or
         what a crash left out). ``known`` may hold current records of changed papers (saves
-        decoding them again); returns the documents written or deleted."""
-        return self._replay_lexical(known or {})
+        decoding them again); returns the documents written or deleted. With nothing ever
+        committed to Tantivy, every paper goes into one segment (with a bar if ``progress``)."""
+        return self._replay_lexical(known or {}, progress)
+
+    def lexical_empty(self) -> bool:
+        """Whether nothing of the store has been committed to Tantivy yet."""
+        return int(self.store.get_meta("lexical_seq") or 0) == 0
 
     def people_pending(self) -> int:
         """Papers changed since researcher identities were last brought up to date."""
@@ -394,13 +401,13 @@ class DataDir:
             return False
         return True
 
-    def _replay_lexical(self, known: Mapping[int, Paper]) -> int:
+    def _replay_lexical(self, known: Mapping[int, Paper], progress: bool = False) -> int:
         done = int(self.store.get_meta("lexical_seq") or 0)
         target = self.store.seq
         if done >= target:
             return 0
         if done == 0:  # every paper: into one segment, replacing whatever was uncommitted
-            n = lexical_rewrite.rewrite(self.lexical, self.store)
+            n = lexical_rewrite.rewrite(self.lexical, self.store, progress=progress)
             self.store.set_meta("lexical_seq", str(target))
             return n
         n = 0

@@ -4,6 +4,8 @@ Every step is restartable. An import commits the store per batch and hands the c
 papers to Tantivy, which commits every ``LEXICAL_COMMIT`` papers and at the end; after a
 crash ``DataDir.sync_lexical`` replays what Tantivy had not committed. An import that left
 the keyword index in several segments writes it again as one (``engine.lexical_rewrite``).
+Into an index nothing was ever committed to (a first import), Tantivy gets every paper at
+the end instead, in one segment: keyword search then starts when the import ends.
 Keyword search works as soon as the import returns. The backlog (``index_backlog``:
 ``papersift index``, and the server in the background) then clusters researcher identities
 and embeds the papers. Embedding writes a checkpoint every ``chunk`` papers, so an
@@ -59,7 +61,10 @@ def import_files(
 ) -> ImportReport:
     """Import arXiv snapshot files (plain, .gz or .xz); ``limit`` caps records per file."""
     report = ImportReport()
-    data.sync_lexical()  # finish whatever an interrupted run left behind
+    data.sync_lexical(progress=progress)  # finish whatever an interrupted run left behind
+    # Into an index nothing was committed to, Tantivy gets every paper at the end, in one
+    # segment, rather than a segment per LEXICAL_COMMIT written again as one after.
+    bulk = data.lexical_empty()
 
     def skipped(s: SkippedLine) -> None:
         report.skipped.append(s)
@@ -92,8 +97,9 @@ def import_files(
                 report.added += counts.added
                 report.updated += counts.updated
                 report.unchanged += counts.unchanged
-                data.lexical.upsert(changed)
-                uncommitted += len(changed)
+                if not bulk:
+                    data.lexical.upsert(changed)
+                    uncommitted += len(changed)
                 if uncommitted >= LEXICAL_COMMIT:
                     _commit_lexical(data)
                     uncommitted = 0
@@ -102,9 +108,12 @@ def import_files(
                     bar.update(max(in_file, min(limit, round(share * limit))) - bar.done)
                 else:
                     bar.update(reader.bytes_read - bar.done, papers=report.read)
-    _commit_lexical(data)
-    data.lexical.close_writer()
-    data.compact_lexical(progress=progress)  # one segment, not one per LEXICAL_COMMIT
+    if bulk:
+        data.sync_lexical(progress=progress)  # every paper, one segment
+    else:
+        _commit_lexical(data)
+        data.lexical.close_writer()
+        data.compact_lexical(progress=progress)  # one segment, not one per LEXICAL_COMMIT
     data.write_manifest()
     return report
 
