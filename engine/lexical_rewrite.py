@@ -103,7 +103,7 @@ def rewrite(
         bar.note("writing the segment")
 
     with Progress(
-        len(docids), "compact keyword index", unit="paper", bar=progress, log=log, leave=True
+        len(docids), "keyword index", unit="paper", bar=progress, log=log, leave=True
     ) as bar:
         written = lexical.replace_all(chunks(bar), REWRITE_HEAP)
     # Also what tells other processes to reload (``DataDir.refresh``): the sequence alone
