@@ -69,16 +69,19 @@ def kept_segments(store: PaperStore) -> int:
         return 1
 
 
-def needs_compaction(lexical: LexicalIndex, store: PaperStore) -> bool:
-    """Whether at least ``SCATTERED`` of the index's documents (deleted ones included) lie
-    outside as many of its largest segments as the last rewrite left: an index too big
-    for one segment is not written again at every chance."""
-    sizes = segment_sizes(lexical.path)
+def scattered(sizes: list[tuple[int, int]], kept: int = 1) -> bool:
+    """Whether at least ``SCATTERED`` of the documents of segments of ``sizes``
+    (``segment_sizes``; deleted documents included) lie outside the ``kept`` largest."""
     documents = sum(every for _, every in sizes)
     if documents == 0:
         return False
-    kept = sum(live for live, _ in sizes[: kept_segments(store)])
-    return 1.0 - kept / documents >= SCATTERED
+    return 1.0 - sum(live for live, _ in sizes[:kept]) / documents >= SCATTERED
+
+
+def needs_compaction(lexical: LexicalIndex, store: PaperStore) -> bool:
+    """Whether the index is ``scattered`` beyond as many segments as the last rewrite
+    left: an index too big for one segment is not written again at every chance."""
+    return scattered(segment_sizes(lexical.path), kept_segments(store))
 
 
 def rewrite(

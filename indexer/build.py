@@ -5,11 +5,10 @@ papers to Tantivy, which commits every ``LEXICAL_COMMIT`` papers and at the end;
 crash ``DataDir.sync_lexical`` replays what Tantivy had not committed. An import that left
 the keyword index in several segments writes it again as one (``engine.lexical_rewrite``).
 Into an index nothing was ever committed to (a first import), Tantivy gets every paper at
-the end instead, in one segment: keyword search then starts when the import ends.
-Keyword search works as soon as the import returns. The backlog (``index_backlog``:
-``papersift index``, and the server in the background) then clusters researcher identities
-and embeds the papers. Embedding writes a checkpoint every ``chunk`` papers, so an
-interruption loses at most the chunk in flight.
+the end instead, in one segment. Keyword search works as soon as the import returns. The
+backlog (``index_backlog``: ``papersift index``, and the server in the background) then
+clusters researcher identities and embeds the papers. Embedding writes a checkpoint every
+``chunk`` papers, so an interruption loses at most the chunk in flight.
 """
 
 from __future__ import annotations
@@ -100,9 +99,9 @@ def import_files(
                 if not bulk:
                     data.lexical.upsert(changed)
                     uncommitted += len(changed)
-                if uncommitted >= LEXICAL_COMMIT:
-                    _commit_lexical(data)
-                    uncommitted = 0
+                    if uncommitted >= LEXICAL_COMMIT:
+                        _commit_lexical(data)
+                        uncommitted = 0
                 if limit is not None:
                     share = reader.bytes_read / reader.total_bytes if reader.total_bytes else 0
                     bar.update(max(in_file, min(limit, round(share * limit))) - bar.done)

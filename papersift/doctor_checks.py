@@ -182,14 +182,13 @@ def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
 
 def _segments_note(folder: Path) -> str:
     """How many segments the index is in, and whether a rewrite would pay."""
-    from papersift.engine.lexical_rewrite import SCATTERED, segment_sizes
+    from papersift.engine.lexical_rewrite import scattered, segment_sizes
 
     sizes = segment_sizes(folder)
-    every = sum(n for _, n in sizes)
-    if len(sizes) <= 1 or not every:
+    if len(sizes) <= 1:
         return ""
     note = f", in {len(sizes)} segments"
-    if 1 - sizes[0][0] / every >= SCATTERED:
+    if scattered(sizes):
         note += " (`papersift reindex` writes them as one; searches then cost ~10% less CPU)"
     return note
 
