@@ -33,6 +33,7 @@ from papersift.engine.embed_progress import EmbeddingProgress, progress_key, rea
 from papersift.engine.graph import Graph
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.model_files import ModelSpec
+from papersift.engine.model_graphs import graph_cache_dir
 from papersift.engine.people import PEOPLE_SEQ, People
 from papersift.engine.store import PaperStore
 from papersift.engine.vectors import VectorIndex, model_dir_name
@@ -153,7 +154,7 @@ class DataDir:
             threads=e.threads,
             # An int8 spec (the served model, say) needs the cache whatever the config says
             # now: its graph was built there.
-            cache_dir=(self.root / "models") if e.float32_cache or spec.quantize else None,
+            cache_dir=graph_cache_dir(self.root) if e.float32_cache or spec.quantize else None,
             model_id=spec.model_id or None,
             providers=e.providers.split(","),
             quantize=spec.quantize,

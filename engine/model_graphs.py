@@ -23,6 +23,16 @@ CPU_PROVIDERS = ["CPUExecutionProvider"]
 FUSION_VERSION = 1
 # A fused graph is kept only if it reproduces the unfused graph's output this closely.
 FUSION_TOLERANCE = 1e-4
+# Moves the graph cache of data directories and cluster workers alike.
+CACHE_VARIABLE = "PAPERSIFT_MODEL_CACHE"
+
+
+def graph_cache_dir(data_root: Path) -> Path:
+    """Where a data directory keeps its optimised graphs: ``PAPERSIFT_MODEL_CACHE`` if set,
+    else its ``models`` folder. Graph files are named by their source's bytes and the
+    onnxruntime version, so any number of data directories and workers can share one."""
+    explicit = os.environ.get(CACHE_VARIABLE)
+    return Path(explicit) if explicit else data_root / "models"
 
 
 def cache_target(source: Path, source_sha: str, cache_dir: Path, kind: str) -> Path:

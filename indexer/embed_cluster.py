@@ -29,6 +29,7 @@ from papersift.core.errors import PapersiftError
 from papersift.engine.datadir import DataDir
 from papersift.engine.embed import Embedder, Vectors
 from papersift.engine.model_files import ModelSpec
+from papersift.engine.model_graphs import CACHE_VARIABLE
 from papersift.indexer.embed_queue import EmbedQueue, EmbedRun, Row
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class ClusterError(PapersiftError):
 def worker_cache_dir() -> Path:
     """Where a worker keeps the optimised graph it builds once: ``PAPERSIFT_MODEL_CACHE``,
     else ``$XDG_CACHE_HOME/papersift/models`` (``~/.cache/papersift/models``)."""
-    explicit = os.environ.get("PAPERSIFT_MODEL_CACHE")
+    explicit = os.environ.get(CACHE_VARIABLE)
     if explicit:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")

@@ -198,6 +198,7 @@ def check_model(
 ) -> tuple[Check, tuple[str, int] | None]:
     from papersift.engine.embed import Embedder
     from papersift.engine.model_files import ModelSpec
+    from papersift.engine.model_graphs import graph_cache_dir
 
     e = config.embedding
     fix = "set [embedding] model and tokenizer to an ONNX model and its tokenizer.json"
@@ -206,7 +207,7 @@ def check_model(
     except ConfigError as exc:
         return Check("model", "FAIL", str(exc), fix), None
     model, tok = spec.paths()
-    cache = root / "models"
+    cache = graph_cache_dir(root)
     cache_dir = cache if e.float32_cache or spec.quantize else None
     note = ""
     try:

@@ -14,6 +14,17 @@ from papersift.indexer.build import import_files, index_backlog
 from tests.corpus import make_config, sample_records, write_jsonl
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_model_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One optimised-graph cache for the session's data directories and the processes the
+    tests start (``PAPERSIFT_MODEL_CACHE``): each directory would otherwise build its own
+    graph (~2 s, 88 MB). Tests of the cache itself pass their own ``cache_dir``."""
+    cache = tmp_path_factory.mktemp("model-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PAPERSIFT_MODEL_CACHE", str(cache))
+        yield cache
+
+
 @pytest.fixture(scope="session")
 def built_config(tmp_path_factory: pytest.TempPathFactory) -> Config:
     """~320 real demo papers, imported and fully embedded. Treat as read-only."""

@@ -23,8 +23,8 @@ from papersift.core.config import Config, iter_settings, sections
 from papersift.core.errors import ConfigError
 
 ENV_PREFIX = "PAPERSIFT_"
-# PAPERSIFT_* variables that are not settings: the config file (cli), a cluster worker's model
-# cache (indexer/embed_cluster.py), the default [mail] password_env, and the inputs of the
+# PAPERSIFT_* variables that are not settings: the config file (cli), the optimised model graph
+# cache (engine/model_graphs.py), the default [mail] password_env, and the inputs of the
 # benchmarks and the browser tests.
 OTHER_VARIABLES = frozenset({
     "PAPERSIFT_CONFIG", "PAPERSIFT_MODEL_CACHE", "PAPERSIFT_MAIL_PASSWORD",
