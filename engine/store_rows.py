@@ -61,7 +61,10 @@ def encode_authors(authors: Sequence[Author]) -> str:
 
 
 def decode_authors(raw: str) -> tuple[Author, ...]:
-    return tuple(Author(n, k, tuple((s, v) for s, v in ids)) for n, k, ids in json.loads(raw))
+    # Most authors have no ids: their empty tuple is not built through a generator.
+    return tuple(
+        Author(n, k, tuple((s, v) for s, v in ids) if ids else ()) for n, k, ids in json.loads(raw)
+    )
 
 
 def row_values(p: Paper) -> tuple[object, ...]:
@@ -117,5 +120,5 @@ def paper_of_row(row: Sequence[object]) -> Paper:
         comments=None if comments is None else str(comments),
         license=None if lic is None else str(lic),
         citation_count=None if cited is None else int(str(cited)),
-        extra=tuple((str(k), str(v)) for k, v in json.loads(str(extra))),
+        extra=() if extra == "[]" else tuple((str(k), str(v)) for k, v in json.loads(str(extra))),
     )
