@@ -439,6 +439,11 @@ class LexicalIndex:
             out[kind] = tuple(counts)
         return out
 
+    def has_terms(self, kind: str) -> bool:
+        """Whether any paper has a value of facet ``kind`` (institutions: none before any
+        enrichment), per searcher generation."""
+        return FACET_FIELDS[kind] not in self._empty_fields()
+
     def has_citations(self) -> bool:
         """Whether any paper has a citation count (the ``cited`` sort means something),
         per searcher generation."""

@@ -12,8 +12,9 @@ from papersift.engine import search as search_module
 from papersift.engine.datadir import DataDir
 from papersift.engine.facet_table import FacetTable
 from papersift.engine.plan import make_plan
+from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import SearchRequest, Sort
-from papersift.engine.search import SearchEngine
+from papersift.engine.search import SearchEngine, open_engine
 from papersift.indexer.build import import_files
 from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import sample_records, write_jsonl
@@ -105,6 +106,37 @@ def test_hybrid_facets_and_date_sort_from_the_table(engine: SearchEngine) -> Non
         known = [d for d in docids if d is not None]
         want = lex.facets(lex.docids_for(known), 30, ("categories", "years"))
         assert {k: result.facets[k] for k in want} == want
+
+
+def test_date_sort_is_the_same_before_the_table_is_built(
+    built_config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fused list sorted by date through Tantivy (before the table is built) keeps
+    same-day papers in the list's order, as the table does: the same request must not give
+    another page a few seconds after the server starts."""
+    engine = open_engine(built_config)
+    engine.cache = ResultCache(0)  # every answer worked out
+    try:
+        requests = [
+            SearchRequest(text, mode=mode, sort=sort, page_size=60)
+            for text in ("neural network", "language models", "graph")
+            for mode in ("hybrid", "semantic")
+            for sort in ("newest", "oldest")
+        ]
+        with monkeypatch.context() as m:
+            m.setattr(engine.facet_table, "current", lambda seq: None)
+            by_tantivy = [engine.search(r) for r in requests]
+        engine.facet_table.start()
+        assert engine.facet_table.wait(timeout=60)
+        by_table = [engine.search(r) for r in requests]
+        ties = 0
+        for r, old, new in zip(requests, by_tantivy, by_table, strict=True):
+            assert [h.paper.arxiv_id for h in old.hits] == [h.paper.arxiv_id for h in new.hits], r
+            dates = [h.paper.published for h in new.hits]
+            ties += len(dates) - len(set(dates))
+        assert ties > 20  # the corpus has same-day papers for the order to matter
+    finally:
+        engine.close()
 
 
 @pytest.mark.parametrize("window", [2000, 5])
