@@ -1,4 +1,5 @@
-"""First-version date and categories of every paper in numpy arrays, indexed by docid.
+"""First-version date, categories and institutions of every paper in numpy arrays, indexed
+by docid.
 
 Semantic and hybrid search count the categories and years of their fused list (up to 2,000
 papers), and sort it by date when asked. Finding those papers in Tantivy again (a term-set
@@ -21,9 +22,12 @@ from collections.abc import Sequence
 from contextlib import closing
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
+from papersift.engine.enrichment import AFFILIATIONS_KEY
+from papersift.engine.institutions import rors_in
 from papersift.engine.results import FacetCount
 
 IntArray = npt.NDArray[np.int64]
@@ -31,7 +35,13 @@ IntArray = npt.NDArray[np.int64]
 log = logging.getLogger(__name__)
 
 NO_CATEGORY = -1
-Rows = list[tuple[int, str, str]]  # (docid, published ISO date, categories separated by spaces)
+NO_INSTITUTION = -1
+# Institutions a row of the array holds; a paper's further ones (large collaborations list
+# hundreds) are kept aside, so the array stays 16 bytes a paper once any is enriched.
+INSTITUTION_COLUMNS = 4
+# (docid, published ISO date, categories separated by spaces, extra enrichment as JSON)
+Rows = list[tuple[int, str, str, str]]
+_COLUMNS = "docid, published, categories, extra"
 
 
 def read_changes(path: Path, after: int | None) -> tuple[int, Rows, list[int]]:
@@ -43,12 +53,10 @@ def read_changes(path: Path, after: int | None) -> tuple[int, Rows, list[int]]:
         row = db.execute("SELECT value FROM meta WHERE key = 'seq'").fetchone()
         seq = int(row[0]) if row else 0
         if after is None:
-            rows = db.execute("SELECT docid, published, categories FROM papers").fetchall()
+            rows = db.execute(f"SELECT {_COLUMNS} FROM papers").fetchall()
             dead: list[int] = []
         else:
-            rows = db.execute(
-                "SELECT docid, published, categories FROM papers WHERE seq > ?", (after,)
-            ).fetchall()
+            rows = db.execute(f"SELECT {_COLUMNS} FROM papers WHERE seq > ?", (after,)).fetchall()
             dead = [
                 d for (d,) in db.execute("SELECT docid FROM tombstones WHERE seq > ?", (after,))
             ]
@@ -67,6 +75,11 @@ class FacetTable:
         self._cats = np.full((0, 1), NO_CATEGORY, np.int16)  # codes into _names, one per column
         self._names: list[str] = []
         self._codes: dict[str, int] = {}
+        # Institution codes (into _inst_names), no columns until a paper has one.
+        self._insts = np.full((0, 0), NO_INSTITUTION, np.int32)
+        self._inst_more: dict[int, list[int]] = {}  # docid -> codes past the array's columns
+        self._inst_names: list[str] = []
+        self._inst_codes: dict[str, int] = {}
         self._building: threading.Thread | None = None
 
     # -- keeping up to date -------------------------------------------------------------
@@ -80,6 +93,8 @@ class FacetTable:
         with self._lock:
             self._dates, self._cats = fresh._dates, fresh._cats
             self._names, self._codes = fresh._names, fresh._codes
+            self._insts, self._inst_more = fresh._insts, fresh._inst_more
+            self._inst_names, self._inst_codes = fresh._inst_names, fresh._inst_codes
             self._seq = seq
 
     def start(self) -> None:
@@ -124,29 +139,75 @@ class FacetTable:
 
     def _apply(self, rows: Rows, dead: Sequence[int]) -> None:
         """Clear deleted docids, then write the current rows (a reused docid ends live)."""
-        top = max(max((d for d, _, _ in rows), default=-1), max(dead, default=-1)) + 1
+        top = max(max((r[0] for r in rows), default=-1), max(dead, default=-1)) + 1
         if top > len(self._dates):
             self._grow(max(top, len(self._dates) + len(self._dates) // 4))
         if dead:
             ids = np.asarray(dead, np.int64)
             self._dates[ids] = 0
             self._cats[ids] = NO_CATEGORY
-        width = max((len(c.split()) for _, _, c in rows), default=0)
+            self._insts[ids] = NO_INSTITUTION
+            for d in dead:
+                self._inst_more.pop(d, None)
+        width = max((len(r[2].split()) for r in rows), default=0)
         if width > self._cats.shape[1]:
             extra = np.full((len(self._cats), width - self._cats.shape[1]), NO_CATEGORY, np.int16)
             self._cats = np.hstack([self._cats, extra])
-        for docid, published, categories in rows:
+        for docid, published, categories, _ in rows:
             self._dates[docid] = int(published[:10].replace("-", ""))
             codes = [self._code(c) for c in categories.split()]
             self._cats[docid] = NO_CATEGORY
             self._cats[docid, : len(codes)] = codes
+        self._apply_institutions(rows)
+
+    def _apply_institutions(self, rows: Rows) -> None:
+        """The rows' institutions as the keyword index holds them (``rors_in``): the
+        enrichment JSON is read only for papers with affiliations, and the array written in
+        one step (per paper, numpy's assignment cost more than the JSON)."""
+        more = self._inst_more
+        if self._insts.shape[1] and rows:
+            self._insts[np.fromiter((r[0] for r in rows), np.int64, len(rows))] = NO_INSTITUTION
+        if more:
+            for r in rows:
+                more.pop(r[0], None)
+        at: list[int] = []
+        column: list[int] = []
+        value: list[int] = []
+        for docid, _, _, extra in rows:
+            if AFFILIATIONS_KEY not in extra:  # most papers, and every one before enrichment
+                continue
+            try:
+                rors = rors_in(dict(msgspec.json.decode(extra)).get(AFFILIATIONS_KEY))
+            except (ValueError, TypeError):  # unreadable: no institution, not a failed build
+                continue
+            codes = [self._inst_code(r) for r in rors]
+            head = codes[:INSTITUTION_COLUMNS]
+            at += [docid] * len(head)
+            column += range(len(head))
+            value += head
+            if len(codes) > INSTITUTION_COLUMNS:
+                more[docid] = codes[INSTITUTION_COLUMNS:]
+        if not value:
+            return
+        if not self._insts.shape[1]:
+            self._insts = np.full((len(self._dates), INSTITUTION_COLUMNS), NO_INSTITUTION, np.int32)
+        self._insts[at, column] = value
+
+    def _inst_code(self, ror_id: str) -> int:
+        code = self._inst_codes.get(ror_id)
+        if code is None:
+            code = self._inst_codes[ror_id] = len(self._inst_names)
+            self._inst_names.append(ror_id)
+        return code
 
     def _grow(self, size: int) -> None:
         dates = np.zeros(size, np.int32)
         dates[: len(self._dates)] = self._dates
         cats = np.full((size, self._cats.shape[1]), NO_CATEGORY, np.int16)
         cats[: len(self._cats)] = self._cats
-        self._dates, self._cats = dates, cats
+        insts = np.full((size, self._insts.shape[1]), NO_INSTITUTION, np.int32)
+        insts[: len(self._insts)] = self._insts
+        self._dates, self._cats, self._insts = dates, cats, insts
 
     def _code(self, name: str) -> int:
         code = self._codes.get(name)
@@ -181,6 +242,24 @@ class FacetTable:
                 for y, n in zip(years[::-1], per_year[::-1], strict=True)
             ),
         }
+
+    def institutions(
+        self, docids: Sequence[int] | IntArray, size: int = 30
+    ) -> tuple[FacetCount, ...]:
+        """The institutions (ROR ids) of these papers, top ``size`` by count, then id, as
+        ``LexicalIndex.facets`` counts them: a few µs for 200 papers, where Tantivy took
+        ~0.7 ms to find them by docid and count a text field."""
+        with self._lock:
+            ids = self._known(docids)
+            codes = self._insts[ids].ravel()
+            parts = [codes[codes >= 0]]
+            if self._inst_more:
+                more = self._inst_more
+                parts += [np.asarray(more[d], np.int32) for d in ids.tolist() if d in more]
+            per_code = np.bincount(np.concatenate(parts), minlength=len(self._inst_names))
+            names = self._inst_names
+        top = sorted((-int(per_code[c]), names[c]) for c in np.flatnonzero(per_code))
+        return tuple(FacetCount(name, -n) for n, name in top[:size])
 
     def by_date(self, docids: Sequence[int], newest: bool) -> list[int]:
         """These docids by first-version date (stable: equal dates keep their order);
