@@ -8,10 +8,11 @@ query's CPU time; counting them here takes well under a millisecond. Every mode 
 institutions of its first 200 results here too (1.0 -> 0.19 ms, bench/institution_facet.py).
 
 The table is read from the store in one scan on a connection of its own (2.7 s at 663k
-papers, 5.3 s with every paper's affiliations to read; on a background thread, so the store's lock is never held that long; the engine
-asks Tantivy meanwhile) and then follows the store's change sequence: before each use it
-applies the papers changed and deleted since, in the same read transaction as the sequence
-number, so a change made during the read is applied again next time rather than lost.
+papers, 5.3 s with every paper's affiliations to read), on a background thread, so the
+store's lock is never held that long; the engine asks Tantivy meanwhile. Then it follows
+the store's change sequence: before each use it applies the papers changed and deleted
+since, in the same read transaction as the sequence number, so a change made during the
+read is applied again next time rather than lost.
 """
 
 from __future__ import annotations
@@ -156,7 +157,7 @@ class FacetTable:
             self._cats = np.hstack([self._cats, extra])
         for docid, published, categories, _ in rows:
             self._dates[docid] = int(published[:10].replace("-", ""))
-            codes = [self._code(c) for c in categories.split()]
+            codes = [_code(self._codes, self._names, c) for c in categories.split()]
             self._cats[docid] = NO_CATEGORY
             self._cats[docid, : len(codes)] = codes
         self._apply_institutions(rows)
@@ -181,7 +182,7 @@ class FacetTable:
                 rors = rors_in(dict(msgspec.json.decode(extra)).get(AFFILIATIONS_KEY))
             except (ValueError, TypeError):  # unreadable: no institution, not a failed build
                 continue
-            codes = [self._inst_code(r) for r in rors]
+            codes = [_code(self._inst_codes, self._inst_names, r) for r in rors]
             head = codes[:INSTITUTION_COLUMNS]
             at += [docid] * len(head)
             column += range(len(head))
@@ -194,13 +195,6 @@ class FacetTable:
             self._insts = np.full((len(self._dates), INSTITUTION_COLUMNS), NO_INSTITUTION, np.int32)
         self._insts[at, column] = value
 
-    def _inst_code(self, ror_id: str) -> int:
-        code = self._inst_codes.get(ror_id)
-        if code is None:
-            code = self._inst_codes[ror_id] = len(self._inst_names)
-            self._inst_names.append(ror_id)
-        return code
-
     def _grow(self, size: int) -> None:
         dates = np.zeros(size, np.int32)
         dates[: len(self._dates)] = self._dates
@@ -209,13 +203,6 @@ class FacetTable:
         insts = np.full((size, self._insts.shape[1]), NO_INSTITUTION, np.int32)
         insts[: len(self._insts)] = self._insts
         self._dates, self._cats, self._insts = dates, cats, insts
-
-    def _code(self, name: str) -> int:
-        code = self._codes.get(name)
-        if code is None:
-            code = self._codes[name] = len(self._names)
-            self._names.append(name)
-        return code
 
     # -- queries (call on the table ``current`` returned) --------------------------------
 
@@ -280,3 +267,12 @@ class FacetTable:
         key = -dates if newest else dates
         order: IntArray = np.lexsort((np.arange(len(ids)), key, missing))
         return order
+
+
+def _code(codes: dict[str, int], names: list[str], name: str) -> int:
+    """The code of ``name`` (its position in ``names``), given one on first sight."""
+    code = codes.get(name)
+    if code is None:
+        code = codes[name] = len(names)
+        names.append(name)
+    return code
