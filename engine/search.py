@@ -198,7 +198,7 @@ class SearchEngine(Catalog):
         window = ranked.ids[:PEOPLE_WINDOW].tolist()  # every match when there are no more
         # Tantivy counts the institutions on a pool thread until the table is built.
         insts = (
-            self._pool.submit(self._institution_facet, window)
+            self._pool.submit(self._institution_facet, window, None)
             if table is None and lex.has_terms("institutions") else None
         )  # fmt: skip
         researchers = self._researcher_facet(window)
@@ -216,7 +216,9 @@ class SearchEngine(Catalog):
         else:
             counted = lex.facets(combined, 30, _CATEGORIES_YEARS)
         total += len(set(first) - set(top)) if total <= len(top) else 0
-        institutions = insts.result() if insts is not None else self._institution_facet(window)
+        institutions = (
+            insts.result() if insts is not None else self._institution_facet(window, table)
+        )
         facets = {**counted, "researchers": researchers, "institutions": institutions}
         if table is None:
             self.facet_table.start()  # after the answer, as in _over_list
@@ -292,7 +294,8 @@ class SearchEngine(Catalog):
             ids, scores = lex.top(match_q, plan.size, offset, plan.sort)
             page = list(zip(ids, scores, strict=True))
         window = fused.ids[:PEOPLE_WINDOW].tolist()
-        facets = {"institutions": self._institution_facet(window)}
+        table = self.facet_table.current(self.data.store.seq)
+        facets = {"institutions": self._institution_facet(window, table)}
         facets["researchers"] = self._researcher_facet(window)
         facets.update(counts.result())
         total = _total(facets, lambda: lex.count(match_q))
@@ -358,7 +361,7 @@ class SearchEngine(Catalog):
             categories_years = partial(table.counts, ids)
         # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
         window = ids[:PEOPLE_WINDOW].tolist()
-        facets = {"institutions": self._institution_facet(window)}
+        facets = {"institutions": self._institution_facet(window, table)}
         facets["researchers"] = self._researcher_facet(window)
         facets.update(categories_years())
         order: npt.NDArray[np.int64] | None = None
@@ -384,14 +387,16 @@ class SearchEngine(Catalog):
             return facets, fused
         return facets, Ranking(ids[order], fused.scores[order])
 
-    def _institution_facet(self, docids: list[int]) -> tuple[FacetCount, ...]:
+    def _institution_facet(
+        self, docids: list[int], table: FacetTable | None
+    ) -> tuple[FacetCount, ...]:
         """The institutions of these papers: none before any enrichment (finding the papers
         in Tantivy alone would cost 0.1 ms of every search at 663k papers), else from the
-        facet table, or from Tantivy until it is built."""
+        facet table the search already brought up to date, or from Tantivy until it is
+        built (``table`` None)."""
         lex = self.data.lexical
         if not lex.has_terms("institutions"):
             return ()
-        table = self.facet_table.current(self.data.store.seq)
         if table is not None:
             return table.institutions(docids)
         return lex.facets(lex.docids_for(docids), kinds=("institutions",))["institutions"]
