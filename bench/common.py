@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import hashlib
 import json
@@ -222,3 +223,17 @@ def publish(name: str, body: str, write: bool) -> None:
     print(body)
     if write:
         write_section(name, body)
+
+
+def scale_parser(
+    doc: str | None, *, queries: int | None = 200, rounds: int = 4
+) -> argparse.ArgumentParser:
+    """The arguments the in-process benchmarks on a scale directory share: ``--size``,
+    ``--queries`` (unless None), ``--rounds`` and ``--write``; ``doc``: the script's docstring."""
+    ap = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    ap.add_argument("--size", type=int, default=0, help="scale directory: 10000, 100000, 0 = all")
+    if queries is not None:
+        ap.add_argument("--queries", type=int, default=queries)
+    ap.add_argument("--rounds", type=int, default=rounds)
+    ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
+    return ap

@@ -36,7 +36,6 @@ those where the new ``text_tokens`` differs from the old (offsets, tokens or ord
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 import time
@@ -48,7 +47,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
 from bench import scale_data  # noqa: E402
-from bench.common import bench_config, log, publish  # noqa: E402
+from bench.common import bench_config, log, publish, scale_parser  # noqa: E402
 from bench.hit_pages import Page, build_pages, make_pages, table_head  # noqa: E402
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 
@@ -257,12 +256,8 @@ def check_tokens(size: int, n: int, per_text: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=0, help="scale directory: 10000, 100000, 0 = all")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=6)
+    ap = scale_parser(__doc__, rounds=6)
     ap.add_argument("--modes", default="keyword")
-    ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
     ap.add_argument("--tokens", action="store_true", help="old and new text_tokens instead")
     ap.add_argument("--check-tokens", action="store_true", help="old and new on every text")
     ap.add_argument("--per-text", type=int, default=3, help="--check-tokens: root sets a text")

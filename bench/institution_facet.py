@@ -14,7 +14,6 @@ give the same counts for every window; times are thread CPU, rounds alternating.
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import json
 import random
@@ -31,7 +30,16 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import ROOT, git_revision, load_average, log, machine_info, publish, table
+from bench.common import (
+    ROOT,
+    git_revision,
+    load_average,
+    log,
+    machine_info,
+    publish,
+    scale_parser,
+    table,
+)
 from bench.peers.compare import sample_docs, title_queries
 from bench.ror_import import EXTRACT
 from papersift.core.paper import Paper
@@ -91,10 +99,7 @@ def thread_ms(fn: Callable[[list[int]], object], windows: Sequence[list[int]]) -
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=0, help="scale directory (0: the full one)")
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
+    ap = scale_parser(__doc__, queries=None)
     args = ap.parse_args()
     root = enriched_copy(args.size)
     lex = LexicalIndex(root / "lexical")

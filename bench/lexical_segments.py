@@ -23,7 +23,6 @@ directories share one store and its write-ahead log; serve one at a time).
 
 from __future__ import annotations
 
-import argparse
 import resource
 import shutil
 import statistics
@@ -38,7 +37,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
 from bench import scale_data  # noqa: E402
-from bench.common import CACHE, bench_config, load_average, log, machine_info, publish  # noqa: E402
+from bench.common import CACHE, bench_config, load_average, log, machine_info, publish, scale_parser  # noqa: E402
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 
 
@@ -159,11 +158,7 @@ def run(size: int, n: int, rounds: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=0, help="scale directory: 10000, 100000, 0 = all")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
+    ap = scale_parser(__doc__)
     args = ap.parse_args()
     publish("lexical segments", run(args.size, args.queries, args.rounds), args.write)
 

@@ -21,7 +21,6 @@ When a top 10 costs about what counting every match does, nothing was pruned.
 
 from __future__ import annotations
 
-import argparse
 import re
 import statistics
 import sys
@@ -35,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
 from bench import scale_data  # noqa: E402
-from bench.common import bench_config, load_average, log, machine_info, publish  # noqa: E402
+from bench.common import bench_config, load_average, log, machine_info, publish, scale_parser  # noqa: E402
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 
 K = 1000
@@ -162,11 +161,7 @@ def rare_and_common(searcher: Any, schema: Any, terms: list[str], rounds: int) -
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=0, help="scale directory: 10000, 100000, 0 = all")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=4)
-    ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
+    ap = scale_parser(__doc__)
     args = ap.parse_args()
     publish("ranking pass", run(args.size, args.queries, args.rounds), args.write)
 

@@ -14,7 +14,6 @@ measures that part alone.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
 from bench import scale_data  # noqa: E402
-from bench.common import bench_config, log, publish  # noqa: E402
+from bench.common import bench_config, log, publish, scale_parser  # noqa: E402
 from bench.hit_pages import build_pages, make_pages, table_head  # noqa: E402
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 
@@ -69,12 +68,8 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--size", type=int, default=0, help="scale directory: 10000, 100000, 0 = all")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--rounds", type=int, default=6)
+    ap = scale_parser(__doc__, rounds=6)
     ap.add_argument("--modes", default="keyword,hybrid")
-    ap.add_argument("--write", action="store_true", help="write the table into RESULTS.md")
     args = ap.parse_args()
     body = run(args.size, args.queries, args.rounds, args.modes.split(","))
     publish("snippet skip", body, args.write)
