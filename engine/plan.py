@@ -4,6 +4,7 @@ sort, the researchers the query names, and the warnings to show for each choice 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -26,6 +27,7 @@ from papersift.engine.match import (
 from papersift.engine.query import Clause, ParsedQuery, parse_user_query
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
 from papersift.engine.title_match import title_matches
+from papersift.engine.why import Evidence, filter_lines, query_words
 
 if TYPE_CHECKING:
     from papersift.engine.search import SearchEngine
@@ -53,6 +55,18 @@ class Plan:
     semantic_share: float  # the semantic side's weight in fusion: the embedded share
     researchers: tuple[ResearcherRef, ...]
     warnings: tuple[str, ...]
+
+    def evidence(
+        self, keyword: Sequence[float], semantic: Sequence[float] = (),
+        fused: tuple[str, float, int] | None = None,
+    ) -> Evidence:  # fmt: skip
+        """What ``engine.why`` reads for each hit: the lists' scores by rank, the fusion,
+        the query's words and the filters (worked out once per request, for the page)."""
+        method, weight, k = fused or (None, 1.0, 60)
+        return Evidence(
+            keyword, semantic, method, weight, k, query_words(self.parsed),
+            filter_lines(self.request.filters, self.parsed),
+        )  # fmt: skip
 
 
 def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:

@@ -80,3 +80,12 @@ class Ranking:
 
 
 EMPTY = Ranking(np.zeros(0, np.int64), np.zeros(0, np.float64))
+
+
+def ranks_on_page(
+    lists: dict[str, Ranking], page: list[tuple[int, float]]
+) -> dict[str, dict[int, int]]:
+    """Each list's 1-based rank of the page's papers that it holds: for the page alone, as
+    maps of a whole list (up to 2,000 entries each) cost ~0.2 ms a search."""
+    ids = np.fromiter((d for d, _ in page), np.int64, len(page))
+    return {name: ranking.ranks_of(ids) for name, ranking in lists.items()}

@@ -14,10 +14,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
-from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -33,24 +31,28 @@ from papersift.engine.facet_table import FacetTable
 from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import direct_result, make_hits, missing_result
 from papersift.engine.like_text import similar_to_text
+from papersift.engine.list_facets import (
+    NO_FACETS,
+    PEOPLE_WINDOW,
+    Facets,
+    institution_facet,
+    over_list,
+    total_of,
+)
 from papersift.engine.match import SemanticReference, semantic_matches
 from papersift.engine.plan import Plan, make_plan
 from papersift.engine.query import arxiv_id_in
-from papersift.engine.ranking import EMPTY, Ranking
+from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
-from papersift.engine.why import Evidence, filter_lines, query_words
+from papersift.engine.why import Evidence
 
-# Results (by relevance) whose researchers and institutions are counted when there are more.
-PEOPLE_WINDOW = 200
 # Keyword matches fetched with the page (and their count, in the same pass): when that is
 # all of them, their categories and years are counted from the facet table. 2,000 covers
 # 90% of 200 title queries at 663k papers, for 0.2 ms more than fetching 200.
 KEYWORD_WINDOW = 2000
 _CATEGORIES_YEARS = ("categories", "years")
-Facets = dict[str, tuple[FacetCount, ...]]
-_NONE: Facets = {"categories": (), "years": (), "researchers": (), "institutions": ()}
 
 
 class SearchEngine(Catalog):
@@ -198,15 +200,15 @@ class SearchEngine(Catalog):
         window = ranked.ids[:PEOPLE_WINDOW].tolist()  # every match when there are no more
         # Tantivy counts the institutions on a pool thread until the table is built.
         insts = (
-            self._pool.submit(self._institution_facet, window, None)
+            self._pool.submit(institution_facet, lex, window, None)
             if table is None and lex.has_terms("institutions") else None
         )  # fmt: skip
         researchers = self._researcher_facet(window)
         lists = {"keyword": keyword, "title": ranked.head(len(first))}
         by_score = plan.sort == "relevance"
-        evidence = replace(_evidence(plan, top_scores if by_score else ()), keyword_ranked=by_score)
+        evidence = replace(plan.evidence(top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked.pairs(offset, offset + plan.size)
-        ranks = _ranks(lists, page)
+        ranks = ranks_on_page(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         if counts is not None:
             counted = counts.result()
@@ -217,7 +219,7 @@ class SearchEngine(Catalog):
             counted = lex.facets(combined, 30, _CATEGORIES_YEARS)
         total += len(set(first) - set(top)) if total <= len(top) else 0
         institutions = (
-            insts.result() if insts is not None else self._institution_facet(window, table)
+            insts.result() if insts is not None else institution_facet(lex, window, table)
         )
         facets = {**counted, "researchers": researchers, "institutions": institutions}
         if table is None:
@@ -256,7 +258,7 @@ class SearchEngine(Catalog):
         offset = (plan.request.page - 1) * plan.size
         sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
-            evidence = _evidence(plan, (), sem_scores)
+            evidence = plan.evidence((), sem_scores)
             return self._whole_list(semantic, plan, {"semantic": candidates}, evidence)
         rd, rs = ranked.result()
         # The keyword matches (the first ones), and whether they are all of them.
@@ -272,7 +274,7 @@ class SearchEngine(Catalog):
         else:
             weight = cfg.convex_weight * plan.semantic_share
             fused = fusion.convex_ranking(keyword, candidates, weight)
-        evidence = _evidence(plan, rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k))
+        evidence = plan.evidence(rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k))
         matches = np.asarray(kd, np.int64)
         # isin by a table of the docids' range, not by sorting: 60 against 400 us for lists
         # of 2,000 and 3,000 docids.
@@ -295,11 +297,11 @@ class SearchEngine(Catalog):
             page = list(zip(ids, scores, strict=True))
         window = fused.ids[:PEOPLE_WINDOW].tolist()
         table = self.facet_table.current(self.data.store.seq)
-        facets = {"institutions": self._institution_facet(window, table)}
+        facets = {"institutions": institution_facet(lex, window, table)}
         facets["researchers"] = self._researcher_facet(window)
         facets.update(counts.result())
-        total = _total(facets, lambda: lex.count(match_q))
-        ranks = _ranks(lists, page)
+        total = total_of(facets, lambda: lex.count(match_q))
+        ranks = ranks_on_page(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, total, facets, total
 
@@ -336,70 +338,26 @@ class SearchEngine(Catalog):
     ) -> tuple[list[Hit], int, Facets, int]:  # fmt: skip
         """The answer when ``matches`` (relevance order) is the whole match set; ``lists``:
         the retrievers' lists, whose ranks each hit shows."""
-        facets, ordered = self._over_list(matches, plan.sort) if len(matches) else (_NONE, EMPTY)
+        facets, ordered = (
+            self._over_list(matches, plan.sort) if len(matches) else (NO_FACETS, EMPTY)
+        )
         offset = (plan.request.page - 1) * plan.size
         page = ordered.pairs(offset, offset + plan.size)
         q = plan.keyword.query
-        ranks = _ranks(lists, page)
+        ranks = ranks_on_page(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
         return hits, len(matches), facets, len(matches)
 
-    def _over_list(
-        self, fused: Ranking, sort: str
-    ) -> tuple[dict[str, tuple[FacetCount, ...]], Ranking]:
-        """Facets of a fused list, and the list in ``sort`` order. Categories, years and
-        date sorts come from the facet table; until it is built, Tantivy finds the papers."""
-        lex = self.data.lexical
-        ids = fused.ids
+    def _over_list(self, fused: Ranking, sort: str) -> tuple[Facets, Ranking]:
+        """Facets of a fused list and the list in ``sort`` order (``engine.list_facets``)."""
         table = self.facet_table.current(self.data.store.seq)
-        in_list: tantivy.Query | None = None  # the papers as a Tantivy query, made once
-        if table is None:
-            in_list = lex.docids_for(ids.tolist())
-            counted = self._pool.submit(lex.facets, in_list, 30, ("categories", "years"))
-            categories_years = counted.result
-        else:
-            categories_years = partial(table.counts, ids)
-        # Researchers and institutions: the first PEOPLE_WINDOW, as in keyword mode.
-        window = ids[:PEOPLE_WINDOW].tolist()
-        facets = {"institutions": self._institution_facet(window, table)}
-        facets["researchers"] = self._researcher_facet(window)
-        facets.update(categories_years())
-        order: npt.NDArray[np.int64] | None = None
-        if sort in ("newest", "oldest") and table is not None:
-            order = table.date_order(ids, newest=sort == "newest")
-        elif sort != "relevance":
-            in_list = in_list if in_list is not None else lex.docids_for(ids.tolist())
-            by_field, values = lex.top(in_list, len(ids), 0, sort)  # type: ignore[arg-type]
-            # The positions of the sorted docids in the list, to carry their scores along.
-            where = {d: i for i, d in enumerate(ids.tolist())}
-            order = np.asarray([where[d] for d in by_field], np.int64)
-            if sort in ("newest", "oldest"):
-                # Papers of one day in the list's order, as the table sorts them: Tantivy
-                # breaks the tie by its own document order, so the same request gave
-                # another page once the table was built.
-                day = np.asarray(values, np.int64)
-                order = order[np.lexsort((order, -day if sort == "newest" else day))]
+        lex = self.data.lexical
+        answer = over_list(fused, sort, lex, table, self._pool, self._researcher_facet)
         if table is None:
             # Started only now: the build holds the GIL for a second or so, which would
             # otherwise hold up this (often the server's first) answer.
             self.facet_table.start()
-        if order is None:
-            return facets, fused
-        return facets, Ranking(ids[order], fused.scores[order])
-
-    def _institution_facet(
-        self, docids: list[int], table: FacetTable | None
-    ) -> tuple[FacetCount, ...]:
-        """The institutions of these papers: none before any enrichment (finding the papers
-        in Tantivy alone would cost 0.1 ms of every search at 663k papers), else from the
-        facet table the search already brought up to date, or from Tantivy until it is
-        built (``table`` None)."""
-        lex = self.data.lexical
-        if not lex.has_terms("institutions"):
-            return ()
-        if table is not None:
-            return table.institutions(docids)
-        return lex.facets(lex.docids_for(docids), kinds=("institutions",))["institutions"]
+        return answer
 
     def _researcher_facet(self, docids: list[int]) -> tuple[FacetCount, ...]:
         """The researchers of these papers: from the in-memory table once it reflects the
@@ -424,34 +382,6 @@ class SearchEngine(Catalog):
             return vectors.ranking(qvec, k)
         allowed = self.data.lexical.allowed(filt)
         return vectors.ranking(qvec, k, allowed) if len(allowed) else EMPTY
-
-
-def _evidence(
-    plan: Plan, keyword: Sequence[float], semantic: Sequence[float] = (),
-    fused: tuple[str, float, int] | None = None,
-) -> Evidence:  # fmt: skip
-    """What ``engine.why`` reads for each hit: the lists' scores by rank, the fusion, the
-    query's words and the filters (worked out once per request, for the page's hits)."""
-    method, weight, k = fused or (None, 1.0, 60)
-    return Evidence(
-        keyword, semantic, method, weight, k, query_words(plan.parsed),
-        filter_lines(plan.request.filters, plan.parsed),
-    )  # fmt: skip
-
-
-def _ranks(lists: dict[str, Ranking], page: list[tuple[int, float]]) -> dict[str, dict[int, int]]:
-    """Each list's 1-based rank of the page's papers that it holds: for the page alone, as
-    maps of a whole list (up to 2,000 entries each) cost ~0.2 ms a search."""
-    ids = np.fromiter((d for d, _ in page), np.int64, len(page))
-    return {name: ranking.ranks_of(ids) for name, ranking in lists.items()}
-
-
-def _total(facets: Facets, count: Callable[[], int]) -> int:
-    """The number of matches, from their year facet: every paper has exactly one year and
-    that facet lists every year, so its counts add up to it without another pass over the
-    matches (``count``: that pass, should the facet be missing)."""
-    years = facets.get("years")
-    return sum(f.count for f in years) if years else count()
 
 
 def open_engine(config: Config) -> SearchEngine:
