@@ -150,12 +150,18 @@ def cached_response(
 _JSON = msgspec.json.Encoder()
 
 
-def json_response(request: Request, data: Any, cache: str = API_CACHE) -> Response:
+def json_response(
+    request: Request, data: Any, cache: str = API_CACHE, *, etag: bool = True
+) -> Response:
     """``data`` (a response Struct of ``server.schemas*``, or builtins) as compact UTF-8 JSON
-    with an ETag. msgspec: the stdlib encoder took a third of the event loop's time under
-    load on a 24-hit search page; see bench/serialize_bench.py for msgspec against orjson.
+    with an ETag (``etag=False``: without, for a body that is never the same twice).
+    msgspec: the stdlib encoder took a third of the event loop's time under load on a
+    24-hit search page; see bench/serialize_bench.py for msgspec against orjson.
     Non-finite floats are the caller's to map to null; msgspec would write them as null too."""
-    return cached_response(request, _JSON.encode(data), "application/json", cache=cache)
+    body = _JSON.encode(data)
+    if not etag:
+        return Response(body, 200, {"Cache-Control": cache}, "application/json")
+    return cached_response(request, body, "application/json", cache=cache)
 
 
 NO_STORE = {"Cache-Control": "no-store"}

@@ -154,6 +154,20 @@ def test_next_link_pages_through(client: TestClient) -> None:
     }
 
 
+def test_validators_where_a_body_can_repeat(client: TestClient) -> None:
+    """A paper's answer has an ETag that a conditional request matches; a search answer,
+    which says how long it took and so never repeats, has none (it would never match)."""
+    paper = client.get("/api/v1/papers/cmp-lg/9405001")
+    again = client.get(
+        "/api/v1/papers/cmp-lg/9405001", headers={"If-None-Match": paper.headers["etag"]}
+    )
+    assert again.status_code == 304 and again.content == b""
+    first, second = (client.get("/api/v1/search?q=word+sense&mode=keyword") for _ in range(2))
+    assert first.content != second.content  # the same hits, another took_ms
+    assert first.json()["hits"] == second.json()["hits"]
+    assert "etag" not in first.headers and first.headers["cache-control"] == "public, max-age=60"
+
+
 def test_paper_and_similar(client: TestClient, engine: SearchEngine) -> None:
     paper = client.get("/api/v1/papers/cmp-lg/9405001").json()["paper"]
     assert paper["title"] == "Similarity-Based Estimation of Word Cooccurrence Probabilities"
