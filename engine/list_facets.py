@@ -24,7 +24,7 @@ Facets = dict[str, tuple[FacetCount, ...]]
 # Results (by relevance) whose researchers and institutions are counted when there are more.
 PEOPLE_WINDOW = 200
 NO_FACETS: Facets = {"categories": (), "years": (), "researchers": (), "institutions": ()}
-_CATEGORIES_YEARS = ("categories", "years")
+CATEGORIES_YEARS = ("categories", "years")  # the facets the facet table counts
 
 
 def institution_facet(
@@ -55,7 +55,7 @@ def over_list(
     in_list: tantivy.Query | None = None  # the papers as a Tantivy query, made once
     if table is None:
         in_list = lex.docids_for(ids.tolist())
-        counted = pool.submit(lex.facets, in_list, 30, _CATEGORIES_YEARS)
+        counted = pool.submit(lex.facets, in_list, 30, CATEGORIES_YEARS)
         categories_years = counted.result
     else:
         categories_years = partial(table.counts, ids)

@@ -32,6 +32,7 @@ from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import direct_result, make_hits, missing_result
 from papersift.engine.like_text import similar_to_text
 from papersift.engine.list_facets import (
+    CATEGORIES_YEARS,
     NO_FACETS,
     PEOPLE_WINDOW,
     Facets,
@@ -52,7 +53,6 @@ from papersift.engine.why import Evidence
 # all of them, their categories and years are counted from the facet table. 2,000 covers
 # 90% of 200 title queries at 663k papers, for 0.2 ms more than fetching 200.
 KEYWORD_WINDOW = 2000
-_CATEGORIES_YEARS = ("categories", "years")
 
 
 class SearchEngine(Catalog):
@@ -185,7 +185,7 @@ class SearchEngine(Catalog):
         # the index, so Tantivy counts it on a pool thread meanwhile, as do all queries
         # until the table is built (Tantivy releases the GIL).
         counts = (
-            self._pool.submit(lex.facets, combined, 30, _CATEGORIES_YEARS)
+            self._pool.submit(lex.facets, combined, 30, CATEGORIES_YEARS)
             if q is None or table is None else None
         )  # fmt: skip
         fetch = KEYWORD_WINDOW if counts is None else PEOPLE_WINDOW  # counted by Tantivy
@@ -216,7 +216,7 @@ class SearchEngine(Catalog):
             assert table is not None
             counted = table.counts(top)
         else:
-            counted = lex.facets(combined, 30, _CATEGORIES_YEARS)
+            counted = lex.facets(combined, 30, CATEGORIES_YEARS)
         total += len(set(first) - set(top)) if total <= len(top) else 0
         institutions = (
             insts.result() if insts is not None else institution_facet(lex, window, table)
@@ -287,7 +287,7 @@ class SearchEngine(Catalog):
         if every_match:  # the list is the set
             return self._whole_list(fused, plan, lists, evidence)
         match_q = self._match_query(keyword_side, matches, fused)
-        counts = self._pool.submit(lex.facets, match_q, 30, ("categories", "years"))
+        counts = self._pool.submit(lex.facets, match_q, 30, CATEGORIES_YEARS)
         if plan.sort == "relevance":
             page = fused.pairs(offset, offset + plan.size)
             if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
