@@ -44,12 +44,6 @@ from bench.html_load import cpu_seconds
 from bench.http_load import Server, _lua, run_wrk
 
 
-def loop_cpu_seconds(pid: int) -> float:
-    """CPU time of the process's main thread (uvicorn's event loop)."""
-    fields = Path(f"/proc/{pid}/task/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def wait_idle(pid: int, window: float = 2.0, limit: float = 300.0) -> float:
     """Wait until the server spends under 5% of a core over ``window`` seconds (its facet
     table and other start-up work done, or they would be billed to the first runs); the
@@ -88,9 +82,10 @@ def measure(
                 for mode in modes if r % 2 == 0 else modes[::-1]:
                     url = f"{server.base}/api/v1/search?mode={mode}&q="
                     pid = server.proc.pid
-                    cpu0, loop0 = cpu_seconds(pid), loop_cpu_seconds(pid)
+                    # The main thread (its id is the process's) runs uvicorn's event loop.
+                    cpu0, loop0 = cpu_seconds(pid), cpu_seconds(pid, pid)
                     res = run_wrk(url, conns, seconds, script)
-                    cpu, loop = cpu_seconds(pid) - cpu0, loop_cpu_seconds(pid) - loop0
+                    cpu, loop = cpu_seconds(pid) - cpu0, cpu_seconds(pid, pid) - loop0
                     res["cpu_ms"] = 1000 * cpu / max(1.0, res["requests"])
                     res["loop_ms"] = 1000 * loop / max(1.0, res["requests"])
                     res["load"] = os.getloadavg()[0]
@@ -131,8 +126,7 @@ def report(
         rows.append([
             mode, str(conns), f"{med['rps']:.1f}", f"{med['cpu_ms']:.2f}",
             " / ".join(f"{x['cpu_ms']:.2f}" for x in res), f"{med['loop_ms']:.2f}",
-            f"{med['p50']:.1f}",
-            f"{med['p99']:.1f}", f"{int(sum(x['errors'] for x in res))}",
+            f"{med['p50']:.1f}", f"{med['p99']:.1f}", f"{int(sum(x['errors'] for x in res))}",
             " ".join(f"{x['load']:.1f}" for x in res),
         ])  # fmt: skip
     info = machine_info()
