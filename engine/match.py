@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import tantivy
@@ -29,7 +29,10 @@ from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
-GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
+GRAPH_FIELDS = ("cites", "citedby")
+# Minimum-should-match sets of up to this many clauses are always split (``at_least``): at
+# 663k papers 4 clauses took 3.05 -> 2.26 ms and 5 clauses 4.27 -> 3.55, 6 went 5.6 -> 6.4.
+SPLIT_ALWAYS_UP_TO = 5  # a set of docids (``engine.plan.graph_clause``)
 # One graph clause (``cites:2401.10241``) as the Tantivy query of its papers, and a warning.
 GraphClause = Callable[[Clause], tuple[tantivy.Query, str | None]]
 
@@ -100,9 +103,9 @@ def keyword_query(
     must_not: list[tantivy.Query] = []
     free: list[tantivy.Query] = []
     free_parts: list[list[list[str]]] = []  # each free clause's words (an OR group's, each)
-    # The free words' default-field terms, flat (``LexicalIndex.word_terms``); None once
-    # one of them is not a plain term.
-    flat_terms: list[tantivy.Query] | None = []
+    # Each free clause's default-field terms, flat (``LexicalIndex.word_terms``); None for
+    # a clause that is not plain terms (a phrase, an OR group).
+    clause_terms: list[list[tantivy.Query] | None] = []
     optional: list[tantivy.Query] = []  # stop words: scored where they match, never required
     seen: set[tuple[str, str | None, str, bool]] = set()
     for group in parsed.groups():
@@ -118,7 +121,7 @@ def keyword_query(
             (must if fielded else free).append(either)
             if not fielded:
                 free_parts.append([c.parts() for c in group])
-            flat_terms = flat_terms if fielded else None
+                clause_terms.append(None)
             continue
         c = group[0]
         if c.sign == "-":
@@ -130,8 +133,12 @@ def keyword_query(
         else:
             free.append(parse(c))
             free_parts.append([c.parts()])
-            terms = lex.word_terms(c.parts()) if flat_terms is not None and not c.phrase else None
-            flat_terms = None if terms is None or flat_terms is None else flat_terms + terms
+            clause_terms.append(None if c.phrase else lex.word_terms(c.parts()))
+    # Every free word's terms in one list, or None when a clause is not plain terms.
+    flat_terms = (
+        [t for terms in clause_terms for t in terms or ()]
+        if all(terms is not None for terms in clause_terms) else None
+    )  # fmt: skip
     need = rule.required(len(free))
     if not must and not free and not must_not:
         if not optional:
@@ -154,7 +161,7 @@ def keyword_query(
                 [sum(lex.postings(words) for words in parts) for parts in free_parts]
                 if 1 < minimum < len(free) else []
             )  # fmt: skip
-            clauses.append((tantivy.Occur.Must, at_least(free, sizes, minimum)))
+            clauses.append((tantivy.Occur.Must, at_least(free, sizes, minimum, clause_terms)))
         if not clauses:  # only exclusions: everything else
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
@@ -166,33 +173,42 @@ def keyword_query(
     return KeywordQuery(query, ranking, len(free), need, tuple(warnings))
 
 
-def at_least(queries: list[tantivy.Query], sizes: list[int], k: int) -> tantivy.Query:
+def at_least(
+    queries: list[tantivy.Query], sizes: list[int], k: int,
+    terms: Sequence[list[tantivy.Query] | None] | None = None,
+) -> tantivy.Query:  # fmt: skip
     """Papers matching at least ``k`` of ``queries``, scored by the sum of those they match
     (``sizes``: each one's postings, ``LexicalIndex.postings``; read only when ``1 < k <
-    len(queries)``).
+    len(queries)``; ``terms``: each one's flat terms where known, ``keyword_query``).
 
-    Tantivy's minimum-should-match scorer walks the union of every clause's postings and
-    cannot skip: 2.8 ms for a title query at 663k papers, against 0.9 ms with every word
-    required. So when one clause has more postings than all the others together (a common
-    word), the set is split on it: (it and ``k - 1`` of the rest) or (``k`` of the rest and
-    not it). Each branch walks only the others' union and skips through its postings; every
-    paper lands in one branch with the same score (``test_match_set``)."""
+    Tantivy's minimum-should-match scorer walks the union of every clause's postings through
+    a heap and cannot skip: 2.8 ms for a title query at 663k papers, against 0.9 ms with
+    every word required. So the set is split on its most common clause: (it and ``k - 1`` of
+    the rest) or (``k`` of the rest and not it), again inside each branch, down to "all of"
+    (an intersection) and "any of" (one flat union of the clauses' terms where they are
+    plain terms). Each branch skips through the common clause's postings; every paper lands
+    in one branch with the same score (``test_match_set``). Up to ``SPLIT_ALWAYS_UP_TO``
+    clauses the split always pays; beyond, the branches multiply and it pays only while one
+    clause has more postings than all the others together (bench/RESULTS.md)."""
     n = len(queries)
     if k <= 1:
-        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])
+        flat = terms is not None and all(terms)
+        either = [t for clause in terms or () for t in clause or ()] if flat else queries
+        return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in either])
     if k >= n:
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
     big = max(range(n), key=sizes.__getitem__)
-    if sizes[big] <= sum(sizes) - sizes[big]:
+    if n > SPLIT_ALWAYS_UP_TO and sizes[big] <= sum(sizes) - sizes[big]:
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k)
     rest = queries[:big] + queries[big + 1 :]
     rest_sizes = sizes[:big] + sizes[big + 1 :]
+    rest_terms = None if terms is None else [*terms[:big], *terms[big + 1 :]]
     with_it = tantivy.Query.boolean_query([
         (tantivy.Occur.Must, queries[big]),
-        (tantivy.Occur.Must, at_least(rest, rest_sizes, k - 1)),
+        (tantivy.Occur.Must, at_least(rest, rest_sizes, k - 1, rest_terms)),
     ])  # fmt: skip
     without_it = tantivy.Query.boolean_query([
-        (tantivy.Occur.Must, at_least(rest, rest_sizes, k)),
+        (tantivy.Occur.Must, at_least(rest, rest_sizes, k, rest_terms)),
         (tantivy.Occur.MustNot, queries[big]),
     ])  # fmt: skip
     return tantivy.Query.boolean_query(

@@ -20,7 +20,7 @@ from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.match import MatchRule, at_least, keyword_query
+from papersift.engine.match import SPLIT_ALWAYS_UP_TO, MatchRule, at_least, keyword_query
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine, open_engine
@@ -187,25 +187,35 @@ def test_any_word_ranking_scores_as_the_parsers_query(engine: SearchEngine, text
 
 
 @pytest.mark.parametrize(
-    "sizes", [[1000, 1, 1, 1, 1], [1, 1000, 400, 1, 1], [5, 4, 3, 2, 1], [1, 1, 1, 1, 1000]]
-)
-def test_minimum_should_match_split_on_a_common_word_scores_alike(
-    engine: SearchEngine, sizes: list[int]
+    "sizes",
+    [
+        [1000, 1, 1, 1, 1], [1, 1000, 400, 1, 1], [5, 4, 3, 2, 1], [1, 1, 1, 1, 1000],
+        [1000, 1, 1, 1, 1, 1, 1], [5, 4, 3, 2, 1, 1, 1], [1, 1, 1, 1, 2, 3, 1000],
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize("flat", [False, True])
+def test_minimum_should_match_split_scores_alike(
+    engine: SearchEngine, sizes: list[int], flat: bool
 ) -> None:
-    """``at_least`` splits the set on a clause with more postings than the others together
-    (again inside each branch while one dominates the rest). Whatever the sizes say, every
-    paper must match and score as under Tantivy's own minimum-should-match query."""
+    """``at_least`` splits the set on its most common clause: always for up to
+    ``SPLIT_ALWAYS_UP_TO`` clauses, beyond that while one has more postings than the others
+    together; with each clause's flat terms, its "any of" branches are one flat union.
+    Whatever the sizes say, every paper must match and score as under Tantivy's own
+    minimum-should-match query."""
     lex = engine.data.lexical
-    words = ["learning", "model", "network", "data", "language"]
+    words = ["learning", "model", "network", "data", "language", "quantum", "field"][: len(sizes)]
     queries = [lex.parse(f'"{w}"')[0] for w in words]
+    terms = [lex.word_terms([w]) for w in words] if flat else None
 
     def scores(q: tantivy.Query) -> dict[int, float]:
         ids, values, _ = lex.search(q, lex.num_docs)
         return dict(zip(ids, values, strict=True))
 
+    dominant = max(sizes) > sum(sizes) - max(sizes)
     for k in (2, 3, 4):
-        got = at_least(queries, sizes, k)
-        assert ("MustNot" in str(got)) == (max(sizes) > sum(sizes) - max(sizes))
+        got = at_least(queries, sizes, k, terms)
+        split = len(sizes) <= SPLIT_ALWAYS_UP_TO or dominant
+        assert ("MustNot" in str(got)) == split, k
         want = scores(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k))
         have = scores(got)
         assert len(want) > 5 and have.keys() == want.keys(), k
