@@ -29,10 +29,13 @@ from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
-GRAPH_FIELDS = ("cites", "citedby")
+GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
 # Minimum-should-match sets of up to this many clauses are always split (``at_least``): at
 # 663k papers 4 clauses took 3.05 -> 2.26 ms and 5 clauses 4.27 -> 3.55, 6 went 5.6 -> 6.4.
-SPLIT_ALWAYS_UP_TO = 5  # a set of docids (``engine.plan.graph_clause``)
+SPLIT_ALWAYS_UP_TO = 5
+# Splits nested deeper than this leave the rest to Tantivy: a long query whose every word
+# outnumbers all the rarer ones together would otherwise build 2^n branches.
+SPLIT_DEPTH = 6
 # One graph clause (``cites:2401.10241``) as the Tantivy query of its papers, and a warning.
 GraphClause = Callable[[Clause], tuple[tantivy.Query, str | None]]
 
@@ -175,7 +178,7 @@ def keyword_query(
 
 def at_least(
     queries: list[tantivy.Query], sizes: list[int], k: int,
-    terms: Sequence[list[tantivy.Query] | None] | None = None,
+    terms: Sequence[list[tantivy.Query] | None] | None = None, depth: int = 0,
 ) -> tantivy.Query:  # fmt: skip
     """Papers matching at least ``k`` of ``queries``, scored by the sum of those they match
     (``sizes``: each one's postings, ``LexicalIndex.postings``; read only when ``1 < k <
@@ -189,26 +192,29 @@ def at_least(
     plain terms). Each branch skips through the common clause's postings; every paper lands
     in one branch with the same score (``test_match_set``). Up to ``SPLIT_ALWAYS_UP_TO``
     clauses the split always pays; beyond, the branches multiply and it pays only while one
-    clause has more postings than all the others together (bench/RESULTS.md)."""
+    clause has more postings than all the others together (bench/RESULTS.md). ``depth``:
+    the splits above this call (at most ``SPLIT_DEPTH``)."""
     n = len(queries)
     if k <= 1:
-        flat = terms is not None and all(terms)
+        # A clause without terms ([]: no token in any field) matches nothing either way.
+        flat = terms is not None and all(clause is not None for clause in terms)
         either = [t for clause in terms or () for t in clause or ()] if flat else queries
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in either])
     if k >= n:
         return tantivy.Query.boolean_query([(tantivy.Occur.Must, q) for q in queries])
     big = max(range(n), key=sizes.__getitem__)
-    if n > SPLIT_ALWAYS_UP_TO and sizes[big] <= sum(sizes) - sizes[big]:
+    dominant = sizes[big] > sum(sizes) - sizes[big]
+    if depth >= SPLIT_DEPTH or (n > SPLIT_ALWAYS_UP_TO and not dominant):
         return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k)
     rest = queries[:big] + queries[big + 1 :]
     rest_sizes = sizes[:big] + sizes[big + 1 :]
     rest_terms = None if terms is None else [*terms[:big], *terms[big + 1 :]]
     with_it = tantivy.Query.boolean_query([
         (tantivy.Occur.Must, queries[big]),
-        (tantivy.Occur.Must, at_least(rest, rest_sizes, k - 1, rest_terms)),
+        (tantivy.Occur.Must, at_least(rest, rest_sizes, k - 1, rest_terms, depth + 1)),
     ])  # fmt: skip
     without_it = tantivy.Query.boolean_query([
-        (tantivy.Occur.Must, at_least(rest, rest_sizes, k, rest_terms)),
+        (tantivy.Occur.Must, at_least(rest, rest_sizes, k, rest_terms, depth + 1)),
         (tantivy.Occur.MustNot, queries[big]),
     ])  # fmt: skip
     return tantivy.Query.boolean_query(
