@@ -20,7 +20,7 @@ from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.lexical import STOP_WORDS
+from papersift.engine.lexical import STOP_WORDS, LexicalIndex
 from papersift.engine.match import (
     SPLIT_ALWAYS_UP_TO,
     SPLIT_DEPTH,
@@ -158,6 +158,21 @@ def test_most_words_beyond_three(engine: SearchEngine) -> None:
     assert five.total == lex.count(expected) > 0
 
 
+def assert_scores_alike(
+    lex: LexicalIndex, got: tantivy.Query, want: tantivy.Query, more_than: int
+) -> None:
+    """``got`` matches the papers ``want`` matches (more than ``more_than`` of them), each
+    with the same score up to float sums in another order."""
+
+    def scores(q: tantivy.Query) -> dict[int, float]:
+        ids, values, _ = lex.search(q, lex.num_docs)
+        return dict(zip(ids, values, strict=True))
+
+    have, expected = scores(got), scores(want)
+    assert len(expected) > more_than and have.keys() == expected.keys()
+    assert all(abs(have[d] - expected[d]) < 1e-5 * max(1.0, expected[d]) for d in expected)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -185,13 +200,7 @@ def test_any_word_ranking_scores_as_the_parsers_query(engine: SearchEngine, text
     flat_part = str(built.ranking).split("Must, ")[-1] if stop else str(built.ranking)
     assert flat_part.count("BooleanQuery") == 1, "the free words are not one flat disjunction"
 
-    def scores(q: object) -> dict[int, float]:
-        ids, values, _ = lex.search(q, lex.num_docs)  # type: ignore[arg-type]
-        return dict(zip(ids, values, strict=True))
-
-    got, want = scores(built.ranking), scores(expected)
-    assert len(want) > 10 and got.keys() == want.keys()
-    assert all(abs(got[d] - want[d]) < 1e-4 * max(1.0, want[d]) for d in want)
+    assert_scores_alike(lex, built.ranking, expected, more_than=10)
 
 
 @pytest.mark.parametrize(
@@ -236,13 +245,7 @@ def test_match_query_scores_as_tantivys_minimum_should_match(
     optional = [(should, lex.parse(c.tantivy_string())[0]) for c in stop]
     expected = tantivy.Query.boolean_query([(tantivy.Occur.Must, at_least_k), *optional])
 
-    def scores(q: tantivy.Query) -> dict[int, float]:
-        ids, values, _ = lex.search(q, lex.num_docs)
-        return dict(zip(ids, values, strict=True))
-
-    got, want = scores(built.query), scores(expected)
-    assert len(want) > 3 and got.keys() == want.keys()
-    assert all(abs(got[d] - want[d]) < 1e-5 * max(1.0, want[d]) for d in want)
+    assert_scores_alike(lex, built.query, expected, more_than=3)
 
 
 @pytest.mark.parametrize(
@@ -267,10 +270,6 @@ def test_minimum_should_match_split_scores_alike(
     queries = [lex.parse(f'"{w}"')[0] for w in words]
     terms = [lex.word_terms([w]) for w in words] if flat else None
 
-    def scores(q: tantivy.Query) -> dict[int, float]:
-        ids, values, _ = lex.search(q, lex.num_docs)
-        return dict(zip(ids, values, strict=True))
-
     dominant = max(sizes) > sum(sizes) - max(sizes)
     for k in (2, 3, 4):
         got = at_least(queries, sizes, k, terms)
@@ -278,10 +277,8 @@ def test_minimum_should_match_split_scores_alike(
         assert ("MustNot" in str(got)) == split, k
         if split and k == 2:  # "any of" the rest: one flat union when the terms are given
             assert (str(got) != str(at_least(queries, sizes, k))) == flat, k
-        want = scores(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k))
-        have = scores(got)
-        assert len(want) > 5 and have.keys() == want.keys(), k
-        assert all(abs(have[d] - want[d]) < 1e-5 * max(1.0, want[d]) for d in want), k
+        tantivys = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], k)
+        assert_scores_alike(lex, got, tantivys, more_than=5)
 
 
 def test_or_joins_alternatives(engine: SearchEngine) -> None:
@@ -593,11 +590,5 @@ def test_minimum_should_match_split_depth_is_bounded(engine: SearchEngine) -> No
     got = at_least(queries, sizes, 7)
     assert 0 < str(got).count("MustNot") < 2**SPLIT_DEPTH <= 64  # not 1,715 branches
 
-    def scores(q: tantivy.Query) -> dict[int, float]:
-        ids, values, _ = lex.search(q, lex.num_docs)
-        return dict(zip(ids, values, strict=True))
-
-    want = scores(tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], 7))
-    have = scores(got)
-    assert len(want) > 3 and have.keys() == want.keys()
-    assert all(abs(have[d] - want[d]) < 1e-5 * max(1.0, want[d]) for d in want)
+    tantivys = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries], 7)
+    assert_scores_alike(lex, got, tantivys, more_than=3)
