@@ -90,6 +90,14 @@ def read_meta(size: int) -> dict[str, Any] | None:
     return meta
 
 
+def require(size: int) -> None:
+    """Exit with one line saying how to build it unless the scale directory of ``size`` is
+    complete (the check of the scripts that only read one)."""
+    if read_meta(size) is None:
+        sys.exit(f"no complete scale directory {data_path(size)}: "
+                 f"run bench/scale_data.py --sizes {size}")  # fmt: skip
+
+
 def _write_meta(size: int, meta: dict[str, Any]) -> None:
     tmp = meta_path(size).with_suffix(".tmp")
     tmp.write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")

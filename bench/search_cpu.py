@@ -158,9 +158,7 @@ def main() -> None:
         help="the data directory served (default: the scale directory); twice for an A/B run",
     )  # fmt: skip
     args = ap.parse_args()
-    if scale_data.read_meta(args.size) is None:
-        sys.exit(f"no complete scale directory {scale_data.data_path(args.size)}: "
-                 f"run bench/scale_data.py --sizes {args.size}")  # fmt: skip
+    scale_data.require(args.size)
     modes, codes, roots = args.modes.split(","), args.code or [], args.dir or []
     for root in roots:
         if not (root / "manifest.json").exists():

@@ -99,9 +99,7 @@ def run(size: int, n: int, rounds: int) -> str:
 def main() -> None:
     ap = scale_parser(__doc__, rounds=3)
     args = ap.parse_args()
-    if scale_data.read_meta(args.size) is None:
-        sys.exit(f"no complete scale directory {scale_data.data_path(args.size)}: "
-                 f"run bench/scale_data.py --sizes {args.size}")  # fmt: skip
+    scale_data.require(args.size)
     publish("search steps", run(args.size, args.queries, args.rounds), args.write)
 
 
