@@ -10,6 +10,10 @@ minimum-should-match ones, the query embedding and the vector index's top 1,000.
 CPU per query, the best round after one untimed round over every query (a cold first round
 read twice the warm figure: pages of the index mapped for the first time).
 
+The last two steps run twice, on 4 KB pages and on huge pages (``engine.huge_pages``): the
+model's weights as a session loads them without and with the advice, and the graph mapped
+from its file (as CLI commands open it) and read into memory (as the server does).
+
 This says where the floor of ``bench/search_cpu.py``'s CPU per request is; the rest of a
 request is our own Python (hits, facets, fusion) and the HTTP server.
 """
@@ -17,8 +21,10 @@ request is our own Python (hits, facets, fusion) and the HTTP server.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +54,21 @@ def best_ms(items: Sequence[Any], step: Callable[[Any], object], rounds: int) ->
     return best
 
 
+def small_pages_session(embedder: Any) -> Any:
+    """A second query session of ``embedder``'s graph whose weights stay on 4 KB pages."""
+    from unittest import mock
+
+    from papersift.engine import embed
+
+    with mock.patch.object(embed, "new_memory_on_huge_pages", lambda what: nullcontext()):
+        return embed.Embedder._load(embedder.graph_path, 1, embedder.providers, spin=False)
+
+
 def run(size: int, n: int, rounds: int) -> str:
     from papersift.engine.plan import make_plan
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
+    from papersift.engine.vectors import VectorIndex
 
     engine = open_engine(bench_config(scale_data.data_path(size)))
     try:
@@ -63,6 +80,16 @@ def run(size: int, n: int, rounds: int) -> str:
         every = [p for p in plans if p.keyword.required == p.keyword.free_terms]
         some = [p for p in plans if p.keyword.required < p.keyword.free_terms]
         qvecs = {p.semantic_text: embedder.embed_query(p.semantic_text) for p in plans}
+        small = small_pages_session(embedder)
+        search = engine.config.search
+        in_memory = VectorIndex(
+            vectors.folder, vectors.dim, ann_above=search.ann_above, ann_ef=search.ann_ef,
+            exact_below=search.exact_below, graph_in_memory=True,
+        )  # fmt: skip
+        in_memory.load(engine.data.store.text_hashes)
+        for thread in threading.enumerate():  # its collapse onto huge pages
+            if thread.name == "huge-pages":
+                thread.join()
         log(f"search-steps: {len(plans)} plans ({len(every)} all-words, {len(some)} some)")
         steps: list[tuple[str, Sequence[Any], Callable[[Any], object]]] = [
             ("plan (`make_plan`, with the title-phrase search)", plans,
@@ -75,9 +102,14 @@ def run(size: int, n: int, rounds: int) -> str:
              lambda p: lex.search(p.keyword.query, MATCH_WINDOW)),
             (f"... of the {len(some)} minimum-should-match queries", some,
              lambda p: lex.search(p.keyword.query, MATCH_WINDOW)),
-            ("the query embedding", plans, lambda p: embedder.embed_query(p.semantic_text)),
-            (f"the vector index's top {CANDIDATES:,}", plans,
+            ("the query embedding, weights on 4 KB pages", plans,
+             lambda p: embedder._run([embedder._tokenizer.encode(p.semantic_text).ids], small)),
+            ("the query embedding, weights on huge pages (as served)", plans,
+             lambda p: embedder.embed_query(p.semantic_text)),
+            (f"the vector index's top {CANDIDATES:,}, graph mapped (CLI)", plans,
              lambda p: vectors.ranking(qvecs[p.semantic_text], CANDIDATES)),
+            (f"the vector index's top {CANDIDATES:,}, graph in memory (as served)", plans,
+             lambda p: in_memory.ranking(qvecs[p.semantic_text], CANDIDATES)),
         ]  # fmt: skip
         rows = []
         for label, items, step in steps:

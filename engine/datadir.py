@@ -73,8 +73,13 @@ def _rebuild_hint(root: Path) -> str:
 class DataDir:
     """Opens (or creates) everything under ``config.data_dir``; checks the manifest first."""
 
-    def __init__(self, config: Config, *, create: bool = True) -> None:
+    def __init__(
+        self, config: Config, *, create: bool = True, graph_in_memory: bool = False
+    ) -> None:
+        """``graph_in_memory``: read the vector graph rather than map it (``engine.ann.read``),
+        as the server does."""
         self.config = config
+        self.graph_in_memory = graph_in_memory
         self.root = config.data_dir
         manifest = read_manifest(self.root)
         if manifest is None:
@@ -255,6 +260,7 @@ class DataDir:
             ann_above=s.ann_above,
             ann_ef=s.ann_ef,
             exact_below=s.exact_below,
+            graph_in_memory=self.graph_in_memory,
         )
 
     @property

@@ -83,9 +83,11 @@ class VectorIndex:
         exact_below: int = 50_000,
         progress: Callable[[int, int], None] | None = None,
         graphs: bool = True,
+        graph_in_memory: bool = False,
     ) -> None:
         self.folder = folder
         self.graphs = graphs  # False: every segment scanned exactly (a reference for recall)
+        self.graph_in_memory = graph_in_memory  # read, not mapped (engine.ann.read)
         self.dim = dim
         self.ann_above = ann_above
         self.ann_ef = ann_ef
@@ -232,7 +234,7 @@ class VectorIndex:
             ids = self.read_segment_keys(segment, hashes=False)[0]
         except FileNotFoundError:
             return None
-        index = ann.read(path, self.dim, len(ids))
+        index = ann.read(path, self.dim, len(ids), self.graph_in_memory)
         if index is None:
             return None
         base = ann.GraphBase(index, ids, segment.name)

@@ -68,7 +68,7 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     from papersift.server.app import create_app
     from papersift.server.http_protocol import HeadLimitProtocol
 
-    data = DataDir(config, create=True)
+    data = DataDir(config, create=True, graph_in_memory=config.server.graph_in_memory)
     report = bootstrap_if_empty(data, config.data.bootstrap, progress=sys.stderr.isatty())
     if report is not None:
         log.info("first start: %s", report.line())

@@ -198,3 +198,26 @@ def test_rows_of_changed_papers_are_masked_after_the_check(
     vi = reader.vectors
     assert vi.wait_checked(30) and vi.has_graph
     assert first not in [d for d, _ in vi.search(q, 20)] and vi.vector(first) is None
+
+
+def test_the_servers_graph_is_read_into_memory_and_answers_alike(graph_config: Config) -> None:
+    """``serve`` reads the graph (``[server] graph_in_memory``) where commands map it."""
+    mapped = _compacted(graph_config)
+    served = DataDir(graph_config, graph_in_memory=True)
+    assert served.vectors.has_graph and served.vectors.size == mapped.vectors.size
+    for q in _queries(mapped):
+        assert served.vectors.search(q, 10) == mapped.vectors.search(q, 10)
+
+    def in_graph_file(vi: VectorIndex) -> bool:
+        """Whether the graph's vectors lie in a mapping of its .hnsw file."""
+        base = vi._base
+        assert base is not None
+        address = int(base.flat.codes.data())
+        for line in Path("/proc/self/maps").read_text().splitlines():
+            fields = line.split()
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            if start <= address < end:
+                return len(fields) == 6 and fields[5].endswith(".hnsw")
+        raise AssertionError("the graph's vectors are in no mapping")
+
+    assert in_graph_file(mapped.vectors) and not in_graph_file(served.vectors)
