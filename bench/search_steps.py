@@ -1,6 +1,7 @@
 """What each native step of a new search costs, warm, in process (issue 23).
 
-    .venv/bin/python bench/search_steps.py [--size 0] [--queries 200] [--rounds 3] [--write]
+    .venv/bin/python bench/search_steps.py [--size 0] [--queries 200] [--rounds 3]
+        [--small-pages] [--write]
 
 The title queries of a scale directory are planned once (``engine.plan.make_plan``, as
 hybrid plans them); then each step runs alone over all of them: planning, hybrid's any-word
@@ -10,9 +11,11 @@ minimum-should-match ones, the query embedding and the vector index's top 1,000.
 CPU per query, the best round after one untimed round over every query (a cold first round
 read twice the warm figure: pages of the index mapped for the first time).
 
-The last two steps run twice, on 4 KB pages and on huge pages (``engine.huge_pages``): the
-model's weights as a session loads them without and with the advice, and the graph mapped
-from its file (as CLI commands open it) and read into memory (as the server does).
+The vector step runs twice: the graph mapped from its file (as CLI commands open it) and read
+into memory on huge pages (as the server does, ``engine.huge_pages``). ``--small-pages``
+leaves the model's weights on 4 KB pages (no advice as the session loads), the A side of an
+A/B of the embedding in two runs: within one process the two sessions' memory is not kept
+apart (the heap grows on from advised memory).
 
 This says where the floor of ``bench/search_cpu.py``'s CPU per request is; the rest of a
 request is our own Python (hits, facets, fusion) and the HTTP server.
@@ -54,22 +57,15 @@ def best_ms(items: Sequence[Any], step: Callable[[Any], object], rounds: int) ->
     return best
 
 
-def small_pages_session(embedder: Any) -> Any:
-    """A second query session of ``embedder``'s graph whose weights stay on 4 KB pages."""
-    from unittest import mock
-
+def run(size: int, n: int, rounds: int, small_pages: bool = False) -> str:
     from papersift.engine import embed
-
-    with mock.patch.object(embed, "new_memory_on_huge_pages", lambda what: nullcontext()):
-        return embed.Embedder._load(embedder.graph_path, 1, embedder.providers, spin=False)
-
-
-def run(size: int, n: int, rounds: int) -> str:
     from papersift.engine.plan import make_plan
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
     from papersift.engine.vectors import VectorIndex
 
+    if small_pages:
+        embed.new_memory_on_huge_pages = lambda what: nullcontext()  # type: ignore[assignment]
     engine = open_engine(bench_config(scale_data.data_path(size)))
     try:
         lex = engine.data.lexical
@@ -80,7 +76,6 @@ def run(size: int, n: int, rounds: int) -> str:
         every = [p for p in plans if p.keyword.required == p.keyword.free_terms]
         some = [p for p in plans if p.keyword.required < p.keyword.free_terms]
         qvecs = {p.semantic_text: embedder.embed_query(p.semantic_text) for p in plans}
-        small = small_pages_session(embedder)
         search = engine.config.search
         in_memory = VectorIndex(
             vectors.folder, vectors.dim, ann_above=search.ann_above, ann_ef=search.ann_ef,
@@ -102,9 +97,7 @@ def run(size: int, n: int, rounds: int) -> str:
              lambda p: lex.search(p.keyword.query, MATCH_WINDOW)),
             (f"... of the {len(some)} minimum-should-match queries", some,
              lambda p: lex.search(p.keyword.query, MATCH_WINDOW)),
-            ("the query embedding, weights on 4 KB pages", plans,
-             lambda p: embedder._run([embedder._tokenizer.encode(p.semantic_text).ids], small)),
-            ("the query embedding, weights on huge pages (as served)", plans,
+            (f"the query embedding, weights on {'4 KB' if small_pages else 'huge'} pages", plans,
              lambda p: embedder.embed_query(p.semantic_text)),
             (f"the vector index's top {CANDIDATES:,}, graph mapped (CLI)", plans,
              lambda p: vectors.ranking(qvecs[p.semantic_text], CANDIDATES)),
@@ -130,9 +123,10 @@ def run(size: int, n: int, rounds: int) -> str:
 
 def main() -> None:
     ap = scale_parser(__doc__, rounds=3)
+    ap.add_argument("--small-pages", action="store_true", help="the model's weights on 4 KB pages")
     args = ap.parse_args()
     scale_data.require(args.size)
-    publish("search steps", run(args.size, args.queries, args.rounds), args.write)
+    publish("search steps", run(args.size, args.queries, args.rounds, args.small_pages), args.write)
 
 
 if __name__ == "__main__":
