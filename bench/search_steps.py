@@ -1,7 +1,6 @@
 """What each native step of a new search costs, warm, in process (issue 23).
 
-    .venv/bin/python bench/search_steps.py [--size 0] [--queries 200] [--rounds 3]
-        [--small-pages] [--write]
+    .venv/bin/python bench/search_steps.py [--size 0] [--queries 200] [--rounds 3] [--write]
 
 The title queries of a scale directory are planned once (``engine.plan.make_plan``, as
 hybrid plans them); then each step runs alone over all of them: planning, hybrid's any-word
@@ -12,10 +11,7 @@ CPU per query, the best round after one untimed round over every query (a cold f
 read twice the warm figure: pages of the index mapped for the first time).
 
 The vector step runs twice: the graph mapped from its file (as CLI commands open it) and read
-into memory on huge pages (as the server does, ``engine.huge_pages``). ``--small-pages``
-leaves the model's weights on 4 KB pages (no advice as the session loads), the A side of an
-A/B of the embedding in two runs: within one process the two sessions' memory is not kept
-apart (the heap grows on from advised memory).
+into memory on huge pages (as the server does, ``engine.huge_pages``).
 
 This says where the floor of ``bench/search_cpu.py``'s CPU per request is; the rest of a
 request is our own Python (hits, facets, fusion) and the HTTP server.
@@ -27,7 +23,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -57,15 +52,12 @@ def best_ms(items: Sequence[Any], step: Callable[[Any], object], rounds: int) ->
     return best
 
 
-def run(size: int, n: int, rounds: int, small_pages: bool = False) -> str:
-    from papersift.engine import embed
+def run(size: int, n: int, rounds: int) -> str:
     from papersift.engine.plan import make_plan
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
     from papersift.engine.vectors import VectorIndex
 
-    if small_pages:
-        embed.new_memory_on_huge_pages = lambda what: nullcontext()  # type: ignore[assignment]
     engine = open_engine(bench_config(scale_data.data_path(size)))
     try:
         lex = engine.data.lexical
@@ -97,8 +89,7 @@ def run(size: int, n: int, rounds: int, small_pages: bool = False) -> str:
              lambda p: lex.search(p.keyword.query, MATCH_WINDOW)),
             (f"... of the {len(some)} minimum-should-match queries", some,
              lambda p: lex.search(p.keyword.query, MATCH_WINDOW)),
-            (f"the query embedding, weights on {'4 KB' if small_pages else 'huge'} pages", plans,
-             lambda p: embedder.embed_query(p.semantic_text)),
+            ("the query embedding", plans, lambda p: embedder.embed_query(p.semantic_text)),
             (f"the vector index's top {CANDIDATES:,}, graph mapped (CLI)", plans,
              lambda p: vectors.ranking(qvecs[p.semantic_text], CANDIDATES)),
             (f"the vector index's top {CANDIDATES:,}, graph in memory (as served)", plans,
@@ -123,10 +114,9 @@ def run(size: int, n: int, rounds: int, small_pages: bool = False) -> str:
 
 def main() -> None:
     ap = scale_parser(__doc__, rounds=3)
-    ap.add_argument("--small-pages", action="store_true", help="the model's weights on 4 KB pages")
     args = ap.parse_args()
     scale_data.require(args.size)
-    publish("search steps", run(args.size, args.queries, args.rounds, args.small_pages), args.write)
+    publish("search steps", run(args.size, args.queries, args.rounds), args.write)
 
 
 if __name__ == "__main__":

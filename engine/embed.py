@@ -17,7 +17,6 @@ from tokenizers import Tokenizer
 
 from papersift.core.errors import PapersiftError
 from papersift.core.resources import tokenizer_path
-from papersift.engine.huge_pages import new_memory_on_huge_pages
 from papersift.engine.model_graphs import CPU_PROVIDERS, float32_graph, fused_graph
 from papersift.engine.quantize import QUANT_VERSION, quantized_graph
 
@@ -294,9 +293,7 @@ class Embedder:
         if not spin:
             so.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            # Its weights, read in full for every query, on huge pages (engine.huge_pages).
-            with new_memory_on_huge_pages(f"the model {path.name}"):
-                return ort.InferenceSession(str(path), so, providers=list(providers))
+            return ort.InferenceSession(str(path), so, providers=list(providers))
         except Exception as exc:
             raise ModelError(f"cannot load ONNX model {path}: {_brief(exc)}") from exc
 

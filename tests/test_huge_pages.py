@@ -1,5 +1,5 @@
-"""``engine.huge_pages``: the kernel really backs advised memory with huge pages, and only
-memory that appeared inside ``new_memory_on_huge_pages`` is advised.
+"""``engine.huge_pages``: the kernel really backs advised memory with huge pages, and leaves
+a range without a whole huge page alone.
 
 Read back from ``/proc/self/smaps``: ``THPeligible`` is 1 for a region the kernel may give
 huge pages, which under the usual "madvise" setting means one that was advised."""
@@ -69,17 +69,3 @@ def test_a_range_without_a_whole_huge_page_is_left_alone() -> None:
         assert _region(address)["THPeligible"] == 0
     finally:
         memory.close()
-
-
-def test_only_memory_made_inside_the_block_is_advised() -> None:
-    before, before_address = _private_memory()
-    with huge_pages.new_memory_on_huge_pages("a test buffer"):
-        inside, inside_address = _private_memory()
-    after, after_address = _private_memory()
-    try:
-        assert _region(inside_address)["THPeligible"] == 1
-        assert _region(before_address)["THPeligible"] == 0
-        assert _region(after_address)["THPeligible"] == 0
-    finally:
-        for memory in (before, inside, after):
-            memory.close()
