@@ -1,0 +1,96 @@
+"""Whole searches with the vector graph mapped against read into memory, in one process.
+
+    .venv/bin/python bench/graph_in_memory.py [--size 0] [--queries 200] [--rounds 8]
+        [--modes hybrid,keyword] [--write]
+
+One engine on a scale directory (result cache off) holds two vector indexes of the same
+segment: the graph mapped from its file, as CLI commands open it, and read into memory on
+huge pages, as ``serve`` does (``[server] graph_in_memory``, ``engine.huge_pages``). Rounds
+of every title query alternate between the two, the order swapped each pair, so the noise
+of a shared machine falls on both alike; process CPU per search, per round. The graph's own
+step is in ``bench/search_steps.py``; this says what the whole search gains (issue 23).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repo root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import scale_data
+from bench.common import bench_config, load_average, log, machine_info, publish, scale_parser
+from bench.peers.compare import sample_docs, title_queries
+
+
+def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
+    from papersift.engine.results import SearchRequest
+    from papersift.engine.search import open_engine
+    from papersift.engine.vectors import VectorIndex
+
+    engine = open_engine(bench_config(scale_data.data_path(size)))
+    rows = []
+    try:
+        data, s = engine.data, engine.config.search
+        mapped = data.vectors
+        in_memory = VectorIndex(
+            mapped.folder, mapped.dim, ann_above=s.ann_above, ann_ef=s.ann_ef,
+            exact_below=s.exact_below, graph_in_memory=True,
+        )  # fmt: skip
+        in_memory.load(data.store.text_hashes)
+        in_memory.generation = mapped.generation
+        for thread in threading.enumerate():  # the collapse and both graphs' row checks
+            if thread.name in ("huge-pages", "vector-check"):
+                thread.join()
+        engine.facet_table.start()
+        engine.facet_table.wait(timeout=300)
+        queries = title_queries(sample_docs(size), n)
+        for mode in modes:
+            cpu: dict[str, list[float]] = {"mapped": [], "in memory": []}
+            for r in range(rounds):
+                pair = [("mapped", mapped), ("in memory", in_memory)]
+                for name, vectors in pair if r % 2 == 0 else pair[::-1]:
+                    data._vectors = vectors
+                    for q in queries[:50]:  # warm this graph's pages again
+                        engine.search(SearchRequest(q, mode=mode, page_size=24))
+                    c0 = time.process_time()
+                    for q in queries:
+                        engine.search(SearchRequest(q, mode=mode, page_size=24))
+                    cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
+            gain = [m - a for m, a in zip(cpu["in memory"], cpu["mapped"], strict=True)]
+            rows.append(
+                f"| {mode} | {statistics.median(cpu['mapped']):.2f} | "
+                f"{statistics.median(cpu['in memory']):.2f} | {statistics.median(gain):+.2f} | "
+                f"{sum(g < 0 for g in gain)} of {len(gain)} |"
+            )
+            log(f"graph-in-memory: {rows[-1]}")
+    finally:
+        engine.close()
+    info = machine_info()
+    return (
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
+        f"revision {info['revision']}; scale directory {scale_data.label(size)}, {n} title "
+        f"queries, {rounds} rounds per graph alternating; load average at the end "
+        f"{load_average()}.\n\n"
+        "| mode | mapped (ms of CPU per search, median round) | in memory | in memory - mapped "
+        "(median pair) | pairs where in memory was cheaper |\n| --- | ---: | ---: | ---: | ---: |\n"
+        + "\n".join(rows)
+        + "\n"
+    )
+
+
+def main() -> None:
+    ap = scale_parser(__doc__, rounds=8)
+    ap.add_argument("--modes", default="hybrid,keyword")
+    args = ap.parse_args()
+    scale_data.require(args.size)
+    modes = args.modes.split(",")
+    publish("graph in memory", run(args.size, args.queries, args.rounds, modes), args.write)
+
+
+if __name__ == "__main__":
+    main()
