@@ -5,7 +5,7 @@ thread), so once a model has more than ``[search] ann_above`` vectors, compactio
 builds a FAISS HNSW graph of the compacted segment and stores it beside it
 (``seg-N.hnsw``, FAISS's own index format, never pickle). A command maps the graph
 (``IO_FLAG_MMAP_IFC``: 0.1 s to open against 1-3.5 s to read); the server reads it into
-memory on huge pages (``[server] graph_in_memory``), where a search costs a fifth less.
+memory on huge pages (``[server] graph_in_memory``), where a search costs 10-20% less.
 
 The graph is immutable: rows whose paper has since changed, gone, or got a newer vector in a
 later segment are masked out (``live``) at search time. A filter's allowed subset can be

@@ -2,7 +2,7 @@
 
 An HNSW top 1,000 reads the vectors and links of a few thousand nodes scattered over a
 1.2 GB graph (663k papers): on 4 KB pages most of those reads also miss the TLB. On 2 MB
-pages the graph's top 1,000 took 14-21% less CPU (bench/search_steps.py; bench/RESULTS.md,
+pages the graph's top 1,000 took 10-20% less CPU (bench/search_steps.py; bench/RESULTS.md,
 issue 23, session 21). Linux gives memory huge pages when asked (``madvise(MADV_HUGEPAGE)``,
 which its usual ``transparent_hugepage`` setting, "madvise", waits for), and
 ``MADV_COLLAPSE`` (Linux 6.1+) does it at once instead of whenever ``khugepaged`` gets
