@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import mmap
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -67,5 +68,21 @@ def test_a_range_without_a_whole_huge_page_is_left_alone() -> None:
         start = (address + huge_pages.HUGE_PAGE - 1) & -huge_pages.HUGE_PAGE
         assert not huge_pages.advise(start + 4096, huge_pages.HUGE_PAGE)
         assert _region(address)["THPeligible"] == 0
+    finally:
+        memory.close()
+
+
+def test_without_waiting_the_collapse_runs_on_a_thread() -> None:
+    memory, address = _private_memory()
+    try:
+        assert huge_pages.advise(address, SIZE, wait=False)
+        for thread in threading.enumerate():
+            if thread.name == "huge-pages":
+                thread.join(timeout=60)
+        region = _region(address)
+        assert region["THPeligible"] == 1
+        if region["AnonHugePages"] == 0:
+            pytest.skip("this kernel does not collapse on request (Linux < 6.1)")
+        assert region["AnonHugePages"] >= 8 << 10
     finally:
         memory.close()
