@@ -11,9 +11,10 @@ hybrid relevance order the few papers whose title holds the query as a phrase co
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
@@ -42,7 +43,6 @@ from papersift.engine.list_facets import (
 from papersift.engine.match import SemanticReference, semantic_matches
 from papersift.engine.plan import Plan, make_plan
 from papersift.engine.query import arxiv_id_in
-from papersift.engine.query_threads import QueryThreads
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
@@ -68,11 +68,12 @@ class SearchEngine(Catalog):
         self.cache = ResultCache(self.config.search.cache_size)
         self.facet_table = FacetTable(data.store.path)  # built after the first fused search
         self.researcher_table = ResearcherTable(data.store.path)  # read after the first search
-        # The second strand of one search (a facet count, the keyword side of hybrid).
-        self._threads = QueryThreads()
+        # Second thread of one query (a facet count, the keyword side of hybrid); it never
+        # submits work itself, so a query waiting on it cannot deadlock.
+        self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="query")
 
     def close(self) -> None:
-        self._threads.shutdown()
+        self._pool.shutdown(wait=True)
         self.data.close()
 
     def __enter__(self) -> SearchEngine:
@@ -125,8 +126,7 @@ class SearchEngine(Catalog):
         cached = self.cache.get(key)
         if cached is not None:
             return replace(cached, took_ms=(time.perf_counter() - start) * 1000)
-        with self._threads.searching():
-            result = self._search(request, start)
+        result = self._search(request, start)
         self.cache.put(key, result)
         self.researcher_table.follow(data.people_generation)
         return result
@@ -185,7 +185,7 @@ class SearchEngine(Catalog):
         # the index, so Tantivy counts it on a pool thread meanwhile, as do all queries
         # until the table is built (Tantivy releases the GIL).
         counts = (
-            self._threads.executor().submit(lex.facets, combined, 30, CATEGORIES_YEARS)
+            self._pool.submit(lex.facets, combined, 30, CATEGORIES_YEARS)
             if q is None or table is None else None
         )  # fmt: skip
         fetch = KEYWORD_WINDOW if counts is None else PEOPLE_WINDOW  # counted by Tantivy
@@ -200,7 +200,7 @@ class SearchEngine(Catalog):
         window = ranked.ids[:PEOPLE_WINDOW].tolist()  # every match when there are no more
         # Tantivy counts the institutions on a pool thread until the table is built.
         insts = (
-            self._threads.executor().submit(institution_facet, lex, window, None)
+            self._pool.submit(institution_facet, lex, window, None)
             if table is None and lex.has_terms("institutions") else None
         )  # fmt: skip
         researchers = self._researcher_facet(window)
@@ -234,9 +234,8 @@ class SearchEngine(Catalog):
         lex = self.data.lexical
         n = cfg.candidates
         q = plan.keyword.query
-        # The keyword side runs on a second thread while the query is embedded and the
-        # vectors searched (both release the GIL), or first when other searches are
-        # running (engine.query_threads).
+        # The keyword side runs on the pool thread while the query is embedded and the
+        # vectors searched (both release the GIL).
         hybrid = plan.mode == "hybrid" and q is not None
         keyword_side = lex.combine(q, plan.filt) if hybrid else None
         # Fusion ranks the candidates of any free word (as it was tuned on SciFact: ranking
@@ -245,13 +244,13 @@ class SearchEngine(Catalog):
         lexical: Future[tuple[list[int], list[float], int]] | None = None
         ranked: Future[tuple[list[int], list[float]]] | None = None
         if keyword_side is not None and ranking_side is not None:
-            ranked = self._threads.executor().submit(lex.top, ranking_side, n)  # uncounted
+            ranked = self._pool.submit(lex.top, ranking_side, n)  # uncounted
             if plan.keyword.ranking is not q:
                 # The matches, up to twice the candidates, counted in the same pass (a
                 # minimum-should-match query visits every match anyway): when that is all
                 # of them, the fused list is the match set and the facet table counts it,
                 # where Tantivy would evaluate the query again to count it.
-                lexical = self._threads.executor().submit(lex.search, keyword_side, 2 * n)
+                lexical = self._pool.submit(lex.search, keyword_side, 2 * n)
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
@@ -288,7 +287,7 @@ class SearchEngine(Catalog):
         if every_match:  # the list is the set
             return self._whole_list(fused, plan, lists, evidence)
         match_q = self._match_query(keyword_side, matches, fused)
-        counts = self._threads.executor().submit(lex.facets, match_q, 30, CATEGORIES_YEARS)
+        counts = self._pool.submit(lex.facets, match_q, 30, CATEGORIES_YEARS)
         if plan.sort == "relevance":
             page = fused.pairs(offset, offset + plan.size)
             if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
@@ -353,9 +352,7 @@ class SearchEngine(Catalog):
         """Facets of a fused list and the list in ``sort`` order (``engine.list_facets``)."""
         table = self.facet_table.current(self.data.store.seq)
         lex = self.data.lexical
-        answer = over_list(
-            fused, sort, lex, table, self._threads.executor(), self._researcher_facet
-        )
+        answer = over_list(fused, sort, lex, table, self._pool, self._researcher_facet)
         if table is None:
             # Started only now: the build holds the GIL for a second or so, which would
             # otherwise hold up this (often the server's first) answer.
