@@ -11,11 +11,12 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere: import the repo's packages
@@ -25,6 +26,10 @@ from papersift.core.config import Config  # noqa: E402
 from papersift.core.config_load import load_config  # noqa: E402
 from papersift.engine.atomic import write_atomically  # noqa: E402
 from papersift.engine.quantize import QUANT_VERSION  # noqa: E402
+
+if TYPE_CHECKING:
+    from papersift.engine.search import SearchEngine
+    from papersift.engine.vectors import VectorIndex
 
 BENCH = ROOT / "bench"
 CACHE = BENCH / ".cache"
@@ -80,6 +85,25 @@ def bench_config(
         embedding=dataclasses.replace(base.embedding, **(embedding or {})),
         search=dataclasses.replace(base.search, **search),
     )
+
+
+def served_vectors(engine: SearchEngine) -> VectorIndex:
+    """A second vector index of ``engine``'s vectors with the graph read into memory on huge
+    pages, as ``serve`` opens it (``[server] graph_in_memory``), once the graph is collapsed
+    onto them; ``engine``'s own maps the graph, as CLI commands do."""
+    from papersift.engine.vectors import VectorIndex
+
+    mapped, s = engine.data.vectors, engine.config.search
+    served = VectorIndex(
+        mapped.folder, mapped.dim, ann_above=s.ann_above, ann_ef=s.ann_ef,
+        exact_below=s.exact_below, graph_in_memory=True,
+    )  # fmt: skip
+    served.load(engine.data.store.text_hashes)
+    served.generation = mapped.generation
+    for thread in threading.enumerate():  # the collapse (engine.huge_pages), the row checks
+        if thread.name in ("huge-pages", "vector-check"):
+            thread.join()
+    return served
 
 
 def sha256_file(path: Path) -> str:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -23,29 +22,27 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import scale_data
-from bench.common import bench_config, load_average, log, machine_info, publish, scale_parser
+from bench.common import (
+    bench_config,
+    load_average,
+    log,
+    machine_info,
+    publish,
+    scale_parser,
+    served_vectors,
+)
 from bench.peers.compare import sample_docs, title_queries
 
 
 def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
-    from papersift.engine.vectors import VectorIndex
 
     engine = open_engine(bench_config(scale_data.data_path(size)))
     rows = []
     try:
-        data, s = engine.data, engine.config.search
-        mapped = data.vectors
-        in_memory = VectorIndex(
-            mapped.folder, mapped.dim, ann_above=s.ann_above, ann_ef=s.ann_ef,
-            exact_below=s.exact_below, graph_in_memory=True,
-        )  # fmt: skip
-        in_memory.load(data.store.text_hashes)
-        in_memory.generation = mapped.generation
-        for thread in threading.enumerate():  # the collapse and both graphs' row checks
-            if thread.name in ("huge-pages", "vector-check"):
-                thread.join()
+        data = engine.data
+        mapped, in_memory = data.vectors, served_vectors(engine)
         engine.facet_table.start()
         engine.facet_table.wait(timeout=300)
         queries = title_queries(sample_docs(size), n)

@@ -20,7 +20,6 @@ request is our own Python (hits, facets, fusion) and the HTTP server.
 from __future__ import annotations
 
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,7 +30,15 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(ROOT))
 
 from bench import scale_data  # noqa: E402
-from bench.common import bench_config, load_average, log, machine_info, publish, scale_parser  # noqa: E402
+from bench.common import (  # noqa: E402
+    bench_config,
+    load_average,
+    log,
+    machine_info,
+    publish,
+    scale_parser,
+    served_vectors,
+)
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 
 CANDIDATES = 1000  # [search] candidates' default: hybrid's lists
@@ -56,7 +63,6 @@ def run(size: int, n: int, rounds: int) -> str:
     from papersift.engine.plan import make_plan
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
-    from papersift.engine.vectors import VectorIndex
 
     engine = open_engine(bench_config(scale_data.data_path(size)))
     try:
@@ -68,15 +74,7 @@ def run(size: int, n: int, rounds: int) -> str:
         every = [p for p in plans if p.keyword.required == p.keyword.free_terms]
         some = [p for p in plans if p.keyword.required < p.keyword.free_terms]
         qvecs = {p.semantic_text: embedder.embed_query(p.semantic_text) for p in plans}
-        search = engine.config.search
-        in_memory = VectorIndex(
-            vectors.folder, vectors.dim, ann_above=search.ann_above, ann_ef=search.ann_ef,
-            exact_below=search.exact_below, graph_in_memory=True,
-        )  # fmt: skip
-        in_memory.load(engine.data.store.text_hashes)
-        for thread in threading.enumerate():  # its collapse onto huge pages
-            if thread.name == "huge-pages":
-                thread.join()
+        in_memory = served_vectors(engine)
         log(f"search-steps: {len(plans)} plans ({len(every)} all-words, {len(some)} some)")
         steps: list[tuple[str, Sequence[Any], Callable[[Any], object]]] = [
             ("plan (`make_plan`, with the title-phrase search)", plans,

@@ -4,8 +4,9 @@ A flat scan costs a full pass over every vector per query (93 ms at 663k papers 
 thread), so once a model has more than ``[search] ann_above`` vectors, compaction also
 builds a FAISS HNSW graph of the compacted segment and stores it beside it
 (``seg-N.hnsw``, FAISS's own index format, never pickle). A command maps the graph
-(``IO_FLAG_MMAP_IFC``: 0.1 s to open against 1-3.5 s to read); the server reads it into
-memory on huge pages (``[server] graph_in_memory``), where a search costs 10-20% less.
+(``IO_FLAG_MMAP_IFC``: 0.05 s to open at 663k papers against 1-1.3 s to read); the server
+reads it into memory on huge pages (``[server] graph_in_memory``), where a search costs
+10-20% less.
 
 The graph is immutable: rows whose paper has since changed, gone, or got a newer vector in a
 later segment are masked out (``live``) at search time. A filter's allowed subset can be
