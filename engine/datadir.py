@@ -163,6 +163,7 @@ class DataDir:
             model_id=spec.model_id or None,
             providers=e.providers.split(","),
             quantize=spec.quantize,
+            query_int8=e.query_int8,
         )
         if self.manifest.get("model_id") != emb.model_id or not isinstance(known, int):
             known = VectorIndex.stored_dim(self.root / "vectors" / model_dir_name(emb.model_id))

@@ -17,7 +17,14 @@ from tokenizers import Tokenizer
 
 from papersift.core.errors import PapersiftError
 from papersift.core.resources import tokenizer_path
-from papersift.engine.model_graphs import CPU_PROVIDERS, float32_graph, fused_graph
+from papersift.engine.model_graphs import (
+    CPU_PROVIDERS,
+    QUERY_MAX_SLOWDOWN,
+    cpu_ratio,
+    float32_graph,
+    fused_graph,
+    query_graph,
+)
 from papersift.engine.quantize import QUANT_VERSION, quantized_graph
 
 log = logging.getLogger(__name__)
@@ -108,6 +115,8 @@ class Embedder:
     weights are converted to float32 and its attention and GELU fused once (the same vectors
     within 1e-6) and that graph is loaded from then on, falling back, with a warning, to the
     plain float32 graph and then to the original. ``model_id`` overrides the derived id.
+    With ``query_int8`` too, queries run that graph's products on the model's int8 weights
+    (``engine.onnx_int8``; papers are still embedded in float32).
 
     The model itself is loaded on first use (``embed``, ``embed_query``, ``dim`` unless
     ``dim`` was given, ``load``): reading ``model_id`` only hashes the files, so ``stats``
@@ -128,6 +137,7 @@ class Embedder:
         providers: Sequence[str] = CPU_PROVIDERS,
         dim: int | None = None,
         quantize: bool = False,
+        query_int8: bool = False,
     ) -> None:
         if max_length < 2 or batch_size < 1 or threads < 0:
             raise ValueError(f"bad embedder settings: {max_length=} {batch_size=} {threads=}")
@@ -153,6 +163,7 @@ class Embedder:
             model_path, self._model_sha, _sha256(tokenizer_path)
         ) + (f"-int8pc{QUANT_VERSION}" if quantize else "")
         self._quantize = quantize
+        self._query_int8 = query_int8
         self._cache_dir = cache_dir
         self._threads = threads
         self._expected_dim = dim
@@ -160,6 +171,7 @@ class Embedder:
         self._session: ort.InferenceSession | None = None
         self._graph_path: Path = model_path
         self._query_session: ort.InferenceSession | None = None
+        self._query_path: Path | None = None
         self._query_lock = threading.Lock()
 
     @property
@@ -315,8 +327,16 @@ class Embedder:
         vector: Vectors = self._run([self._tokenizer.encode(text).ids], self._for_queries())[0]
         return vector
 
+    @property
+    def query_graph_path(self) -> Path:
+        """The graph queries run on (loads the query session)."""
+        self._for_queries()
+        assert self._query_path is not None
+        return self._query_path
+
     def _for_queries(self) -> ort.InferenceSession:
-        """A second session on the same graph whose threads do not spin-wait after a run.
+        """A second session, on the query graph or the same graph, whose threads do not
+        spin-wait after a run.
 
         onnxruntime's workers spin for a while after each run, which pays off between the
         batches of a backlog but, after a query, takes the cores the rest of the search
@@ -327,8 +347,47 @@ class Embedder:
         """
         with self._query_lock:
             if self._query_session is None:
-                self._query_session = self._load(self.graph_path, 1, self.providers, spin=False)
+                self._query_session, self._query_path = self._load_for_queries()
             return self._query_session
+
+    def _load_for_queries(self) -> tuple[ort.InferenceSession, Path]:
+        """The query graph's session if it is built, loads, runs and is not much slower
+        than the backlog graph's here (it needs onnxruntime's int8 kernels for this CPU),
+        else the backlog graph's, with a warning saying why."""
+        graph = self.graph_path
+        plain = self._load(graph, 1, self.providers, spin=False)
+        # (Not from the shipped graph: only an optimised one is worth rewriting.)
+        if (
+            not self._query_int8
+            or self._quantize
+            or self._cache_dir is None
+            or graph == self._model_path
+        ):
+            return plain, graph
+        try:
+            path = query_graph(self._model_path, self._model_sha, graph, self._cache_dir)
+        except Exception as exc:
+            log.warning("no int8 query graph (%s): queries use %s", _brief(exc), graph.name)
+            return plain, graph
+        if path is None:
+            return plain, graph
+        try:
+            session = self._load(path, 1, self.providers, spin=False)
+        except ModelError as exc:
+            log.warning("%s; removed, built again by the next process", exc)
+            path.unlink(missing_ok=True)
+            return plain, graph
+        try:
+            slowdown = cpu_ratio(session, plain)
+        except Exception as exc:  # e.g. no 8-bit MatMulNBits kernel for this CPU
+            log.warning("the int8 query graph does not run here (%s): queries use %s",
+                        _brief(exc), graph.name)  # fmt: skip
+            return plain, graph
+        if slowdown > QUERY_MAX_SLOWDOWN:
+            log.warning("the int8 query graph is %.1fx slower than %s on this CPU: queries "
+                        "use the latter", slowdown, graph.name)  # fmt: skip
+            return plain, graph
+        return session, path
 
     def _run(
         self, token_ids: list[list[int]], session: ort.InferenceSession | None = None

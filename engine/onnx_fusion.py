@@ -180,7 +180,7 @@ def fuse(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, int]]:
         mul.output[0] = f"{name}.replaced"
         counts["gelu"] += 1
 
-    _replace_nodes(model, [*g.node, *added], new_inits)
+    replace_nodes(model, [*g.node, *added], new_inits)
     if not any(o.domain == "com.microsoft" for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
     return model, counts
@@ -220,7 +220,7 @@ def _gelu_input(
     return None
 
 
-def _replace_nodes(
+def replace_nodes(
     model: onnx.ModelProto, nodes: list[onnx.NodeProto], new_inits: list[onnx.TensorProto]
 ) -> None:
     """Set the graph's nodes: those the outputs need, in topological order, and only the

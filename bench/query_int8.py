@@ -1,0 +1,184 @@
+"""Queries embedded by the int8 query graph against the float32 graph (issue 23).
+
+    .venv/bin/python bench/query_int8.py [--size 0] [--queries 200] [--rounds 8]
+        [--no-scifact] [--write]
+
+``[embedding] query_int8`` runs a query's weight products on the model's own int8 weights
+(``engine.onnx_int8``). Three questions, each answered side by side in one run:
+
+1. How far do query vectors move? The cosine between both graphs' vectors of the title
+   queries of a scale directory and of the 809 SciFact claims.
+2. What does it save? Process CPU of the query embedding alone (both sessions in one
+   process), then of whole hybrid searches on the scale directory (one engine, result cache
+   off, the embedder's query session swapped each round, rounds alternating and the order
+   swapped each pair, so a shared machine's drift falls on both).
+3. What does it cost in quality? SciFact nDCG@10 and Recall@100 in hybrid, semantic and RRF
+   mode with the setting on and off, and the 95% paired-bootstrap interval of the change
+   (SciFact's 5,183 papers are searched exactly, so only the query vector differs).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repo root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench import scale_data, scifact
+from bench.common import (
+    bench_config,
+    load_average,
+    log,
+    machine_info,
+    publish,
+    scale_parser,
+    served_vectors,
+    table,
+)
+from bench.peers.compare import sample_docs, title_queries
+from papersift.engine.embed import Embedder, default_model_path, default_tokenizer_path
+from papersift.engine.model_graphs import graph_cache_dir
+from papersift.engine.query import parse_user_query
+
+SCIFACT_MODES: tuple[tuple[str, dict[str, str]], ...] = (
+    ("hybrid", {}),
+    ("semantic", {}),
+    ("hybrid", {"fusion": "rrf"}),
+)
+
+
+def embedders(root: Path) -> dict[str, Embedder]:
+    """Embedders of the directory's model on its graph cache: float32 and int8 queries."""
+    return {
+        name: Embedder(
+            default_model_path(), default_tokenizer_path(), cache_dir=graph_cache_dir(root),
+            query_int8=flag,
+        )
+        for name, flag in (("float32", False), ("int8", True))
+    }  # fmt: skip
+
+
+def vectors_and_steps(size: int, queries: list[str], claims: list[str], rounds: int) -> str:
+    """Cosines of the two graphs' query vectors and the embedding's CPU per query."""
+    emb = embedders(scale_data.data_path(size))
+    log(f"query-int8: query graph {emb['int8'].query_graph_path.name}")
+    lines = ["| texts | n | least cosine | median cosine |", "| --- | ---: | ---: | ---: |"]
+    for label, texts in (("title queries", queries), ("SciFact claims", claims)):
+        if not texts:
+            continue
+        plain = [parse_user_query(t).semantic_text or t for t in texts]
+        cos = [float(emb["float32"].embed_query(t) @ emb["int8"].embed_query(t)) for t in plain]
+        lines.append(f"| {label} | {len(cos)} | {min(cos):.5f} | {statistics.median(cos):.5f} |")
+    cpu: dict[str, list[float]] = {"float32": [], "int8": []}
+    for r in range(rounds):
+        order = ("float32", "int8") if r % 2 == 0 else ("int8", "float32")
+        for name in order:
+            c0 = time.process_time()
+            for q in queries:
+                emb[name].embed_query(q)
+            cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
+    f32, i8 = statistics.median(cpu["float32"]), statistics.median(cpu["int8"])
+    log(f"query-int8: embedding {f32:.2f} vs {i8:.2f} ms")
+    lines += [
+        "",
+        "| step | float32 (ms of CPU per query, median round) | int8 | int8 / float32 |",
+        "| --- | ---: | ---: | ---: |",
+        f"| the query embedding | {f32:.2f} | {i8:.2f} | {i8 / f32:.2f} |",
+    ]
+    return "\n".join(lines)
+
+
+def whole_searches(size: int, queries: list[str], rounds: int) -> str:
+    """Process CPU per hybrid search, one engine, the query session swapped per round."""
+    from papersift.engine.results import SearchRequest
+    from papersift.engine.search import open_engine
+
+    engine = open_engine(bench_config(scale_data.data_path(size)))
+    try:
+        data = engine.data
+        data._vectors = served_vectors(engine)  # as the server holds it
+        engine.facet_table.start()
+        engine.facet_table.wait(timeout=300)
+        emb = data.embedder
+        int8_session = emb._for_queries()
+        float_session = emb._load(emb.graph_path, 1, emb.providers, spin=False)
+        cpu: dict[str, list[float]] = {"float32": [], "int8": []}
+        for r in range(rounds):
+            pair = [("float32", float_session), ("int8", int8_session)]
+            for name, session in pair if r % 2 == 0 else pair[::-1]:
+                emb._query_session = session
+                for q in queries[:30]:  # warm
+                    engine.search(SearchRequest(q, mode="hybrid", page_size=24))
+                c0 = time.process_time()
+                for q in queries:
+                    engine.search(SearchRequest(q, mode="hybrid", page_size=24))
+                cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
+            log(f"query-int8: round {r}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items()))
+    finally:
+        engine.close()
+    gain = [i - f for i, f in zip(cpu["int8"], cpu["float32"], strict=True)]
+    return (
+        "| search | float32 (ms of CPU per search, median round) | int8 | int8 - float32 "
+        "(median pair) | pairs where int8 was cheaper |\n| --- | ---: | ---: | ---: | ---: |\n"
+        f"| hybrid, {scale_data.label(size)} | {statistics.median(cpu['float32']):.2f} | "
+        f"{statistics.median(cpu['int8']):.2f} | {statistics.median(gain):+.2f} | "
+        f"{sum(g < 0 for g in gain)} of {len(gain)} |"
+    )
+
+
+def scifact_quality() -> str:
+    """SciFact in three modes with query_int8 off and on, and the paired change."""
+    sf = scifact.load()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="papersift-query-int8-") as tmp:
+        data_dir = Path(tmp) / "data"
+        scifact.build(sf, data_dir)
+        for mode, search in SCIFACT_MODES:
+            label = "hybrid RRF" if search else mode
+            spec = scifact.RunSpec(label, mode, search)  # type: ignore[arg-type]
+            res = {
+                flag: scifact.run(sf, data_dir, spec, sf.queries, {"query_int8": flag})
+                for flag in (False, True)
+            }
+            lo, hi = scifact.paired_ci(res[True].ndcg, res[False].ndcg)
+            off, on = res[False], res[True]
+            rows.append([
+                label, f"{off.mean_ndcg:.4f}", f"{on.mean_ndcg:.4f}",
+                f"{on.mean_ndcg - off.mean_ndcg:+.4f} [{lo:+.4f}, {hi:+.4f}]",
+                f"{off.mean_recall:.4f}", f"{on.mean_recall:.4f}",
+            ])  # fmt: skip
+            log(f"query-int8: SciFact {rows[-1]}")
+    return table(
+        ["mode", "nDCG@10 float32", "int8", "int8 - float32 [95% paired CI]", "R@100 float32",
+         "int8"],
+        rows,
+    )  # fmt: skip
+
+
+def main() -> None:
+    ap = scale_parser(__doc__, rounds=8)
+    ap.add_argument("--no-scifact", action="store_true", help="skip the SciFact runs")
+    args = ap.parse_args()
+    scale_data.require(args.size)
+    queries = title_queries(sample_docs(args.size), args.queries)
+    claims = [] if args.no_scifact else [text for _, text in scifact.load().queries]
+    parts = [vectors_and_steps(args.size, queries, claims, args.rounds)]
+    parts.append(whole_searches(args.size, queries, args.rounds))
+    if not args.no_scifact:
+        parts.append(scifact_quality())
+    info = machine_info()
+    head = (
+        f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
+        f"revision {info['revision']}; scale directory {scale_data.label(args.size)}, "
+        f"{len(queries)} title queries, {args.rounds} rounds alternating; load average at "
+        f"the end {load_average()}."
+    )
+    publish("query int8", head + "\n\n" + "\n\n".join(parts) + "\n", args.write)
+
+
+if __name__ == "__main__":
+    main()
