@@ -222,9 +222,12 @@ def check_model(
             model_id=spec.model_id or None,
             providers=e.providers.split(","),
             quantize=spec.quantize,
+            query_int8=e.query_int8,
         )
         if cache_dir is None or cache.is_dir():
             emb.embed(["papersift doctor"])
+            if emb.query_graph_path != emb.graph_path:
+                note = "; queries are embedded in int8 (`[embedding] query_int8`)"
         else:
             # No graph cache yet (nothing embedded here): load the source graph to prove the
             # files work, without writing the optimised graphs into the data directory.

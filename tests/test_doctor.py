@@ -52,6 +52,7 @@ def test_healthy_embedded_index_passes(
     assert set(checks) >= {"config", "data directory", "free disk", "manifest", "store",
                            "lexical index", "researchers", "model", "embeddings",
                            "vectors"}  # fmt: skip
+    assert "queries are embedded in int8" in checks["model"]["detail"]
 
 
 def test_table_output_and_backlog_warning(
