@@ -97,9 +97,9 @@ class EmbeddingConfig:
         "Embed queries with int8 arithmetic on the model's own int8 weights (onnxruntime "
         "MatMulNBits, activations quantised per 32 values): a third less CPU per query "
         "embedding, query vectors within cosine 0.9994 of float32's (median 0.9998; SciFact "
-        "nDCG@10 within 0.002). Papers are still embedded in float32, so stored vectors and the model id "
-        "do not change. Needs `float32_cache`; falls back to float32, with a warning, where "
-        "onnxruntime has no int8 kernel for the CPU.",
+        "nDCG@10 within 0.002). Papers are still embedded in float32, so stored vectors "
+        "and the model id do not change. Needs `float32_cache`; falls back to float32, with "
+        "a warning, where onnxruntime has no int8 kernel for the CPU.",
     )
     providers: str = setting(
         "CPUExecutionProvider",
