@@ -9,9 +9,10 @@
 1. How far do query vectors move? The cosine between both graphs' vectors of the title
    queries of a scale directory and of the 809 SciFact claims.
 2. What does it save? Process CPU of the query embedding alone (both sessions in one
-   process), then of whole hybrid searches on the scale directory (one engine, result cache
-   off, the embedder's query session swapped each round, rounds alternating and the order
-   swapped each pair, so a shared machine's drift falls on both).
+   process), then of whole hybrid searches on the scale directory, one at a time and two at
+   once (one engine, result cache off, the embedder's query session swapped each round, an
+   untimed round of each first, rounds alternating and the order swapped each pair, so a
+   shared machine's drift falls on both).
 3. What does it cost in quality? SciFact nDCG@10 and Recall@100 in hybrid, semantic and RRF
    mode with the setting on and off, and the 95% paired-bootstrap interval of the change
    (SciFact's 5,183 papers are searched exactly, so only the query vector differs).
@@ -23,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
@@ -93,40 +95,60 @@ def vectors_and_steps(size: int, queries: list[str], claims: list[str], rounds: 
 
 
 def whole_searches(size: int, queries: list[str], rounds: int) -> str:
-    """Process CPU per hybrid search, one engine, the query session swapped per round."""
+    """Process CPU per hybrid search, one engine, the query session swapped per round: one
+    search at a time, then two at once (as the server's two workers run them)."""
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
 
     engine = open_engine(bench_config(scale_data.data_path(size)))
+    rows = []
     try:
         data = engine.data
         data._vectors = served_vectors(engine)  # as the server holds it
         engine.facet_table.start()
         engine.facet_table.wait(timeout=300)
         emb = data.embedder
-        int8_session = emb._for_queries()
-        float_session = emb._load(emb.graph_path, 1, emb.providers, spin=False)
-        cpu: dict[str, list[float]] = {"float32": [], "int8": []}
-        for r in range(rounds):
-            pair = [("float32", float_session), ("int8", int8_session)]
-            for name, session in pair if r % 2 == 0 else pair[::-1]:
+        sessions = {
+            "float32": emb._load(emb.graph_path, 1, emb.providers, spin=False),
+            "int8": emb._for_queries(),
+        }
+
+        def search(q: str) -> object:
+            return engine.search(SearchRequest(q, mode="hybrid", page_size=24))
+
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            for session in sessions.values():  # one untimed round each: nothing cold
                 emb._query_session = session
-                for q in queries[:30]:  # warm
-                    engine.search(SearchRequest(q, mode="hybrid", page_size=24))
-                c0 = time.process_time()
                 for q in queries:
-                    engine.search(SearchRequest(q, mode="hybrid", page_size=24))
-                cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
-            log(f"query-int8: round {r}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items()))
+                    search(q)
+            for threads in (1, 2):
+                cpu: dict[str, list[float]] = {"float32": [], "int8": []}
+                for r in range(rounds):
+                    pair = list(sessions.items())
+                    for name, session in pair if r % 2 == 0 else pair[::-1]:
+                        emb._query_session = session
+                        c0 = time.process_time()
+                        if threads == 1:
+                            for q in queries:
+                                search(q)
+                        else:
+                            list(pool.map(search, queries))
+                        cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
+                    log(f"query-int8: {threads} at once, round {r}: "
+                        + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items()))  # fmt: skip
+                gain = [i - f for i, f in zip(cpu["int8"], cpu["float32"], strict=True)]
+                rows.append(
+                    f"| hybrid, {scale_data.label(size)}, {threads} at once | "
+                    f"{statistics.median(cpu['float32']):.2f} | "
+                    f"{statistics.median(cpu['int8']):.2f} | {statistics.median(gain):+.2f} | "
+                    f"{sum(g < 0 for g in gain)} of {len(gain)} |"
+                )
     finally:
         engine.close()
-    gain = [i - f for i, f in zip(cpu["int8"], cpu["float32"], strict=True)]
     return (
         "| search | float32 (ms of CPU per search, median round) | int8 | int8 - float32 "
         "(median pair) | pairs where int8 was cheaper |\n| --- | ---: | ---: | ---: | ---: |\n"
-        f"| hybrid, {scale_data.label(size)} | {statistics.median(cpu['float32']):.2f} | "
-        f"{statistics.median(cpu['int8']):.2f} | {statistics.median(gain):+.2f} | "
-        f"{sum(g < 0 for g in gain)} of {len(gain)} |"
+        + "\n".join(rows)
     )
 
 
