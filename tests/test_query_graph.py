@@ -4,8 +4,6 @@ papers still embedded in float32, and every way it can fail falling back to floa
 
 from __future__ import annotations
 
-import gzip
-import json
 import logging
 import shutil
 from pathlib import Path
@@ -16,11 +14,11 @@ import pytest
 from onnx import numpy_helper
 
 from papersift.core.config_load import load_config
-from papersift.core.resources import demo_corpus_path
 from papersift.engine import embed, model_graphs
 from papersift.engine.datadir import DataDir
 from papersift.engine.embed import Embedder, default_model_path, default_tokenizer_path
 from papersift.engine.onnx_int8 import int8_products
+from tests.corpus import demo_records
 
 # Real demo papers on clearly different topics and a query for each.
 TOPICS = {
@@ -45,13 +43,10 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def papers() -> dict[str, str]:
-    found: dict[str, str] = {}
-    with gzip.open(demo_corpus_path(), "rt", encoding="utf-8") as fh:
-        for line in fh:
-            rec = json.loads(line)
-            if rec["id"] in TOPICS or len(found) < 16:
-                found[rec["id"]] = f"{rec['title']}. {' '.join(rec['abstract'].split())}"
-    return found
+    """The topics' papers and a dozen more, title and abstract as the indexer embeds them."""
+    records = demo_records()
+    chosen = [r for r in records if r["id"] in TOPICS] + records[:12]
+    return {r["id"]: f"{r['title']}. {' '.join(r['abstract'].split())}" for r in chosen}
 
 
 def copy_of(cache: Path, tmp_path: Path) -> Path:
