@@ -11,8 +11,8 @@ without a graph (a flat scan). The queries are the scale benchmark's title queri
 embedded by the directory's model. Prints one markdown row per size and efSearch.
 
 ``--build-efc`` instead builds graphs in memory from the directory's vectors with each
-efConstruction given (FAISS directly, ``engine.ann``'s M) and times raw FAISS searches on
-them against a flat scan: how graph quality trades against build time.
+efConstruction given (as ``engine.ann.new_graph`` makes them) and times raw FAISS searches
+on them against a flat scan: how graph quality trades against build time.
 """
 
 from __future__ import annotations
@@ -75,8 +75,7 @@ def built_graphs(size: int, n_queries: int, builds: list[int], efs: list[int]) -
           "recall@10 | recall@100 (worst) | load |")  # fmt: skip
     print("| ---: | ---: | ---: | ---: | ---: | --- | --- | --- |")
     for efc in builds:
-        graph = faiss.IndexHNSWFlat(vectors.shape[1], ann.HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        graph.hnsw.efConstruction = efc
+        graph = ann.new_graph(vectors.shape[1], efc)
         faiss.omp_set_num_threads(2)
         t0 = time.perf_counter()
         graph.add(vectors)

@@ -4,13 +4,19 @@ A flat scan costs a full pass over every vector per query (93 ms at 663k papers 
 thread), so once a model has more than ``[search] ann_above`` vectors, compaction also
 builds a FAISS HNSW graph of the compacted segment and stores it beside it
 (``seg-N.hnsw``, FAISS's own index format, never pickle). A command maps the graph
-(``IO_FLAG_MMAP_IFC``: 0.05 s to open at 663k papers against 1-1.3 s to read); the server
+(``IO_FLAG_MMAP_IFC``: 0.05 s to open at 663k papers against 0.6-0.8 s to read); the server
 reads it into memory on huge pages (``[server] graph_in_memory``), where a search costs
 10-20% less.
 
+The graph keeps its vectors in float16 (FAISS's scalar quantiser, ``QT_fp16``): half the
+memory and file of float32 (690 MB against 1.2 GB at 663k papers), read in 0.6-0.8 s
+against 0.9-1.3, a top 1,000 11-15% cheaper with the same recall, scores within 6e-5 of
+float32's (bench/graph_fp16.py): far inside what the int8 query embedding moves them. A
+graph built before keeps its float32 vectors and is read as it is.
+
 The graph is immutable: rows whose paper has since changed, gone, or got a newer vector in a
 later segment are masked out (``live``) at search time. A filter's allowed subset can be
-scored exactly on the graph's flat storage, so selective filters never starve.
+scored exhaustively on the graph's storage, so selective filters never starve.
 """
 
 from __future__ import annotations
@@ -46,13 +52,21 @@ def graph_path(segment: Path) -> Path:
     return segment.with_suffix(".hnsw")
 
 
+def new_graph(dim: int, ef_construction: int = EF_CONSTRUCTION) -> faiss.IndexHNSW:
+    """An empty graph as compaction builds it: ``HNSW_M`` links, float16 vectors, inner
+    product (on unit vectors, the cosine)."""
+    fp16 = faiss.ScalarQuantizer.QT_fp16  # the stub wants a ScalarQuantizer; FAISS takes its type
+    index = faiss.IndexHNSWSQ(dim, fp16, HNSW_M, faiss.METRIC_INNER_PRODUCT)  # type: ignore[arg-type]
+    index.hnsw.efConstruction = ef_construction
+    return index
+
+
 def build(
     vectors: FloatArray, path: Path, progress: Callable[[int, int], None] | None = None
 ) -> None:
     """Build the graph of ``vectors`` (rows in segment order) and write it atomically."""
     n, dim = vectors.shape
-    index = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-    index.hnsw.efConstruction = EF_CONSTRUCTION
+    index = new_graph(dim)
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(os.cpu_count() or 1)  # searches pin it to one thread
     try:
@@ -65,11 +79,11 @@ def build(
     write_atomically(path, lambda tmp: faiss.write_index(index, str(tmp)))
 
 
-def read(path: Path, dim: int, rows: int, in_memory: bool = False) -> faiss.IndexHNSWFlat | None:
+def read(path: Path, dim: int, rows: int, in_memory: bool = False) -> faiss.IndexHNSW | None:
     """The graph at ``path`` if it is one of ``rows`` vectors of ``dim``; else None (the
     caller falls back to exact search, and the next compaction builds it again).
 
-    Mapped by default (0.05 s to open at 663k papers). ``in_memory`` reads it whole (1-1.3 s)
+    Mapped by default (0.05 s to open at 663k papers). ``in_memory`` reads it whole (0.6-0.8 s)
     and puts its vectors and links on huge pages, where a search's scattered reads cost
     less (``engine.huge_pages``; collapsed on a thread while it serves): what a server,
     which opens it once, wants."""
@@ -80,11 +94,15 @@ def read(path: Path, dim: int, rows: int, in_memory: bool = False) -> faiss.Inde
     except RuntimeError as exc:
         log.warning("ignoring unreadable vector graph %s: %s", path, str(exc).splitlines()[0])
         return None
-    if not isinstance(index, faiss.IndexHNSWFlat) or index.d != dim or index.ntotal != rows:
+    if not isinstance(index, faiss.IndexHNSW) or index.d != dim or index.ntotal != rows:
+        log.warning("ignoring vector graph %s: it does not match its segment", path)
+        return None
+    storage = faiss.downcast_index(index.storage)  # float32 or float16 vectors
+    if not isinstance(storage, faiss.IndexFlatCodes):  # float32 (IndexFlat) or float16 (SQ)
         log.warning("ignoring vector graph %s: it does not match its segment", path)
         return None
     if in_memory:
-        codes = faiss.downcast_index(index.storage).codes  # type: ignore[attr-defined]  # stub lags
+        codes = storage.codes
         links = index.hnsw.neighbors  # type: ignore[attr-defined]
         advise(int(codes.data()), codes.size(), wait=False)
         advise(int(links.data()), links.size() * 4, wait=False)  # int32 entries
@@ -99,9 +117,11 @@ class GraphBase:
     flags on every search cost 0.3 ms.
     """
 
-    def __init__(self, index: faiss.IndexHNSWFlat, docids: IntArray, name: str) -> None:
+    def __init__(self, index: faiss.IndexHNSW, docids: IntArray, name: str) -> None:
         self.index = index
-        self.flat = faiss.downcast_index(index.storage)
+        flat = faiss.downcast_index(index.storage)  # read() checked its type
+        assert isinstance(flat, faiss.IndexFlatCodes)
+        self.flat: faiss.IndexFlatCodes = flat
         self.docids = docids
         self.name = name
         top = int(docids.max()) + 1 if len(docids) else 0
@@ -168,7 +188,8 @@ class GraphBase:
         return self._ranking(rows[0], scores[0])
 
     def search_exact(self, query: FloatArray, k: int, allowed: IntArray) -> Ranking:
-        """Exact top ``k`` among the live rows of ``allowed`` docids (the flat storage)."""
+        """Top ``k`` among the live rows of ``allowed`` docids, every one scored on the
+        graph's storage (float16 vectors, unless the graph predates them)."""
         rows = self.rows_of(allowed, self.live)
         if not len(rows) or k <= 0:
             return EMPTY

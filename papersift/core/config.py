@@ -249,7 +249,8 @@ class ServerConfig:
         True,
         "Read the vector graph into memory on huge pages rather than map its file: at 663k "
         "papers its top 1,000 takes 10-20% less CPU (a hybrid search ~1 ms less), for ~2.5 s "
-        "more start-up and 1.2 GB the kernel cannot reclaim as file cache (bench/RESULTS.md). "
+        "more start-up and the graph's size (690 MB at 663k papers) in memory the kernel "
+        "cannot reclaim as file cache (bench/RESULTS.md). "
         "CLI commands always map it.",
     )
     base_url: str = setting(
