@@ -87,15 +87,16 @@ def bench_config(
     )
 
 
-def served_vectors(engine: SearchEngine) -> VectorIndex:
-    """A second vector index of ``engine``'s vectors with the graph read into memory on huge
-    pages, as ``serve`` opens it (``[server] graph_in_memory``), once the graph is collapsed
-    onto them; ``engine``'s own maps the graph, as CLI commands do."""
+def served_vectors(engine: SearchEngine, folder: Path | None = None) -> VectorIndex:
+    """A second vector index of ``engine``'s vectors (or of the segments in ``folder``) with
+    the graph read into memory on huge pages, as ``serve`` opens it (``[server]
+    graph_in_memory``), once the graph is collapsed onto them; ``engine``'s own maps the
+    graph, as CLI commands do."""
     from papersift.engine.vectors import VectorIndex
 
     mapped, s = engine.data.vectors, engine.config.search
     served = VectorIndex(
-        mapped.folder, mapped.dim, ann_above=s.ann_above, ann_ef=s.ann_ef,
+        folder or mapped.folder, mapped.dim, ann_above=s.ann_above, ann_ef=s.ann_ef,
         exact_below=s.exact_below, graph_in_memory=True,
     )  # fmt: skip
     served.load(engine.data.store.text_hashes)

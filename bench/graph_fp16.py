@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import statistics
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -31,7 +30,16 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import scale_data
-from bench.common import CACHE, bench_config, load_average, log, machine_info, publish, scale_parser
+from bench.common import (
+    CACHE,
+    bench_config,
+    load_average,
+    log,
+    machine_info,
+    publish,
+    scale_parser,
+    served_vectors,
+)
 from bench.peers.compare import sample_docs, title_queries
 from papersift.engine import ann
 from papersift.engine.search import SearchEngine, open_engine
@@ -64,6 +72,8 @@ def graphs(engine: SearchEngine, size: int) -> tuple[dict[str, VectorIndex], lis
     segments = mapped.segments()
     first = segments[0]
     own = ann.graph_path(first)
+    if not own.exists():
+        raise SystemExit(f"{scale_data.label(size)}: no vector graph (below [search] ann_above)")
     cache = CACHE / f"graphs-{scale_data.label(size)}"
     cache.mkdir(parents=True, exist_ok=True)
     files = {graph_kind(own): own}
@@ -81,7 +91,6 @@ def graphs(engine: SearchEngine, size: int) -> tuple[dict[str, VectorIndex], lis
             notes.append(f"{kind} built here in {time.perf_counter() - t0:.0f} s (2 threads)")
         files.setdefault(kind, path)
     served: dict[str, VectorIndex] = {}
-    s = engine.config.search
     for kind, path in files.items():
         folder = cache / kind
         folder.mkdir(exist_ok=True)
@@ -91,16 +100,7 @@ def graphs(engine: SearchEngine, size: int) -> tuple[dict[str, VectorIndex], lis
             (folder / seg.name).symlink_to(seg.resolve())
         (folder / own.name).symlink_to(path.resolve())
         notes.append(f"{kind}: {path.stat().st_size / 1e6:.0f} MB")
-        vi = VectorIndex(
-            folder, mapped.dim, ann_above=s.ann_above, ann_ef=s.ann_ef,
-            exact_below=s.exact_below, graph_in_memory=True,
-        )  # fmt: skip
-        vi.load(engine.data.store.text_hashes)
-        vi.generation = mapped.generation
-        served[kind] = vi
-    for thread in threading.enumerate():  # the collapse onto huge pages, the row checks
-        if thread.name in ("huge-pages", "vector-check"):
-            thread.join()
+        served[kind] = served_vectors(engine, folder)
     return served, notes
 
 
