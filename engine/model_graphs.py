@@ -133,20 +133,14 @@ def query_graph(source: Path, source_sha: str, graph: Path, cache_dir: Path) -> 
     papers are always embedded by ``graph`` itself, so stored vectors never change.
     """
     target = cache_dir / f"{graph.stem}-q8w{QUERY_VERSION}.onnx"
-    # Written when there is nothing to rewrite, so a float model's processes do not read
-    # both models again (~0.5 s) on every first query.
-    none = target.with_suffix(".none")
     if target.is_file():
         return target
-    if none.is_file():
-        return None
     import onnx
 
     weights = int8_weights(onnx.load(str(source)))
     model, count = int8_products(onnx.load(str(graph)), weights) if weights else (None, 0)
     if model is None or not count:
         log.info("no int8 weights of %s in %s: queries use the float32 graph", source, graph)
-        write_atomically(none, lambda tmp: tmp.write_bytes(b""))
         return None
     with tempfile.TemporaryDirectory(dir=cache_dir, prefix=".q8w-") as tmp:
         built = Path(tmp) / "query.onnx"
