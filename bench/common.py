@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,6 +105,41 @@ def served_vectors(engine: SearchEngine, folder: Path | None = None) -> VectorIn
         if thread.name in ("huge-pages", "vector-check"):
             thread.join()
     return served
+
+
+def cpu_ms_per(items: Sequence[Any], step: Callable[[Any], object]) -> float:
+    """Process CPU per item of ``step`` over ``items``, in ms."""
+    c0 = time.process_time()
+    for item in items:
+        step(item)
+    return (time.process_time() - c0) * 1000 / len(items)
+
+
+def alternating_rounds(
+    variants: Mapping[str, Callable[[], object]], timed: Callable[[], float], rounds: int,
+    tag: str,
+) -> dict[str, list[float]]:  # fmt: skip
+    """``timed()`` under each variant (``variants``: name -> the call that switches to it)
+    in ``rounds`` rounds, the order reversed every other round so a shared machine's drift
+    falls on all alike; each round logged under ``tag``."""
+    out: dict[str, list[float]] = {name: [] for name in variants}
+    order = list(variants.items())
+    for r in range(rounds):
+        for name, switch in order if r % 2 == 0 else order[::-1]:
+            switch()
+            out[name].append(timed())
+        log(f"{tag}: round {r}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in out.items()))
+    return out
+
+
+def paired_cells(figures: Mapping[str, list[float]], base: str, other: str) -> str:
+    """Table cells of an alternating comparison: each side's median round, the median of
+    the rounds' differences (``other - base``) and in how many rounds ``other`` was lower."""
+    diff = [o - b for o, b in zip(figures[other], figures[base], strict=True)]
+    return (
+        f"{statistics.median(figures[base]):.2f} | {statistics.median(figures[other]):.2f} | "
+        f"{statistics.median(diff):+.2f} | {sum(d < 0 for d in diff)} of {len(diff)} |"
+    )
 
 
 def sha256_file(path: Path) -> str:

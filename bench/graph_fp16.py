@@ -21,6 +21,7 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import faiss
@@ -32,10 +33,13 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 from bench import scale_data
 from bench.common import (
     CACHE,
+    alternating_rounds,
     bench_config,
+    cpu_ms_per,
     load_average,
     log,
     machine_info,
+    paired_cells,
     publish,
     scale_parser,
     served_vectors,
@@ -143,23 +147,15 @@ def run(size: int, n: int, rounds: int) -> str:
             return engine.search(SearchRequest(q, mode="hybrid", page_size=24))
 
         data = engine.data
-        for vi in served.values():  # an untimed round of each
-            data._vectors = vi
+        variants = {kind: partial(setattr, data, "_vectors", vi) for kind, vi in served.items()}
+        for switch in variants.values():  # an untimed round of each
+            switch()
             for q in queries:
                 search(q)
-        cpu: dict[str, list[float]] = {kind: [] for kind in served}
-        for r in range(rounds):
-            pair = list(served.items())
-            for kind, vi in pair if r % 2 == 0 else pair[::-1]:
-                data._vectors = vi
-                c0 = time.process_time()
-                for q in queries:
-                    search(q)
-                cpu[kind].append((time.process_time() - c0) * 1000 / len(queries))
-            log(f"graph-fp16: round {r}: " + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items()))
+        timed = partial(cpu_ms_per, queries, search)
+        cpu = alternating_rounds(variants, timed, rounds, "graph-fp16")
     finally:
         engine.close()
-    gain = [h - f for h, f in zip(cpu["float16"], cpu["float32"], strict=True)]
     info = machine_info()
     return (
         f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {info['cpu']}, "
@@ -172,9 +168,7 @@ def run(size: int, n: int, rounds: int) -> str:
         + "\n\n| search | float32 graph (ms of CPU per search, median round) | float16 | float16 - "
         "float32 (median pair) | pairs where float16 was cheaper |\n"
         "| --- | ---: | ---: | ---: | ---: |\n"
-        f"| hybrid, {scale_data.label(size)} | {statistics.median(cpu['float32']):.2f} | "
-        f"{statistics.median(cpu['float16']):.2f} | {statistics.median(gain):+.2f} | "
-        f"{sum(g < 0 for g in gain)} of {len(gain)} |\n"
+        f"| hybrid, {scale_data.label(size)} | {paired_cells(cpu, 'float32', 'float16')}\n"
     )
 
 

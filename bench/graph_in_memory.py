@@ -13,9 +13,10 @@ step is in ``bench/search_steps.py``; this says what the whole search gains (iss
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
@@ -23,21 +24,33 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench import scale_data
 from bench.common import (
+    alternating_rounds,
     bench_config,
+    cpu_ms_per,
     load_average,
     log,
     machine_info,
+    paired_cells,
     publish,
     scale_parser,
     served_vectors,
 )
 from bench.peers.compare import sample_docs, title_queries
+from papersift.engine.results import SearchRequest
+from papersift.engine.search import SearchEngine, open_engine
+
+
+def _search(engine: SearchEngine, mode: str, q: str) -> object:
+    return engine.search(SearchRequest(q, mode=mode, page_size=24))  # type: ignore[arg-type]
+
+
+def _warm_then_time(queries: list[str], search: Callable[[str], object]) -> float:
+    for q in queries[:50]:  # warm this graph's pages again
+        search(q)
+    return cpu_ms_per(queries, search)
 
 
 def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
-    from papersift.engine.results import SearchRequest
-    from papersift.engine.search import open_engine
-
     engine = open_engine(bench_config(scale_data.data_path(size)))
     rows = []
     try:
@@ -46,24 +59,15 @@ def run(size: int, n: int, rounds: int, modes: list[str]) -> str:
         engine.facet_table.start()
         engine.facet_table.wait(timeout=300)
         queries = title_queries(sample_docs(size), n)
+        variants = {
+            "mapped": lambda: setattr(data, "_vectors", mapped),
+            "in memory": lambda: setattr(data, "_vectors", in_memory),
+        }
         for mode in modes:
-            cpu: dict[str, list[float]] = {"mapped": [], "in memory": []}
-            for r in range(rounds):
-                pair = [("mapped", mapped), ("in memory", in_memory)]
-                for name, vectors in pair if r % 2 == 0 else pair[::-1]:
-                    data._vectors = vectors
-                    for q in queries[:50]:  # warm this graph's pages again
-                        engine.search(SearchRequest(q, mode=mode, page_size=24))
-                    c0 = time.process_time()
-                    for q in queries:
-                        engine.search(SearchRequest(q, mode=mode, page_size=24))
-                    cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
-            gain = [m - a for m, a in zip(cpu["in memory"], cpu["mapped"], strict=True)]
-            rows.append(
-                f"| {mode} | {statistics.median(cpu['mapped']):.2f} | "
-                f"{statistics.median(cpu['in memory']):.2f} | {statistics.median(gain):+.2f} | "
-                f"{sum(g < 0 for g in gain)} of {len(gain)} |"
-            )
+            search = partial(_search, engine, mode)
+            timed = partial(_warm_then_time, queries, search)
+            cpu = alternating_rounds(variants, timed, rounds, f"graph-in-memory {mode}")
+            rows.append(f"| {mode} | {paired_cells(cpu, 'mapped', 'in memory')}")
             log(f"graph-in-memory: {rows[-1]}")
     finally:
         engine.close()

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
@@ -32,10 +33,13 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench import scale_data, scifact
 from bench.common import (
+    alternating_rounds,
     bench_config,
+    cpu_ms_per,
     load_average,
     log,
     machine_info,
+    paired_cells,
     publish,
     scale_parser,
     served_vectors,
@@ -75,14 +79,10 @@ def vectors_and_steps(size: int, queries: list[str], claims: list[str], rounds: 
         plain = [parse_user_query(t).semantic_text or t for t in texts]
         cos = [float(emb["float32"].embed_query(t) @ emb["int8"].embed_query(t)) for t in plain]
         lines.append(f"| {label} | {len(cos)} | {min(cos):.5f} | {statistics.median(cos):.5f} |")
-    cpu: dict[str, list[float]] = {"float32": [], "int8": []}
-    for r in range(rounds):
-        order = ("float32", "int8") if r % 2 == 0 else ("int8", "float32")
-        for name in order:
-            c0 = time.process_time()
-            for q in queries:
-                emb[name].embed_query(q)
-            cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
+    current = [emb["float32"]]
+    variants = {name: partial(current.__setitem__, 0, e) for name, e in emb.items()}
+    timed = partial(cpu_ms_per, queries, lambda q: current[0].embed_query(q))
+    cpu = alternating_rounds(variants, timed, rounds, "query-int8 embedding")
     f32, i8 = statistics.median(cpu["float32"]), statistics.median(cpu["int8"])
     log(f"query-int8: embedding {f32:.2f} vs {i8:.2f} ms")
     lines += [
@@ -116,32 +116,27 @@ def whole_searches(size: int, queries: list[str], rounds: int) -> str:
         def search(q: str) -> object:
             return engine.search(SearchRequest(q, mode="hybrid", page_size=24))
 
+        variants = {
+            name: partial(setattr, emb, "_query_session", session)
+            for name, session in sessions.items()
+        }
         with ThreadPoolExecutor(max_workers=2) as pool:
-            for session in sessions.values():  # one untimed round each: nothing cold
-                emb._query_session = session
+            for switch in variants.values():  # one untimed round each: nothing cold
+                switch()
                 for q in queries:
                     search(q)
-            for threads in (1, 2):
-                cpu: dict[str, list[float]] = {"float32": [], "int8": []}
-                for r in range(rounds):
-                    pair = list(sessions.items())
-                    for name, session in pair if r % 2 == 0 else pair[::-1]:
-                        emb._query_session = session
-                        c0 = time.process_time()
-                        if threads == 1:
-                            for q in queries:
-                                search(q)
-                        else:
-                            list(pool.map(search, queries))
-                        cpu[name].append((time.process_time() - c0) * 1000 / len(queries))
-                    log(f"query-int8: {threads} at once, round {r}: "
-                        + ", ".join(f"{k} {v[-1]:.2f}" for k, v in cpu.items()))  # fmt: skip
-                gain = [i - f for i, f in zip(cpu["int8"], cpu["float32"], strict=True)]
+
+            def two_at_once() -> float:
+                c0 = time.process_time()
+                list(pool.map(search, queries))
+                return (time.process_time() - c0) * 1000 / len(queries)
+
+            for threads, timed in ((1, partial(cpu_ms_per, queries, search)), (2, two_at_once)):
+                tag = f"query-int8 {threads} at once"
+                cpu = alternating_rounds(variants, timed, rounds, tag)
                 rows.append(
                     f"| hybrid, {scale_data.label(size)}, {threads} at once | "
-                    f"{statistics.median(cpu['float32']):.2f} | "
-                    f"{statistics.median(cpu['int8']):.2f} | {statistics.median(gain):+.2f} | "
-                    f"{sum(g < 0 for g in gain)} of {len(gain)} |"
+                    + paired_cells(cpu, "float32", "int8")
                 )
     finally:
         engine.close()
