@@ -94,11 +94,13 @@ def read(path: Path, dim: int, rows: int, in_memory: bool = False) -> faiss.Inde
     except RuntimeError as exc:
         log.warning("ignoring unreadable vector graph %s: %s", path, str(exc).splitlines()[0])
         return None
-    if not isinstance(index, faiss.IndexHNSW) or index.d != dim or index.ntotal != rows:
-        log.warning("ignoring vector graph %s: it does not match its segment", path)
-        return None
-    storage = faiss.downcast_index(index.storage)  # float32 or float16 vectors
-    if not isinstance(storage, faiss.IndexFlatCodes):  # float32 (IndexFlat) or float16 (SQ)
+    if (
+        not isinstance(index, faiss.IndexHNSW)
+        or index.d != dim
+        or index.ntotal != rows
+        # float32 (IndexFlat) or float16 (IndexScalarQuantizer) vectors
+        or not isinstance(storage := faiss.downcast_index(index.storage), faiss.IndexFlatCodes)
+    ):
         log.warning("ignoring vector graph %s: it does not match its segment", path)
         return None
     if in_memory:

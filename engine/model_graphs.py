@@ -167,12 +167,14 @@ def _probe() -> dict[str, np.ndarray]:
     return {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
 
 
+def _run(session: ort.InferenceSession, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The session's outputs for those of ``feeds`` it takes."""
+    wanted = {i.name: feeds[i.name] for i in session.get_inputs()}
+    return [np.asarray(a) for a in session.run(None, wanted)]
+
+
 def _run_probe(session: ort.InferenceSession) -> list[np.ndarray]:
-    feeds = _probe()
-    return [
-        np.asarray(a)
-        for a in session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
-    ]
+    return _run(session, _probe())
 
 
 def probe_cosine(reference: Path, candidate: Path) -> float:
@@ -196,7 +198,7 @@ def cpu_ratio(candidate: ort.InferenceSession, reference: ort.InferenceSession) 
     for _ in range(7):
         for which, session in enumerate((candidate, reference)):
             start = time.thread_time_ns()
-            session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})
+            _run(session, feeds)
             times[which].append(time.thread_time_ns() - start)
     return float(np.median(times[0][2:]) / max(float(np.median(times[1][2:])), 1.0))
 

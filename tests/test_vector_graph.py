@@ -63,7 +63,7 @@ def test_compaction_builds_a_graph_that_agrees_with_exact_search(graph_config: C
         got = data.vectors.search(q, 10)
         want = exact.search(q, 10)
         assert [d for d, _ in got] == [d for d, _ in want]
-        # The graph holds its vectors in float16: scores within ~4e-5 of float32's.
+        # The graph holds its vectors in float16: scores within ~6e-5 of float32's.
         assert np.allclose([s for _, s in got], [s for _, s in want], atol=1e-4)
     base = data.vectors._base
     assert base is not None and isinstance(base.flat, faiss.IndexScalarQuantizer)
