@@ -58,8 +58,14 @@ class Ranking:
         return self.followed_by(Ranking(ids, np.full(len(ids), score, np.float64)))
 
     def ranks_of(self, docids: Ids) -> dict[int, int]:
-        """Docid -> 1-based rank, for those of ``docids`` this list holds."""
-        where = np.flatnonzero(np.isin(self.ids, docids))
+        """Docid -> 1-based rank, for those of ``docids`` (a page: a few dozen) this list
+        holds. Each entry is looked up in them sorted: half of ``np.isin``'s CPU, which
+        for so few compares the whole list once per docid."""
+        if not len(docids) or not len(self.ids):
+            return {}
+        wanted = np.sort(docids)
+        at = np.minimum(np.searchsorted(wanted, self.ids), len(wanted) - 1)
+        where = np.flatnonzero(wanted[at] == self.ids)
         return dict(zip(self.ids[where].tolist(), (where + 1).tolist(), strict=True))
 
     def put_first(self, first: Sequence[int]) -> Ranking:
