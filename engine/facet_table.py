@@ -217,17 +217,23 @@ class FacetTable:
         """Categories (top ``size`` by count, then name) and years (all, newest first) of
         these papers, as ``LexicalIndex.facets`` counts them."""
         with self._lock:
-            ids = self._known(docids)
+            ids = np.asarray(docids, np.int64)
+            ids = ids[(ids >= 0) & (ids < len(self._dates))]
+            dates = self._dates[ids]  # read once: for 2,000 papers these are cache misses
+            known = dates > 0
+            ids, dates = ids[known], dates[known]
             codes = self._cats[ids].ravel()
             per_code = np.bincount(codes[codes >= 0], minlength=len(self._names))
             names = self._names
-            years, per_year = np.unique(self._dates[ids] // 10000, return_counts=True)
-        top = sorted(((-int(n), names[c]) for c, n in enumerate(per_code) if n), key=lambda t: t)
+        years = dates // 10000
+        first = int(years.min()) if len(years) else 0
+        per_year = np.bincount(years - first)
+        held = np.flatnonzero(per_year)[::-1]
         return {
-            "categories": tuple(FacetCount(name, -n) for n, name in top[:size]),
+            "categories": _top(per_code, names, size),
             "years": tuple(
-                FacetCount(str(int(y)), int(n))
-                for y, n in zip(years[::-1], per_year[::-1], strict=True)
+                FacetCount(str(y + first), n)
+                for y, n in zip(held.tolist(), per_year[held].tolist(), strict=True)
             ),
         }
 
@@ -246,8 +252,7 @@ class FacetTable:
                 parts += [np.asarray(more[d], np.int32) for d in ids.tolist() if d in more]
             per_code = np.bincount(np.concatenate(parts), minlength=len(self._inst_names))
             names = self._inst_names
-        top = sorted((-int(per_code[c]), names[c]) for c in np.flatnonzero(per_code))
-        return tuple(FacetCount(name, -n) for n, name in top[:size])
+        return _top(per_code, names, size)
 
     def by_date(self, docids: Sequence[int], newest: bool) -> list[int]:
         """These docids by first-version date (stable: equal dates keep their order);
@@ -267,6 +272,14 @@ class FacetTable:
         key = -dates if newest else dates
         order: IntArray = np.lexsort((np.arange(len(ids)), key, missing))
         return order
+
+
+def _top(per_code: IntArray, names: list[str], size: int) -> tuple[FacetCount, ...]:
+    """The ``size`` names counted most (ties: by name) of the codes counted in ``per_code``,
+    read as Python ints at once (one numpy scalar per code cost ~0.1 ms a search)."""
+    held = np.flatnonzero(per_code)
+    top = sorted(zip((-per_code[held]).tolist(), [names[c] for c in held.tolist()], strict=True))
+    return tuple(FacetCount(name, -n) for n, name in top[:size])
 
 
 def _code(codes: dict[str, int], names: list[str], name: str) -> int:
