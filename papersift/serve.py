@@ -49,13 +49,24 @@ def check_address(host: str, port: int) -> None:
                 ) from None
 
 
+# Allocations (less deallocations) between young-generation collections; Python's default
+# is 700.
+YOUNG_COLLECTION_AFTER = 10_000
+
+
 def settle_heap() -> None:
     """Hide what start-up made (modules, templates, the engine and its tables: it lives as
     long as the process) from the garbage collector. Under load a full collection walked
     those ~145k objects at 663k papers every few seconds, 78 ms each with the GIL held,
-    which every request in flight waited out (bench/RESULTS.md, issue 23, session 19)."""
+    which every request in flight waited out (bench/RESULTS.md, issue 23, session 19).
+
+    A hybrid search holds a few thousand objects at once (its candidate lists, the page)
+    and frees nearly all of them by reference counting, yet at the default threshold that
+    peak set off 1.4 young collections per search, 0.12-0.14 ms of its CPU; at 10,000, one
+    per 200 searches (bench/RESULTS.md, issue 23, session 23)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_AFTER, *gc.get_threshold()[1:])
 
 
 def serve(config: Config, *, host: str | None = None, port: int | None = None) -> int:

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 CHILD = """
-import gc, json
+import gc, json, weakref
 from papersift.serve import settle_heap
 
 kept = [[i] for i in range(5000)]  # made at start-up, alive for good
@@ -21,8 +21,16 @@ class Node:
 a, b = Node(), Node()
 a.peer, b.peer = b, a  # a cycle made while serving, then dropped
 del a, b
-print(json.dumps({"frozen": frozen, "collected": gc.collect(),
-                  "tracked_after": len(gc.get_objects())}))
+collected = gc.collect()
+
+c, d = Node(), Node()
+c.peer, d.peer = d, c  # another, left to the collector's own schedule
+gone = weakref.ref(c)
+del c, d
+held = [[i] for i in range(25_000)]  # requests in flight hold objects for a while
+print(json.dumps({"frozen": frozen, "collected": collected,
+                  "tracked_after": len(gc.get_objects()) - len(held) - 1,
+                  "young_threshold": gc.get_threshold()[0], "cycle_left": gone() is not None}))
 """
 
 
@@ -35,3 +43,7 @@ def test_start_up_objects_are_frozen_and_new_cycles_still_collected() -> None:
     assert result["collected"] >= 2  # the two nodes (and their dicts) of the dropped cycle
     # Frozen objects are out of the collector's sight: what it tracks now is a small rest.
     assert result["tracked_after"] < result["frozen"]
+    # Young collections run less often than Python's default (every 700 allocations), yet
+    # on their own: the second cycle went once enough objects were made.
+    assert result["young_threshold"] > 700
+    assert not result["cycle_left"]
