@@ -90,15 +90,16 @@ bench: install
 bench-all: install bench-deps
 	$(BIN)/python bench/run_all.py
 
-# The peers and the load generator: pip extras, and as root Debian's wrk and python3-xapian
-# (Xapian is Debian's build, loaded from the venv through a symlink in bench/.cache/).
+# The peers and the load generator: pip extras, and as root Debian's wrk, python3-xapian
+# (Xapian is Debian's build, loaded from the venv through a symlink in bench/.cache/) and
+# linux-perf (bench/server_switches.py counts the server's futex calls with it).
 bench-deps: install
 	$(BIN)/python -m pip install --quiet -e '.[bench]'
-	@if ! command -v wrk >/dev/null 2>&1 || [ ! -d /usr/lib/python3/dist-packages/xapian ]; then \
+	@if ! command -v wrk >/dev/null 2>&1 || ! command -v perf >/dev/null 2>&1 || [ ! -d /usr/lib/python3/dist-packages/xapian ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk python3-xapian >/dev/null; \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk python3-xapian linux-perf >/dev/null; \
 		else \
-			echo "note: wrk/python3-xapian missing (sudo apt-get install wrk python3-xapian); the benchmark says so and goes on"; \
+			echo "note: wrk/python3-xapian/perf missing (sudo apt-get install wrk python3-xapian linux-perf); the benchmark says so and goes on"; \
 		fi; \
 	fi
 
