@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import faiss
@@ -109,6 +110,34 @@ def read(path: Path, dim: int, rows: int, in_memory: bool = False) -> faiss.Inde
         advise(int(codes.data()), codes.size(), wait=False)
         advise(int(links.data()), links.size() * 4, wait=False)  # int32 entries
     return index
+
+
+@dataclass(frozen=True)
+class GraphFacts:
+    """What a graph file holds, for ``papersift doctor``: is it built as compaction builds
+    one now?"""
+
+    rows: int
+    float16: bool  # its vectors in float16 (since 2026-12-06), else float32
+    ef_construction: int
+
+    @property
+    def current(self) -> bool:
+        return self.float16 and self.ef_construction >= EF_CONSTRUCTION
+
+
+def describe(path: Path) -> GraphFacts | None:
+    """The facts of the graph at ``path`` (mapped, not read), or None if it is unreadable."""
+    try:
+        index = faiss.read_index(str(path), faiss.IO_FLAG_MMAP_IFC)
+    except RuntimeError:
+        return None
+    if not isinstance(index, faiss.IndexHNSW):
+        return None
+    storage = faiss.downcast_index(index.storage)
+    fp16 = faiss.ScalarQuantizer.QT_fp16
+    float16 = isinstance(storage, faiss.IndexScalarQuantizer) and storage.sq.qtype == fp16
+    return GraphFacts(int(index.ntotal), float16, int(index.hnsw.efConstruction))
 
 
 class GraphBase:

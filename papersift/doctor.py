@@ -16,6 +16,7 @@ from papersift.doctor_checks import (
     Check,
     Status,
     check_disk,
+    check_graphs,
     check_lexical,
     check_manifest,
     check_model,
@@ -61,6 +62,8 @@ def diagnose(config: Config) -> list[Check]:
     out.append(model_check)
     if store is not None and model is not None:
         out.extend(check_vectors(root, *model, store.papers))
+    if model is not None:
+        out.extend(check_graphs(root, model[0]))
     return out
 
 

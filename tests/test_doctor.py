@@ -197,3 +197,49 @@ def test_model_without_tokenizer_fails_in_doctor_and_in_the_engine(
             data.embedder  # noqa: B018
     finally:
         data.close()
+
+
+@pytest.mark.slow
+def test_graph_built_before_float16_is_named_and_reindex_rebuilds_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import faiss
+    import numpy as np
+
+    from papersift.engine import ann
+    from papersift.indexer.build import index_backlog
+
+    config = make_config(tmp_path, search={"ann_above": 5})  # a graph for ~30 papers
+    data = DataDir(config)
+    try:
+        import_files(data, [write_jsonl(tmp_path / "s.jsonl", sample_records(every=200))])
+        index_backlog(data)
+    finally:
+        data.close()
+    graphs = sorted((config.data_dir / "vectors").glob("*/seg-*.hnsw"))
+    assert len(graphs) == 1
+    code, report = run_doctor(config, capsys)
+    check = by_name(report)["vector graph"]
+    assert code == 0 and check["status"] == "OK"
+    assert "in float16, efConstruction 200" in check["detail"]
+
+    # The graph as compaction built it before 2026-12-04: float32 vectors, FAISS's width.
+    with np.load(graphs[0].with_suffix(".npz"), allow_pickle=False) as z:
+        vectors = np.ascontiguousarray(z["vectors"], np.float32)
+    old = faiss.IndexHNSWFlat(vectors.shape[1], ann.HNSW_M, faiss.METRIC_INNER_PRODUCT)
+    old.add(vectors)
+    faiss.write_index(old, str(graphs[0]))
+    code, report = run_doctor(config, capsys)
+    check = by_name(report)["vector graph"]
+    assert code == 0 and check["status"] == "WARN"  # it works, at a cost
+    assert "in float32, efConstruction 40" in check["detail"]
+    assert "memory" in check["detail"] and "fewer of the nearest papers" in check["detail"]
+    assert str(graphs[0]) in check["fix"] and "papersift reindex" in check["fix"]
+
+    # Doing what it says brings the graph of today back.
+    graphs[0].unlink()
+    assert main(["reindex", "--config", str(config.base_dir / "config.toml")]) == 0
+    capsys.readouterr()
+    code, report = run_doctor(config, capsys)
+    check = by_name(report)["vector graph"]
+    assert check["status"] == "OK" and "float16" in check["detail"], check
