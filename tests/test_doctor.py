@@ -236,6 +236,12 @@ def test_graph_built_before_float16_is_named_and_reindex_rebuilds_it(
     assert "memory" in check["detail"] and "fewer of the nearest papers" in check["detail"]
     assert str(graphs[0]) in check["fix"] and "papersift reindex" in check["fix"]
 
+    graphs[0].write_bytes(b"not a graph")  # a torn copy, say
+    code, report = run_doctor(config, capsys)
+    check = by_name(report)["vector graph"]
+    assert code == 0 and check["status"] == "WARN" and "unreadable" in check["detail"]
+    assert str(graphs[0]) in check["fix"] and "papersift reindex" in check["fix"]
+
     # Doing what it says brings the graph of today back.
     graphs[0].unlink()
     assert main(["reindex", "--config", str(config.base_dir / "config.toml")]) == 0
