@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-import anyio.to_thread
-from anyio import CapacityLimiter
 from starlette.requests import Request
 
 from papersift.core.config import Config
@@ -23,6 +23,27 @@ STATS_TTL = 30.0  # seconds a stats snapshot is reused (home page, category chec
 
 class EngineFailure(RuntimeError):
     """The engine failed in a way Python code does not normally fail (a native panic)."""
+
+
+class _Panic(Exception):
+    """Carries a ``BaseException`` out of an engine thread (``_ordinary_errors``)."""
+
+
+def _ordinary_errors(fn: Callable[..., T], args: tuple[object, ...]) -> T:
+    """``fn(*args)``, a ``BaseException`` that is not an ``Exception`` raised as ``_Panic``.
+
+    A Rust panic inside a native extension (pyo3's ``PanicException``) derives from
+    ``BaseException``: the executor would set it on the future and it would escape the
+    app's 500 handling. ``AppContext.call`` makes it an ordinary error, logged and answered
+    with the plain 500 page."""
+    try:
+        return fn(*args)
+    except Exception:
+        raise
+    except BaseException as exc:
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            raise
+        raise _Panic(exc) from exc
 
 
 @dataclass
@@ -41,21 +62,20 @@ class AppContext:
         self.config = config
         # Searches release the GIL in Tantivy, FAISS and onnxruntime, so one worker per core
         # keeps both cores busy: 35 -> 46 uncached hybrid requests/s at concurrency 8 on the
-        # 663k-paper bench directory (2 cores).
-        self.limiter = CapacityLimiter(config.server.workers or os.cpu_count() or 1)
+        # 663k-paper bench directory (2 cores). The loop hands calls to a plain executor:
+        # AnyIO's ``to_thread`` (limiter, cancel scopes) cost ~50-85 us more CPU a call.
+        workers = config.server.workers or os.cpu_count() or 1
+        self._engine_threads = ThreadPoolExecutor(workers, thread_name_prefix="engine")
         self._stats = _StatsCache()
 
     async def call(self, fn: Callable[..., T], *args: object) -> T:
+        """``fn(*args)`` on an engine thread; a cancelled caller stops waiting, the call
+        runs to its end (the engine cannot be interrupted)."""
+        loop = asyncio.get_running_loop()
         try:
-            return await anyio.to_thread.run_sync(lambda: fn(*args), limiter=self.limiter)
-        except Exception:
-            raise
-        except BaseException as exc:
-            # A Rust panic inside a native extension (pyo3's PanicException) derives from
-            # BaseException and would escape the app's 500 handling; make it an ordinary
-            # error so it is logged and answered with the plain 500 page.
-            if isinstance(exc, (KeyboardInterrupt, SystemExit, anyio.get_cancelled_exc_class())):
-                raise
+            return await loop.run_in_executor(self._engine_threads, _ordinary_errors, fn, args)
+        except _Panic as wrapped:
+            exc = wrapped.args[0]
             raise EngineFailure(f"{type(exc).__name__}: {exc}") from exc
 
     async def stats(self) -> Stats:
