@@ -120,6 +120,7 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
         # one of its sessions is still running in a thread: wait for them all.
         warm_up.join()
         runner.shutdown()
+        app.state.ctx.close()  # no request's engine call outlives the engine
         engine.close()
     if not started:
         raise PapersiftError(f"the server could not start on port {port} (see the error above)")

@@ -78,6 +78,11 @@ class AppContext:
             exc = wrapped.args[0]
             raise EngineFailure(f"{type(exc).__name__}: {exc}") from exc
 
+    def close(self) -> None:
+        """Wait for the engine calls still running (a cancelled request's among them) and
+        stop the threads: the engine may be closed after this, not before."""
+        self._engine_threads.shutdown(wait=True, cancel_futures=True)
+
     async def stats(self) -> Stats:
         now = time.monotonic()
         cached = self._stats

@@ -73,3 +73,28 @@ def test_a_native_panic_becomes_an_ordinary_error(
     assert not isinstance(caught.value.__cause__, Exception)  # the panic itself, kept
     # The threads are still there for the next call.
     assert asyncio.run(context.call(lambda: 41 + 1)) == 42
+
+
+def test_close_waits_for_a_call_whose_caller_stopped_waiting(
+    engine: SearchEngine, built_config: Config
+) -> None:
+    """A request cancelled mid-search leaves its engine call running; ``close`` (which
+    ``serve`` calls before closing the engine) returns only once it has ended."""
+    context = AppContext(engine, built_config)
+    started, finished = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        started.set()
+        time.sleep(0.3)
+        finished.set()
+
+    async def cancel_while_running() -> None:
+        task = asyncio.ensure_future(context.call(slow))
+        await asyncio.get_running_loop().run_in_executor(None, started.wait)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_while_running())
+    context.close()
+    assert finished.is_set()
