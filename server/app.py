@@ -7,6 +7,7 @@ import os
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.staticfiles import PathLike, StaticFiles
@@ -98,6 +99,7 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
             HTTPException: errors.http_exception,
             ParamError: errors.param_error,
             QueryError: errors.query_error,
+            ClientDisconnect: errors.client_gone,
             500: errors.server_error,
         },
     )

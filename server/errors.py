@@ -6,7 +6,7 @@ import logging
 from http import HTTPStatus
 
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from papersift.core.errors import QueryError
@@ -68,6 +68,11 @@ async def http_exception(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404 and exc.detail == HTTPStatus.NOT_FOUND.phrase:
         message = f"There is no page at {request.url.path[:200]}."
+    elif exc.status_code == 405 and exc.detail == HTTPStatus.METHOD_NOT_ALLOWED.phrase:
+        allowed = (exc.headers or {}).get("Allow", "")
+        message = f"{request.method} is not allowed at {request.url.path[:200]}" + (
+            f"; use {' or '.join(m.strip() for m in allowed.split(','))}." if allowed else "."
+        )
     else:
         message = str(exc.detail)
     response = error_response(request, exc.status_code, message)
@@ -84,6 +89,15 @@ async def param_error(request: Request, exc: Exception) -> Response:
 async def query_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, QueryError)
     return error_response(request, 400, str(exc) or "The search cannot be answered as asked.")
+
+
+async def client_gone(request: Request, exc: Exception) -> Response:
+    """The client closed the connection before its whole body came: no one reads an answer,
+    and nothing failed here (one log line, not a traceback)."""
+    assert isinstance(exc, ClientDisconnect)
+    log.info("%s %s: the client went away before its body came", request.method,
+             request.url.path[:200])  # fmt: skip
+    return Response(status_code=400)
 
 
 async def server_error(request: Request, exc: Exception) -> Response:

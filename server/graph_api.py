@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from functools import partial
+from typing import Any
 
 import msgspec
 from starlette.exceptions import HTTPException
@@ -69,6 +70,17 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+def decode_json(raw: bytes) -> Any:
+    """The body's JSON value; a ParamError when it is not JSON or nests deeper than msgspec
+    reads (a RecursionError: ~1,000 levels, far past any body of the schemas)."""
+    try:
+        return msgspec.json.decode(raw)
+    except msgspec.DecodeError as exc:
+        raise ParamError("body", f"The body is not JSON: {exc}.") from None
+    except RecursionError:
+        raise ParamError("body", "The body nests arrays or objects too deeply.") from None
+
+
 def similar_filters(body: SimilarRequest) -> Filters:
     date_from = parse_date("from", body.from_.strip(), end=False)
     date_to = parse_date("to", body.to.strip(), end=True)
@@ -86,7 +98,7 @@ async def similar(request: Request) -> Response:
     cfg = c.config.search
     raw = await read_body(request, body_limit(cfg.max_text_length))
     try:
-        data = msgspec.json.decode(raw)
+        data = decode_json(raw)
         if isinstance(data, dict):  # 5.0 is an integer to JSON Schema: so it is to us
             for key in ("page", "page_size"):
                 if isinstance(data.get(key), float) and data[key].is_integer():
@@ -94,8 +106,6 @@ async def similar(request: Request) -> Response:
         body = msgspec.convert(data, SimilarRequest)
     except msgspec.ValidationError as exc:
         raise ParamError("body", f"The body does not fit the schema: {exc}.") from None
-    except msgspec.DecodeError as exc:
-        raise ParamError("body", f"The body is not JSON: {exc}.") from None
     if len(body.text) > cfg.max_text_length:  # as sent: the documented maxLength
         raise ParamError(
             "text",

@@ -12,6 +12,7 @@ from starlette.routing import Route
 from papersift.engine.recommend import Recommendations, recommend
 from papersift.engine.search import SearchEngine
 from papersift.server.context import ctx
+from papersift.server.graph_api import decode_json
 from papersift.server.params import ParamError, parse_search, window_last_page
 from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
 from papersift.server.schemas import hit_body
@@ -28,7 +29,7 @@ _INTS = ("page", "page_size")
 def _decode(raw: bytes) -> RecommendRequest:
     """The body as a RecommendRequest. JSON Schema counts 2.0 as an integer, msgspec does
     not: integral numbers of the integer fields become ints first, nothing else is coerced."""
-    data = msgspec.json.decode(raw)
+    data = decode_json(raw)
     if isinstance(data, dict):
         for name in _INTS:
             if isinstance(data.get(name), float) and data[name].is_integer():
@@ -88,8 +89,6 @@ async def recommend_route(request: Request) -> Response:
         if "matching regex" in text:  # the pattern itself says little to a reader
             text = f"Expected {_EXPECTED.get(name, 'another value')}, at `$.{where[-1]}"
         raise ParamError(name, f"{text}.") from None
-    except msgspec.DecodeError as exc:
-        raise ParamError("body", f"The body is not JSON: {exc}.") from None
     req = parse_search(
         _filters_of(body), c.config.search, strict=True, known_categories=await c.known_categories()
     )

@@ -1,0 +1,82 @@
+"""Requests whose body or method is wrong in ways a review found answered 500 or said little:
+JSON nested past what the decoder reads, a body the client stops sending, a wrong method."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+pytest_plugins = ["tests.web_fixtures"]
+
+JSON = {"content-type": "application/json"}
+DEEP = 3000  # levels: past msgspec's recursion limit (~1,000), which raised RecursionError
+
+
+@pytest.mark.parametrize("path", ["/api/v1/similar", "/api/v1/recommend"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * DEEP,  # not JSON, but the decoder nests before it finds out
+        '{"text": "x", "ids": ["2401.10241"], "category": ' + "[" * DEEP + "]" * DEEP + "}",
+    ],
+    ids=["unclosed", "well-formed"],
+)
+def test_deeply_nested_json_is_a_400(client: TestClient, path: str, body: str) -> None:
+    r = client.post(path, content=body, headers=JSON)
+    assert r.status_code == 400, r.text
+    error = r.json()["error"]
+    assert error["parameter"] == "body" and "too deeply" in error["message"]
+
+
+def test_json_nested_within_reason_still_reads(client: TestClient) -> None:
+    """The limit is msgspec's: a body nested a few hundred levels is still decoded (and
+    refused by the schema, as before)."""
+    body = '{"text": "x", "category": ' + "[" * 300 + "]" * 300 + "}"
+    r = client.post("/api/v1/similar", content=body, headers=JSON)
+    assert r.status_code == 400 and "schema" in r.json()["error"]["message"]
+
+
+def test_a_wrong_method_says_which_to_use(client: TestClient) -> None:
+    r = client.get("/api/v1/similar")
+    assert r.status_code == 405 and r.headers["allow"] == "POST"
+    assert r.json()["error"]["message"] == "GET is not allowed at /api/v1/similar; use POST."
+    page = client.post("/search")
+    assert page.status_code == 405 and "use GET or HEAD" in page.text
+
+
+def test_a_body_cut_short_is_no_server_error(
+    web_app: Starlette, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The client declares 100 bytes, sends 10 and goes: the route's read ends with
+    Starlette's ClientDisconnect, which used to leave the app as an exception (uvicorn
+    logged a traceback); now it is answered (to no one) and logged in one line."""
+    sent: list[dict[str, Any]] = []
+    messages = [
+        {"type": "http.request", "body": b'{"text": "', "more_body": True},
+        {"type": "http.disconnect"},
+    ]
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/api/v1/similar", "raw_path": b"/api/v1/similar",
+        "query_string": b"", "root_path": "", "server": ("127.0.0.1", 80),
+        "client": ("127.0.0.1", 5000),
+        "headers": [(b"host", b"localhost"), (b"content-type", b"application/json"),
+                    (b"content-length", b"100")],
+    }  # fmt: skip
+    with caplog.at_level(logging.INFO, logger="papersift.server.errors"):
+        asyncio.run(web_app(scope, receive, send))  # raised ClientDisconnect before
+    start = next(m for m in sent if m["type"] == "http.response.start")
+    assert start["status"] == 400
+    assert "went away before its body came" in caplog.text
