@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 
@@ -32,6 +33,7 @@ from papersift.engine.why import (
     word_terms,
 )
 
+_TAG = re.compile(r"</?b>")  # the only markup of a snippet: its text is escaped
 ABSTRACT_SNIPPET = 300  # characters of abstract shown when there is no query to highlight
 # A query with more terms than this is highlighted by Tantivy alone: each one's root is
 # looked for on its own, and a pasted text has hundreds.
@@ -164,4 +166,13 @@ def snippets(
         return html.escape(paper.title), html.escape(plain)
     title = highlight.html("ti", paper.title, found)
     abstract = highlight.html("abs", paper.abstract, found)
-    return title or html.escape(paper.title), abstract or html.escape(plain)
+    title = whole_title(title, paper.title) if title else html.escape(paper.title)
+    return title, abstract or html.escape(plain)
+
+
+def whole_title(snippet: str, title: str) -> str:
+    """A title's snippet with what follows its last token (a closing bracket, a question
+    mark): Tantivy's fragment ends where its last token does, and a hit shows the whole
+    title."""
+    shown = html.unescape(_TAG.sub("", snippet))
+    return snippet + html.escape(title[len(shown) :]) if title.startswith(shown) else snippet

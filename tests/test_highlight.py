@@ -5,7 +5,9 @@ those made with Tantivy asked every time."""
 
 from __future__ import annotations
 
+import html
 import random
+import re
 from collections.abc import Mapping
 
 import pytest
@@ -209,3 +211,22 @@ def test_make_hits_uses_the_exact_snippets(
     ]
     assert any("<b>" in h.abstract_html for h in new)
     assert made  # the exact snippets were made
+
+
+def test_a_highlighted_title_is_shown_whole(engine: SearchEngine) -> None:
+    """Tantivy's fragment ends where its last token does: a title ending in ")" or "?"
+    lost that on the page until the rest was put back (``engine.hits.whole_title``)."""
+    store = engine.data.store
+    papers = store.get(sorted(store.all_text_hashes()))
+    tails = {d: p for d, p in papers.items() if not p.title[-1].isalnum()}
+    assert len(tails) >= 5
+    for docid, paper in list(tails.items())[:30]:
+        words = " ".join(re.findall(r"[A-Za-z]{5,}", paper.title)[:2])
+        plan = make_plan(engine, SearchRequest(words, mode="keyword"), 24)
+        assert plan.keyword.query is not None, paper.title
+        for all_text in (plan.parsed.all_text, None):  # made in Python, and by Tantivy
+            made = make_hits(engine.data, [(docid, 1.0)], plan.keyword.query, {}, {}, None,
+                             all_text)  # fmt: skip
+            shown = made[0].title_html
+            assert "<b>" in shown and shown.endswith(html.escape(paper.title[-1])), shown
+            assert html.unescape(re.sub("</?b>", "", shown)) == paper.title
