@@ -28,6 +28,10 @@ PAGE_CACHE = "public, max-age=60"
 API_CACHE = "public, max-age=60"
 _UNSAFE_TAG = re.compile(r"<(?!/?b>)")
 _MARK = re.compile(r"(</?b>)")
+# A mark around all of a braced group's text (``\\textsf{<b>FOLIO</b>}``): moved outside the
+# group with its command, so each stretch between marks is whole TeX (not an accent's group,
+# ``\\'{<b>e</b>}``: a mark inside a word cannot be kept anyway).
+_MARKED_GROUP = re.compile(r"(\\[A-Za-z]+\s*)?(?<!\\[^A-Za-z])\{<b>([^{}<]*)</b>\}")
 
 
 def snippet(html: str) -> Markup:
@@ -43,7 +47,7 @@ def tex_html(html: str, whole: str | None = None) -> Markup:
     TeX command), the decoded text is shown without marks instead."""
     if "\\" not in html and "{" not in html:
         return snippet(html)
-    pieces = _MARK.split(html)
+    pieces = _MARK.split(_MARKED_GROUP.sub(r"<b>\1{\2}</b>", html))
     out = [p if p in ("<b>", "</b>") else escape(tex.tex_text(unescape(p))) for p in pieces]
     if whole is not None:
         decoded = tex.tex_text(whole)

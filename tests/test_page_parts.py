@@ -32,6 +32,22 @@ def test_tex_text_decodes_text_mode_and_keeps_math() -> None:
     assert plain_text("Rozw\\'oj $\\alpha$") == "Rozwój α"
 
 
+def test_font_and_box_commands_keep_their_text() -> None:
+    """pylatexenc 2.11 has no text for these and dropped their argument (real demo
+    abstracts 2606.02837 and 2605.22843); a bare one with no argument becomes nothing."""
+    assert tex_text("the validation split of \\textsf{FOLIO} and a subset of \\textsf{MALLS}") == (
+        "the validation split of FOLIO and a subset of MALLS"
+    )
+    assert (
+        tex_text("annotated \\texttt{<question, SQL>} pairs") == "annotated <question, SQL> pairs"
+    )
+    assert tex_text("a \\mbox{non-trivial} \\textup{up} \\textmd{md} bound") == (
+        "a non-trivial up md bound"
+    )
+    assert tex_text("a bare \\texttt here") == "a bare here"
+    assert plain_text("\\texttt{a\\_b} at 50\\%") == "a_b at 50%"
+
+
 def test_tex_html_keeps_highlights_or_drops_them_when_they_split_tex() -> None:
     title = "Rozw\\'oj bibliotek cyfrowych"
     assert tex_html("Rozw\\'oj <b>bibliotek</b> cyfrowych", title) == (
@@ -42,6 +58,9 @@ def test_tex_html_keeps_highlights_or_drops_them_when_they_split_tex() -> None:
     # Escaping survives decoding.
     assert tex_html("&lt;x&gt; {\\'e}", "<x> {\\'e}") == "&lt;x&gt; é"
     assert tex_html("<script>") == "&lt;script>"
+    # A mark around a command's whole argument moves outside it: the spaces stay.
+    assert tex_html("split of \\textsf{<b>FOLIO</b>} and") == "split of <b>FOLIO</b> and"
+    assert tex_html("plain {<b>Bayes</b>} here") == "plain <b>Bayes</b> here"
 
 
 def _boxes(svg: etree._Element) -> list[tuple[float, float, float, float, str]]:

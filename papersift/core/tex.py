@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from pylatexenc.latex2text import LatexNodes2Text
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from pylatexenc.latexwalker import LatexMacroNode
 
 _MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
 _ESCAPES = {
@@ -18,7 +19,24 @@ _ESCAPES = {
     "``": '"',
     "''": '"',
 }
-_latex = LatexNodes2Text(math_mode="text")
+# Font and box commands pylatexenc 2.11 parses with their argument but has no text for, so
+# the argument was dropped ("split of \\textsf{FOLIO} and" -> "split of  and"): their text.
+KEEP_ARGUMENT = ("texttt", "textsf", "textup", "textmd", "mbox")
+
+
+def _argument(node: LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    args = node.nodeargd.argnlist if node.nodeargd is not None else []
+    return str(l2tobj.nodelist_to_text([args[0]])) if args and args[0] is not None else ""
+
+
+def _context() -> object:
+    db = get_default_latex_context_db()
+    keep = [MacroTextSpec(name, simplify_repl=_argument) for name in KEEP_ARGUMENT]
+    db.add_context_category("papersift-keep-argument", macros=keep, prepend=True)
+    return db
+
+
+_latex = LatexNodes2Text(math_mode="text", latex_context=_context())
 _TEX_TEXT = re.compile(r"[\\{}]")  # what pylatexenc has work to do on outside math
 _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")  # a comment, a table cell: literal in titles
 _ESCAPED_DOLLAR = "\x00"
