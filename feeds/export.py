@@ -45,6 +45,34 @@ def balanced(text: str) -> str:
     return "".join(out) + "}" * depth
 
 
+_BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")
+
+
+def tex_field(text: str) -> str:
+    """``balanced``, with a bare ``%``, ``&`` or ``#`` escaped: TeX reads them as a comment,
+    a table cell and a macro parameter, and some arXiv titles have them as plain text
+    ("Arts & Humanities")."""
+    return _BARE_SPECIAL.sub(r"\\\1", balanced(text))
+
+
+def bibtex_fields(p: Paper) -> list[tuple[str, str]]:
+    """The fields of a paper's ``@misc`` entry, in the form arXiv itself suggests."""
+    fields = [
+        ("title", "{" + tex_field(p.title) + "}"),
+        ("author", " and ".join(tex_field(a.name) for a in p.authors) or "Anonymous"),
+        ("year", str(p.published.year)),
+        ("eprint", p.arxiv_id),
+        ("archivePrefix", "arXiv"),
+        ("primaryClass", p.primary_category),
+        ("url", ARXIV_ABS + p.arxiv_id),
+    ]
+    if p.doi:
+        fields.append(("doi", balanced(p.doi)))
+    if p.journal_ref:
+        fields.append(("note", tex_field(p.journal_ref)))
+    return fields
+
+
 def bibtex_key(paper: Paper) -> str:
     """``<first author's surname><year><first word of 4+ letters>``, ASCII letters only."""
     last = paper.authors[0].name.split()[-1] if paper.authors else "arxiv"
@@ -76,19 +104,7 @@ def _suffix(n: int) -> str:
 def to_bibtex(papers: Sequence[Paper]) -> str:
     library = Library()
     for key, p in zip(_unique_keys(papers), papers, strict=True):
-        fields = [
-            ("title", "{" + balanced(p.title) + "}"),
-            ("author", " and ".join(balanced(a.name) for a in p.authors) or "Anonymous"),
-            ("year", str(p.published.year)),
-            ("eprint", p.arxiv_id),
-            ("archivePrefix", "arXiv"),
-            ("primaryClass", p.primary_category),
-            ("url", ARXIV_ABS + p.arxiv_id),
-        ]
-        if p.doi:
-            fields.append(("doi", balanced(p.doi)))
-        if p.journal_ref:
-            fields.append(("note", balanced(p.journal_ref)))
+        fields = bibtex_fields(p)
         library.add(model.Entry("misc", key, [model.Field(k, v) for k, v in fields]))
     text: str = write_string(library)
     return text

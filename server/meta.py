@@ -9,7 +9,7 @@ from typing import Any
 from papersift.core.paper import Paper
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import arxiv_abs, arxiv_pdf
-from papersift.feeds.export import balanced, bibtex_key
+from papersift.feeds.export import bibtex_fields, bibtex_key
 
 SITE_NAME = "papersift"
 SITE_DESCRIPTION = (
@@ -91,18 +91,5 @@ def article_ld(paper: Paper, url: str) -> dict[str, Any]:
 
 def bibtex(paper: Paper) -> str:
     """An ``@misc`` entry in the form arXiv itself suggests (eprint, archivePrefix)."""
-    fields = [
-        ("title", "{" + balanced(paper.title) + "}"),
-        ("author", " and ".join(balanced(a.name) for a in paper.authors) or "Anonymous"),
-        ("year", str(paper.published.year)),
-        ("eprint", paper.arxiv_id),
-        ("archivePrefix", "arXiv"),
-        ("primaryClass", paper.primary_category),
-        ("url", arxiv_abs(paper.arxiv_id)),
-    ]
-    if paper.doi:
-        fields.append(("doi", balanced(paper.doi)))
-    if paper.journal_ref:
-        fields.append(("note", balanced(paper.journal_ref)))
-    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in fields)
+    body = ",\n".join(f"  {name} = {{{value}}}" for name, value in bibtex_fields(paper))
     return f"@misc{{{bibtex_key(paper)},\n{body}\n}}\n"

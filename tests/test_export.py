@@ -15,7 +15,8 @@ import rispy
 from papersift.core.paper import Paper
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.feeds.export import EXPORT_FORMATS, balanced, render_export
+from papersift.feeds.export import EXPORT_FORMATS, balanced, render_export, tex_field
+from papersift.server.meta import bibtex
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -38,7 +39,7 @@ def test_bibtex_parses_back(engine: SearchEngine) -> None:
     for p, e in zip(papers, lib.entries, strict=False):
         f = {k: v.value for k, v in e.fields_dict.items()}
         assert f["eprint"] == p.arxiv_id and f["archivePrefix"] == "arXiv"
-        assert f["title"] == "{" + balanced(p.title) + "}"
+        assert f["title"] == "{" + tex_field(p.title) + "}"
         assert f["author"].count(" and ") == max(0, len(p.authors) - 1)
         assert f["year"] == str(p.published.year)
 
@@ -46,6 +47,22 @@ def test_bibtex_parses_back(engine: SearchEngine) -> None:
 def test_balanced_braces() -> None:
     assert balanced("a } b { c") == "a  b { c}"
     assert balanced("ends in \\") == "ends in "
+
+
+def test_tex_specials_are_escaped(engine: SearchEngine) -> None:
+    """A bare ``&``, ``%`` or ``#`` in a title (real arXiv titles have them: "Arts &
+    Humanities") broke LaTeX on the entry; an escaped one stays as it is. The paper page's
+    ``.bib`` and the export write the same fields."""
+    assert tex_field("Arts & Humanities, 50% of #1, R\\&D") == (
+        "Arts \\& Humanities, 50\\% of \\#1, R\\&D"
+    )
+    paper = replace(_papers(engine)[0], title="Arts & Humanities at 5%", journal_ref="J. A&B 3")
+    lib = bibtexparser.parse_string(render_export([paper], "bibtex")[0])
+    fields = {k: v.value for k, v in lib.entries[0].fields_dict.items()}
+    assert fields["title"] == "{Arts \\& Humanities at 5\\%}"
+    assert fields["note"] == "J. A\\&B 3"
+    page = bibtexparser.parse_string(bibtex(paper)).entries[0]
+    assert {k: v.value for k, v in page.fields_dict.items()} == fields
 
 
 def test_ris_parses_back(engine: SearchEngine) -> None:
