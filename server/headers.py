@@ -1,8 +1,10 @@
-"""Security headers on every response (CSP allowing only the site's own assets), CORS on the API."""
+"""Security headers on every response (CSP allowing only the site's own assets), CORS on the API
+(preflights included)."""
 
 from __future__ import annotations
 
 from starlette.datastructures import MutableHeaders
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 # Only the site's own scripts, styles, fonts and images; nothing may frame the site.
@@ -30,11 +32,21 @@ SECURITY_HEADERS = {
 }
 # Machine-readable resources any web page may fetch (read-only, no credentials).
 CORS_PREFIXES = ("/api/", "/openapi.json", "/llms.txt")
+# What a page on another origin may ask of them: a JSON POST (``/api/v1/similar``,
+# ``/recommend``) needs a preflight for its Content-Type. Not Authorization: the admin API
+# stays out of reach of other sites' scripts.
+CORS_METHODS = ("GET", "HEAD", "POST")
+CORS_HEADERS = ("Content-Type",)
 
 
 class SecurityHeadersMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        # Starlette's own answers the preflight (OPTIONS) requests of the CORS paths.
+        self.cors = CORSMiddleware(
+            app, allow_origins=["*"], allow_methods=CORS_METHODS, allow_headers=CORS_HEADERS,
+            max_age=86_400,
+        )  # fmt: skip
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -51,4 +63,4 @@ class SecurityHeadersMiddleware:
                     headers.setdefault("Access-Control-Allow-Origin", "*")
             await send(message)
 
-        await self.app(scope, receive, send_with_headers)
+        await (self.cors if cors else self.app)(scope, receive, send_with_headers)

@@ -1,5 +1,6 @@
-"""Requests whose body or method is wrong in ways a review found answered 500 or said little:
-JSON nested past what the decoder reads, a body the client stops sending, a wrong method."""
+"""Requests a review found answered 500, said little or were refused: JSON nested past what
+the decoder reads, a body the client stops sending, a wrong method, and the CORS preflight a
+page on another origin sends before a JSON POST."""
 
 from __future__ import annotations
 
@@ -80,3 +81,29 @@ def test_a_body_cut_short_is_no_server_error(
     start = next(m for m in sent if m["type"] == "http.response.start")
     assert start["status"] == 400
     assert "went away before its body came" in caplog.text
+
+
+PREFLIGHT = {"Origin": "https://example.org", "Access-Control-Request-Method": "POST"}
+
+
+def test_a_page_elsewhere_may_post_json_to_the_api(client: TestClient) -> None:
+    """The API allows any origin, but a JSON POST needs a preflight first, which was a 405:
+    browsers then refused to send the POST."""
+    r = client.options("/api/v1/similar", headers={
+        **PREFLIGHT, "Access-Control-Request-Headers": "content-type"})  # fmt: skip
+    assert r.status_code == 200, r.text
+    assert r.headers["access-control-allow-origin"] == "*"
+    assert "POST" in r.headers["access-control-allow-methods"]
+    assert "content-security-policy" in r.headers  # still under the security headers
+    post = client.post("/api/v1/similar", json={"text": "graph neural networks"},
+                       headers={"Origin": "https://example.org"})  # fmt: skip
+    assert post.status_code == 200 and post.headers["access-control-allow-origin"] == "*"
+
+
+def test_no_preflight_passes_credentials_or_reaches_the_pages(client: TestClient) -> None:
+    admin = client.options("/api/v1/admin/jobs", headers={
+        **PREFLIGHT, "Access-Control-Request-Headers": "authorization"})  # fmt: skip
+    assert admin.status_code == 400  # Starlette: "Disallowed CORS headers"
+    assert "authorization" not in admin.headers.get("access-control-allow-headers", "").lower()
+    page = client.options("/signin", headers=PREFLIGHT)
+    assert page.status_code == 405 and "access-control-allow-origin" not in page.headers
