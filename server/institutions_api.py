@@ -120,5 +120,5 @@ def install(app: Starlette) -> None:
 routes = [
     Route("/api/v1/institutions", institutions),
     Route("/api/v1/institutions/match", match),  # before {id}, which would take "match"
-    Route("/api/v1/institutions/{id}", institution),
+    Route("/api/v1/institutions/{id:path}", institution),  # a ROR id may come as its URL
 ]

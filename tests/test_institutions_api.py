@@ -64,6 +64,9 @@ def test_institutions_api(client: TestClient) -> None:
     assert UW in [i["ror"].rsplit("/", 1)[-1] for i in body["institutions"]]
     r = client.get(f"/api/v1/institutions/{UW}")
     assert r.status_code == 301
+    for url in (f"https://ror.org/{UW}", f"https%3A%2F%2Fror.org%2F{UW}"):  # as documented
+        by_url = client.get(f"/api/v1/institutions/{url}")
+        assert by_url.status_code == 301 and by_url.headers["location"] == r.headers["location"]
     inst = client.get(r.headers["location"]).json()["institution"]
     assert (inst["name"], inst["papers"], inst["researchers"]) == ("University of Washington", 1, 3)
     assert sorted(m["name"] for m in inst["members"]) == [
