@@ -88,7 +88,7 @@ class RequestLimitMiddleware:
         declared: bytes = dict(scope["headers"]).get(b"content-length", b"0")
         most = self.large.get(str(scope["path"]), MAX_BODY)
         if not declared.isdigit() or int(declared) > most:  # bytes: ASCII digits only
-            await self._refuse(scope, receive, send, 413, "The request body is too large.")
+            await self._refuse(scope, receive, send, 413, too_large(most))
             return
         if self.limiter and str(scope["path"]).startswith(LIMITED_PREFIXES):
             client = scope.get("client") or ("unknown", 0)
@@ -114,6 +114,12 @@ class RequestLimitMiddleware:
         await response(scope, receive, send)
 
 
+def too_large(most: int) -> str:
+    """The 413's message: the limit, in the unit a person reads it in."""
+    limit = f"{most / 2**20:.2g} MiB" if most >= 2**20 else f"{most / 2**10:.3g} KiB"
+    return f"The request body is too large: this address takes at most {limit}."
+
+
 def _capped(receive: Receive, most: int = MAX_BODY) -> Receive:
     """``receive`` that raises a 413 once a streamed (chunked) body passes ``most``."""
     seen = 0
@@ -124,7 +130,7 @@ def _capped(receive: Receive, most: int = MAX_BODY) -> Receive:
         if message["type"] == "http.request":
             seen += len(message.get("body", b""))
             if seen > most:
-                raise HTTPException(413, "The request body is too large.")
+                raise HTTPException(413, too_large(most))
         return message
 
     return wrapped

@@ -55,13 +55,14 @@ def test_huge_body_is_a_413_before_it_is_read(guarded: TestClient) -> None:
     assert r.status_code == 413
     r = guarded.post("/api/v1/admin/run/embed", content=b"k" * (2 * MAX_BODY), headers=auth)
     assert r.status_code == 413
+    assert r.json()["error"]["message"].endswith("takes at most 64 KiB.")  # the limit, said
 
     def chunks() -> Iterator[bytes]:  # no Content-Length: counted while streaming
         for _ in range(4):
             yield b"k" * MAX_BODY
 
     r = guarded.post("/admin/run/embed", content=chunks(), headers=auth)
-    assert r.status_code == 413
+    assert r.status_code == 413 and "at most 64 KiB" in r.text
 
 
 # --- numbers that are digits to str.isdigit() but not to int() ----------------------------

@@ -237,7 +237,9 @@ def test_oversized_import_is_413(member: TestClient) -> None:
         "/library/import", data={"csrf": token}, files={"file": ("big.bib", big, "text/plain")}
     )
     assert done.status_code == 413
-    assert message(done.text) == "The request body is too large."
+    assert message(done.text) == (
+        "The request body is too large: this address takes at most 2.1 MiB."
+    )
     with pytest.raises(BibImportError, match="larger than 2 MiB"):
         parse_library(b"@" * (2 * 2**20 + 1))
 
