@@ -55,7 +55,8 @@ class JobStatus:
 class NotStarted:
     """Why ``JobRunner.trigger`` did not start a run."""
 
-    reason: Literal["running", "writer"]  # its own run in progress; another job writes
+    # its own run in progress; another job writes; the job cannot run here (digest, no mail)
+    reason: Literal["running", "writer", "off"]
     message: str
 
 
@@ -193,13 +194,18 @@ class JobRunner:
     def trigger(self, name: str) -> NotStarted | None:
         """Start job ``name`` in the background now; None if started, else why not.
 
-        Not started: a run of it is in progress, or another job of this server holds the
-        writer lock (the run would wait for it and then be skipped). A writer in another
-        process cannot be seen without taking its lock: the run starts, and if it finds the
-        lock still held it ends as ``skipped`` naming the holder.
+        Not started: the job cannot run here (the digest without mail), a run of it is in
+        progress, or another job of this server holds the writer lock (the run would wait
+        for it and then be skipped). A writer in another process cannot be seen without
+        taking its lock: the run starts, and if it finds the lock still held it ends as
+        ``skipped`` naming the holder.
         """
         if name not in self._bodies:
             raise KeyError(name)
+        if name == "digest" and not self.config.mail.host:
+            from papersift.indexer.digest_run import MAIL_OFF
+
+            return NotStarted("off", MAIL_OFF[0].upper() + MAIL_OFF[1:] + ".")
         if self._locks[name].locked():
             with self._status_lock:
                 self.status[name].skipped += 1

@@ -34,6 +34,8 @@ NOTICES = {
         "skipped-running": "A run of {job} is in progress; this one was skipped.",
         "skipped-writer": "Another job is writing to the data directory; the {job} run was "
         "not started. Try again when it finishes.",
+        "skipped-off": "The {job} run was not started: e-mail is off on this server (set "
+        "[mail] host and from_address in config.toml).",
     }.items()
 }
 DISABLED = (

@@ -70,8 +70,9 @@ def admin_paths(json: Build, *, enabled: bool = True) -> dict[str, Any]:
                     "202": json(AdminRun, "The run started."),
                     "409": json(
                         Error,
-                        "Not started: a run of this job is in progress, or another job "
-                        "of this server is writing to the data directory.",
+                        "Not started: a run of this job is in progress, another job of "
+                        "this server is writing to the data directory, or the job cannot "
+                        "run here (the digest when e-mail is off).",
                     ),
                     **errors,
                 },

@@ -193,6 +193,24 @@ def test_run_refused_while_another_job_writes(
         assert runner.status["embed"].runs == 0
 
 
+def test_digest_without_mail_is_refused_up_front(admin: tuple[TestClient, JobRunner]) -> None:
+    """With no [mail] host the digest cannot send: a run asked for is refused (409, saying
+    what to set) instead of answering 202 and failing in the background."""
+    client, runner = admin
+    assert not runner.config.mail.host
+    r = client.post("/api/v1/admin/run/digest", headers=BEARER)
+    assert r.status_code == 409, r.text
+    assert r.json()["error"]["message"].startswith("E-mail is off: set [mail] host")
+    basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
+    doc = parse_html(client.get("/admin", headers=basic).text)
+    key = doc.cssselect('tr[data-job="digest"] input[name="key"]')[0].get("value")
+    form = client.post("/admin/run/digest", data={"key": key}, headers=basic)
+    assert form.headers["location"] == "/admin?notice=digest-skipped-off"
+    page = parse_html(client.get(form.headers["location"], headers=basic).text)
+    assert "e-mail is off on this server" in page.cssselect("p.notice")[0].text_content()
+    assert runner.status["digest"].runs == 0
+
+
 def test_notice_is_a_known_key(admin: tuple[TestClient, JobRunner]) -> None:
     """``?notice=`` names one of the page's own sentences; any other text is not shown."""
     client, _ = admin
