@@ -71,7 +71,9 @@ async def http_exception(request: Request, exc: Exception) -> Response:
     elif exc.status_code == 405 and exc.detail == HTTPStatus.METHOD_NOT_ALLOWED.phrase:
         allowed = (exc.headers or {}).get("Allow", "")
         message = f"{request.method} is not allowed at {request.url.path[:200]}" + (
-            f"; use {' or '.join(m.strip() for m in allowed.split(','))}." if allowed else "."
+            f"; use {' or '.join(sorted(m.strip() for m in allowed.split(',')))}."
+            if allowed
+            else "."
         )
     else:
         message = str(exc.detail)

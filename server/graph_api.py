@@ -8,6 +8,7 @@ their pages, hits and ``next`` links are exactly the search API's.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -81,6 +82,22 @@ def decode_json(raw: bytes) -> Any:
         raise ParamError("body", "The body nests arrays or objects too deeply.") from None
 
 
+DATE_EXPECTED = "a date such as 2024, 2024-05 or 2024-05-17"
+
+
+def schema_error(exc: msgspec.ValidationError, expected: Mapping[str, str]) -> ParamError:
+    """A body that does not fit its schema, naming the field at fault; a field that misses
+    its pattern says what was expected (``expected``: field -> what), not the pattern."""
+    text = str(exc)
+    where = text.rsplit("at `$.", 1)
+    name = where[1].split("`")[0].split("[")[0] if len(where) == 2 else "body"
+    if "unknown field `" in text:
+        name = text.split("unknown field `", 1)[1].split("`")[0]
+    if "matching regex" in text:  # the pattern itself says little to a reader
+        text = f"Expected {expected.get(name, 'another value')}, at `$.{where[-1]}"
+    return ParamError(name, f"{text}.")
+
+
 def similar_filters(body: SimilarRequest) -> Filters:
     date_from = parse_date("from", body.from_.strip(), end=False)
     date_to = parse_date("to", body.to.strip(), end=True)
@@ -105,7 +122,7 @@ async def similar(request: Request) -> Response:
                     data[key] = int(data[key])
         body = msgspec.convert(data, SimilarRequest)
     except msgspec.ValidationError as exc:
-        raise ParamError("body", f"The body does not fit the schema: {exc}.") from None
+        raise schema_error(exc, {"from": DATE_EXPECTED, "to": DATE_EXPECTED}) from None
     if len(body.text) > cfg.max_text_length:  # as sent: the documented maxLength
         raise ParamError(
             "text",

@@ -12,7 +12,7 @@ from starlette.routing import Route
 from papersift.engine.recommend import Recommendations, recommend
 from papersift.engine.search import SearchEngine
 from papersift.server.context import ctx
-from papersift.server.graph_api import decode_json
+from papersift.server.graph_api import DATE_EXPECTED, decode_json, schema_error
 from papersift.server.params import ParamError, parse_search, window_last_page
 from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
 from papersift.server.schemas import hit_body
@@ -20,8 +20,8 @@ from papersift.server.urls import site_root
 
 _EXPECTED = {
     "ids": "arXiv ids such as 2401.10241 or cmp-lg/9405001",
-    "from": "a date such as 2024, 2024-05 or 2024-05-17",
-    "to": "a date such as 2024, 2024-05 or 2024-05-17",
+    "from": DATE_EXPECTED,
+    "to": DATE_EXPECTED,
 }
 _INTS = ("page", "page_size")
 
@@ -81,14 +81,7 @@ async def recommend_route(request: Request) -> Response:
     try:
         body = _decode(await request.body())
     except msgspec.ValidationError as exc:
-        text = str(exc)
-        where = text.rsplit("at `$.", 1)
-        name = where[1].split("`")[0].split("[")[0] if len(where) == 2 else "body"
-        if "unknown field `" in text:
-            name = text.split("unknown field `", 1)[1].split("`")[0]
-        if "matching regex" in text:  # the pattern itself says little to a reader
-            text = f"Expected {_EXPECTED.get(name, 'another value')}, at `$.{where[-1]}"
-        raise ParamError(name, f"{text}.") from None
+        raise schema_error(exc, _EXPECTED) from None
     req = parse_search(
         _filters_of(body), c.config.search, strict=True, known_categories=await c.known_categories()
     )

@@ -81,16 +81,19 @@ def test_filters_and_paging(engine: SearchEngine, http: httpx.Client) -> None:
         ({"text": "a\t\t" * 7_000}, "text"),
         ({"text": "fine", "page_size": 101}, "page_size"),
         ({"text": "fine", "page": 100}, "page"),
-        ({"text": 5}, "body"),
-        ({"text": "fine", "colour": "red"}, "body"),
-        ({"text": "fine", "from": "2020-02-30"}, "body"),  # the schema's date pattern
+        ({"text": 5}, "text"),
+        ({"text": "fine", "colour": "red"}, "colour"),
+        ({"text": "fine", "from": "2020-13-01"}, "from"),  # the schema's date pattern
+        ({"text": "fine", "from": "2020-02-30"}, "from"),  # a day the month has not
         ({"text": "fine", "from": "2021", "to": "2020"}, "from"),
     ],
 )
 def test_bad_bodies_are_clear_400s(http: httpx.Client, payload: Any, parameter: str) -> None:
     r = http.post("/api/v1/similar", json=payload)
     assert r.status_code == 400
-    assert r.json()["error"]["parameter"] == parameter
+    error = r.json()["error"]
+    assert error["parameter"] == parameter
+    assert "regex" not in error["message"]  # a date says what is expected, not the pattern
 
 
 def test_not_json_and_too_large(http: httpx.Client) -> None:
@@ -123,3 +126,10 @@ def test_similar_page_form(engine: SearchEngine, http: httpx.Client) -> None:
     got = parse_html(http.get("/similar", params={"text": p.abstract}).text)
     assert [s.text_content() for s in got.cssselect("li.hit .arxiv-id")] == ids
     assert http.post("/similar", data={"text": "y" * 20_001}).status_code == 400
+
+
+def test_similar_page_in_an_unknown_category_says_so(http: httpx.Client) -> None:
+    """It said "No paper has a vector to compare with yet" when the category had none."""
+    page = parse_html(http.post("/similar", data={"text": "graph networks", "category": "zz"}).text)
+    said = " ".join(page.cssselect("main")[0].text_content().split())
+    assert "No paper in category zz to compare with" in said and "yet" not in said
