@@ -105,13 +105,25 @@ class DataDir:
         sweep_temp_files(self.root)  # what a killed writer left an hour or more ago
         s = config.search
         self.store = PaperStore(self.root / "papers.sqlite")
-        if rebuild_lexical:
+        # A keyword index that held commits and is gone (deleted, lost with a disk) would
+        # answer every search with nothing: built again from the store, as for a new schema.
+        lost = (
+            bool(int(self.store.get_meta("lexical_seq") or 0))
+            and not (self.root / "lexical" / "meta.json").exists()
+        )
+        if lost:
+            log.warning("%s: the keyword index is missing; rebuilding it from the store's %d "
+                        "papers", self.root, self.store.count())  # fmt: skip
+        elif rebuild_lexical:
             # Crash-safe: the manifest keeps the old version until the rebuild is committed.
             log.warning(
                 "%s: rebuilding the keyword index for index schema %s (was %s) from the "
                 "store's %d papers; this runs once",
                 self.root, SCHEMA_VERSION, version, self.store.count(),
             )  # fmt: skip
+        rebuild_lexical = rebuild_lexical or lost
+        self.lexical_rebuilt = rebuild_lexical  # ``papersift doctor --fix`` need not again
+        if rebuild_lexical:
             self.reset_lexical()
             shutil.rmtree(self.root / "lexical", ignore_errors=True)
         self.lexical = LexicalIndex(

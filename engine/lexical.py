@@ -19,6 +19,7 @@ import numpy.typing as npt
 import tantivy
 
 from papersift.core.authors import normalise_name
+from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
 from papersift.engine.institutions import affiliation_rors
 from papersift.engine.results import FacetCount, Filters, Sort
@@ -100,6 +101,10 @@ def name_analyzer() -> tantivy.TextAnalyzer:
     )
 
 
+# How a damaged or missing keyword index is repaired (``papersift doctor`` says it too).
+REBUILD = "stop the server, then run `papersift doctor --fix` (rebuilds it from the store)"
+
+
 class LexicalIndex:
     """One on-disk Tantivy index; searches are thread-safe, writes go through one writer."""
 
@@ -107,7 +112,12 @@ class LexicalIndex:
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.schema = build_schema()
-        self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+        try:
+            self.index = tantivy.Index(self.schema, path=str(path), reuse=True)
+        except ValueError as exc:  # Tantivy's "Data corrupted: ...", e.g. a damaged meta.json
+            raise DataDirError(
+                f"the keyword index {path} cannot be opened ({exc}); {REBUILD}"
+            ) from None
         self.index.register_tokenizer("name", name_analyzer())
         self.index.register_tokenizer("en_text", text_analyzer())
         self.boosts = {"ti": title_boost, "abs": 1.0, "au": author_boost}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
 from papersift.core.records import RecordError, checked
 from papersift.engine.enrichment import carry_enrichment
@@ -56,11 +57,18 @@ class PaperStore:
         # Run inside delete's transaction for each removed docid: what other tables keep of
         # the paper goes with it (a docid can be given again, to the next paper added).
         self.on_delete: list[Callable[[sqlite3.Connection, int], None]] = []
-        self._db.execute("PRAGMA busy_timeout = 10000")
-        if not readonly:
-            self._db.execute("PRAGMA journal_mode = WAL")
-            self._db.execute("PRAGMA synchronous = NORMAL")
-            self._db.executescript(SCHEMA)
+        try:
+            self._db.execute("PRAGMA busy_timeout = 10000")
+            if not readonly:
+                self._db.execute("PRAGMA journal_mode = WAL")
+                self._db.execute("PRAGMA synchronous = NORMAL")
+                self._db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+            self._db.close()
+            raise DataDirError(
+                f"{path} cannot be read ({exc}): restore the data directory from a backup "
+                "(`papersift doctor` checks every part of it)"
+            ) from None
 
     def close(self) -> None:
         with self._lock:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -431,3 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("papersift: interrupted", file=sys.stderr)
         return 130
+    except sqlite3.DatabaseError as exc:  # damaged past what opening it showed
+        print(f"papersift: error: a database of the data directory cannot be read ({exc}); "
+              "`papersift doctor` checks every part of it", file=sys.stderr)  # fmt: skip
+        return 1
+    except BrokenPipeError:
+        # The reader of the output went away (`| head`): stop quietly, as Unix tools do;
+        # stdout goes to /dev/null so that flushing it at exit does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1

@@ -76,10 +76,12 @@ def repair(config: Config, say: Callable[[str], None] = print) -> None:
     root = config.data_dir
     if checks.get("lexical index", Check("", "OK", "")).status == "FAIL":
         shutil.rmtree(root / "lexical", ignore_errors=True)
-        with DataDir(config, create=False) as data:
-            data.reset_lexical()  # replay every paper into a new index
-            n = data.sync_lexical()
-            data.lexical.close_writer()
+        with DataDir(config, create=False) as data:  # rebuilds an index that held commits
+            n = data.store.count()
+            if not data.lexical_rebuilt:
+                data.reset_lexical()  # replay every paper into a new index
+                n = data.sync_lexical()
+                data.lexical.close_writer()
         say(f"rebuilt the lexical index from the store ({n} changes replayed)")
     if checks.get("vectors", Check("", "OK", "")).status == "FAIL":
         with DataDir(config, create=False) as data:

@@ -16,6 +16,7 @@ import numpy as np
 from papersift.core.config import Config
 from papersift.core.errors import ConfigError, PapersiftError
 from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
+from papersift.engine.lexical import REBUILD
 from papersift.engine.store_files import (
     StoreFacts,
     StoreUnreadable,
@@ -27,7 +28,6 @@ from papersift.engine.store_files import (
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
 EMBED_RATE = 29.0  # papers/s on 2 cores (bench/RESULTS.md core section), for the backlog estimate
-REBUILD = "stop the server, then run `papersift doctor --fix` (rebuilds it from the store)"
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,8 @@ class ImportFormatError(PapersiftError):
 
 
 class DataDirError(PapersiftError):
-    """The data directory cannot be created or written (a bad path, no permission)."""
+    """The data directory cannot be created or written (a bad path, no permission), or a
+    file of it is missing or damaged (the message says how to repair it)."""
 
 
 def make_data_dir(root: Path) -> None:
