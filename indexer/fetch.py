@@ -131,6 +131,8 @@ class Fetcher:
                         pause = asked
                     raise RetryableResponse(f"HTTP {status}")
                 return parse(status, response.content)
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:  # fails every time
+                raise HarvestError(f"{url} is not an http(s) URL ({exc})") from None
             except (httpx.TimeoutException, httpx.TransportError, RetryableResponse) as exc:
                 reason = str(exc) or type(exc).__name__
                 if attempt >= s.retries:

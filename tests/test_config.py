@@ -51,6 +51,11 @@ def test_shipped_config_equals_defaults() -> None:
         ('[schedule]\nenrich = "61 * * * *"\n', "[schedule] enrich must be a cron expression"),
         ("[schedule]\nmaintenance = 5\n", "[schedule] maintenance must be a string"),
         ('[lab]\nror = "03acrzv42"\n', "[lab] ror must be a ROR id"),
+        ("[search]\npage_size = 500\n", "[search] page_size (500) must be at most [search] max"),
+        ('[harvest]\nurl = "not-a-url"\n', "[harvest] url must be an http:// or https:// URL"),
+        ('[harvest]\napi_url = "ftp://x"\n', "[harvest] api_url must be an http:// or https://"),
+        ('[enrich]\nopenalex_url = "api.openalex.org"\n', "[enrich] openalex_url must be an"),
+        ('[server]\nbase_url = "https://"\n', "[server] base_url must be an http:// or https://"),
     ],
 )
 def test_bad_config_is_one_line_naming_it(tmp_path: Path, text: str, needle: str) -> None:
@@ -81,6 +86,14 @@ def test_cron_from_the_environment_is_checked_at_load() -> None:
         load_config(None, env={"PAPERSIFT_SCHEDULE_EMBED": "*/15 * *"})
     cfg = load_config(None, env={"PAPERSIFT_SCHEDULE_HARVEST": " 0 3 * * 1-5 "})
     assert cfg.schedule.harvest == "0 3 * * 1-5"
+
+
+def test_urls_from_the_environment_are_checked_and_may_be_off() -> None:
+    with pytest.raises(ConfigError, match="PAPERSIFT_HARVEST_API_URL must be an http://"):
+        load_config(None, env={"PAPERSIFT_HARVEST_API_URL": "not-a-url"})
+    env = {"PAPERSIFT_ENRICH_SEMANTICSCHOLAR_URL": " ", "PAPERSIFT_HARVEST_URL": " http://h/oai "}
+    cfg = load_config(None, env=env)
+    assert cfg.enrich.semanticscholar_url == "" and cfg.harvest.url == "http://h/oai"
 
 
 def test_lab_ror_is_stored_bare() -> None:

@@ -192,6 +192,15 @@ def test_error_envelope_is_not_retried(recorded: RecordedServer) -> None:
     assert len(recorded.requests) == 1
 
 
+@pytest.mark.parametrize("url", ["ftp://example.org/oai2", "export.arxiv.org/oai2"])
+def test_a_url_that_is_no_http_url_fails_at_once(url: str) -> None:
+    """It failed the same way five times, a command waiting ~90 s to say so (`--url`)."""
+    sleeps: list[float] = []
+    with fetcher(sleeps, retries=4) as fx, pytest.raises(HarvestError, match="not an http"):
+        fx.get(url, PARAMS, parse_response)
+    assert fx.requests == 1 and not [s for s in sleeps if s > 0]
+
+
 def test_no_connection_is_retried_as_the_setting_says() -> None:
     """``[harvest] retries`` says what is retried: a refused connection is, with pauses that
     double from 2 × ``delay_seconds``, so a harvest with no network gives up after ~90 s."""

@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from papersift.core.setting_parsers import LabMember, parse_cron, parse_members, parse_ror
+from papersift.core.setting_parsers import (
+    LabMember,
+    parse_cron,
+    parse_http_url,
+    parse_http_url_or_empty,
+    parse_members,
+    parse_ror,
+)
 
 
 def setting(
@@ -254,7 +261,9 @@ class ServerConfig:
         "CLI commands always map it.",
     )
     base_url: str = setting(
-        "", "Public URL of the site (for canonical links and feeds); empty uses the request's."
+        "",
+        "Public URL of the site (for canonical links and feeds); empty uses the request's.",
+        parse=parse_http_url_or_empty,
     )
     admin_token: str = setting("", "Token for admin actions; empty disables them.")
     rate_limit: int = setting(
@@ -287,6 +296,7 @@ class HarvestConfig:
     url: str = setting(
         "https://export.arxiv.org/oai2",
         "OAI-PMH endpoint `papersift harvest` reads (`--url` overrides it).",
+        parse=parse_http_url,
     )
     metadata_prefix: str = setting(
         "arXivRaw",
@@ -315,6 +325,7 @@ class HarvestConfig:
     api_url: str = setting(
         "https://export.arxiv.org/api/query",
         "arXiv API (Atom) endpoint `papersift add ID...` reads.",
+        parse=parse_http_url,
     )
 
 
@@ -365,11 +376,14 @@ class EnrichConfig:
         "User-Agent of `papersift enrich`.",
     )
     openalex_url: str = setting(
-        "https://api.openalex.org", "OpenAlex API base URL `papersift enrich` reads."
+        "https://api.openalex.org",
+        "OpenAlex API base URL `papersift enrich` reads.",
+        parse=parse_http_url,
     )
     semanticscholar_url: str = setting(
         "https://api.semanticscholar.org/graph/v1",
         "Semantic Scholar Graph API base URL `papersift enrich` reads; empty skips it.",
+        parse=parse_http_url_or_empty,
     )
     delay_seconds: float = setting(
         1.0, "Polite pause between two requests to the same source.", minimum=0.0

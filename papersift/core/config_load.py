@@ -121,7 +121,18 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     }
     config = Config(**built, base_dir=base_dir)
     _check_variables(env, allowed={config.mail.password_env})
+    _check_together(config)
     return config
+
+
+def _check_together(config: Config) -> None:
+    """Settings valid alone that cannot be together (each search would fail on them)."""
+    s = config.search
+    if s.page_size > s.max_page_size:
+        raise ConfigError(
+            f"config: [search] page_size ({s.page_size}) must be at most [search] "
+            f"max_page_size ({s.max_page_size})"
+        )
 
 
 def env_variable(section: str, key: str) -> str:

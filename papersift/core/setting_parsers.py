@@ -8,6 +8,7 @@ import json
 import re
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 from papersift.core.errors import ConfigError
 
@@ -113,3 +114,29 @@ def parse_ror(name: str, raw: Any, from_env: bool) -> str:
             f"got {raw!r}"
         )
     return bare
+
+
+def parse_http_url(name: str, raw: Any, from_env: bool) -> str:
+    """An http(s) URL with a host: a fetch of anything else fails every time, and retrying
+    it only made a command wait ~90 s before saying so."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"config: {name} must be a string, got {raw!r}")
+    url = raw.strip()
+    try:
+        parts = urlsplit(url)
+        ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ConfigError(
+            f"config: {name} must be an http:// or https:// URL such as "
+            f"https://export.arxiv.org/oai2, got {raw!r}"
+        )
+    return url
+
+
+def parse_http_url_or_empty(name: str, raw: Any, from_env: bool) -> str:
+    """``parse_http_url``, or "" (the setting's off or unset value)."""
+    if isinstance(raw, str) and not raw.strip():
+        return ""
+    return parse_http_url(name, raw, from_env)
