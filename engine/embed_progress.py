@@ -54,13 +54,16 @@ class EmbeddingProgress:
         """(embedded, total, rate papers/s, ETA seconds): what a search degrades on."""
         return self.embedded, self.total, self.rate, self.eta_seconds
 
-    def line(self) -> str:
-        """One human line: "5,000 of 6,267 papers (79.8%); embedded down to 2024-03; ..."."""
+    def line(self, running: bool = True) -> str:
+        """One human line: "5,000 of 6,267 papers (79.8%); embedded down to 2024-03; ...";
+        without the rate and time to go when the backlog is not being embedded (``running``)."""
         parts = [f"{self.embedded:,} of {self.total:,} papers ({self.coverage:.1%})"]
         if not self.pending:
             parts.append("all embedded")
         elif self.reached is not None:
             parts.append(f"embedded down to {self.reached:%Y-%m}")
+        if not running:
+            return "; ".join(parts)
         if self.rate:
             parts.append(f"{self.rate:.1f} papers/s measured")
         eta = self.eta_seconds

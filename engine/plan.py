@@ -28,6 +28,10 @@ from papersift.engine.query import Clause, ParsedQuery, parse_user_query
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
 from papersift.engine.title_match import title_matches
 from papersift.engine.why import Evidence, filter_lines, query_words
+from papersift.engine.writer_lock import writing
+
+# What to do when no process embeds the backlog (no one holds the writer lock).
+NOT_EMBEDDING = "`papersift index` embeds them, as `papersift serve` does by itself"
 
 if TYPE_CHECKING:
     from papersift.engine.search import SearchEngine
@@ -151,19 +155,24 @@ def usable_mode(
             warnings.append(f"{mode} search needs free text; searched by keywords")
         return "keyword", 1.0
     if engine.data.vectors.size == 0:
-        warnings.append("the semantic index is still being built; searched by keywords")
+        if writing(engine.data.root) is not None:
+            warnings.append("the semantic index is still being built; searched by keywords")
+        else:
+            warnings.append(f"no paper has a vector yet ({NOT_EMBEDDING}); searched by keywords")
         return "keyword", 1.0
     progress = engine.data.embedding_progress()  # cheap: counts kept per change
     if not progress.pending:
         return mode, 1.0
+    running = writing(engine.data.root) is not None
+    state = "embedding is under way" if running else f"not all embedded ({NOT_EMBEDDING})"
     if mode == "hybrid" and progress.coverage < engine.config.search.semantic_min_coverage:
         warnings.append(
-            f"embedding is under way ({progress.line()}); searched by keywords until "
+            f"{state}: {progress.line(running)}; searched by keywords until "
             f"{engine.config.search.semantic_min_coverage:.0%} of the papers have vectors"
         )
         return "keyword", 1.0
     side = "semantic search" if mode == "semantic" else "the semantic side (weighed by it)"
-    warnings.append(f"embedding is under way: {side} covers {progress.line()}")
+    warnings.append(f"{state}: {side} covers {progress.line(running)}")
     return mode, progress.coverage
 
 

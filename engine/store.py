@@ -46,6 +46,11 @@ class UpsertCounts:
         )  # fmt: skip
 
 
+# What SQLite raises for a file that is no database or a damaged one, for callers above the
+# engine that do not touch SQLite themselves (the CLI's one-line errors).
+DatabaseError = sqlite3.DatabaseError
+
+
 class PaperStore:
     """SQLite-backed papers keyed by a stable internal ``docid``; safe to share across threads."""
 

@@ -89,5 +89,21 @@ def writer_lock(root: Path, what: str, *, wait: float = 0.0) -> Iterator[None]:
         rlock.release()
 
 
+def writing(root: Path) -> str | None:
+    """Who holds the writer lock now (``holder``), or None when no one does: whether a
+    backlog is being embedded at all, for a note that would otherwise promise it."""
+    try:
+        fd = os.open(root / LOCK_NAME, os.O_RDONLY)
+    except OSError:  # never written to: no lock file yet
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return holder(root)
+    finally:
+        os.close(fd)  # releases a shared lock taken
+    return None
+
+
 def _busy(root: Path, what: str) -> str:
     return f"{holder(root)} is writing to {root}; run {what} again when it finishes"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -412,6 +411,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from papersift.engine.store import DatabaseError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
@@ -433,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("papersift: interrupted", file=sys.stderr)
         return 130
-    except sqlite3.DatabaseError as exc:  # damaged past what opening it showed
+    except DatabaseError as exc:  # damaged past what opening it showed
         print(f"papersift: error: a database of the data directory cannot be read ({exc}); "
               "`papersift doctor` checks every part of it", file=sys.stderr)  # fmt: skip
         return 1

@@ -18,7 +18,7 @@ import pytest
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.datadir import DataDir
 from papersift.engine.search import SearchEngine
-from papersift.engine.writer_lock import LOCK_NAME, WriterBusy, writer_lock
+from papersift.engine.writer_lock import LOCK_NAME, WriterBusy, writer_lock, writing
 from papersift.indexer.scheduler import JobRunner
 from tests.corpus import demo_records, make_config, write_jsonl
 
@@ -45,6 +45,19 @@ def held(tmp_path: Path) -> Iterator[subprocess.Popen[str]]:
     yield proc
     proc.kill()
     proc.wait()
+
+
+def test_writing_says_who_holds_the_lock_now(tmp_path: Path, held: subprocess.Popen[str]) -> None:
+    """Another process, this one, or no one (the lock file stays when its holder ends)."""
+    data = tmp_path / "data"
+    assert (writing(data) or "").startswith(f"pid {held.pid} (`papersift import`, since ")
+    held.kill()
+    held.wait()
+    assert writing(data) is None and (data / LOCK_NAME).exists()
+    with writer_lock(data, "`papersift index`"):
+        assert "(`papersift index`, since" in (writing(data) or "")
+    assert writing(data) is None
+    assert writing(tmp_path / "never") is None
 
 
 def test_racing_atomic_writes_never_fail(tmp_path: Path) -> None:
