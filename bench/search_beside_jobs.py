@@ -1,7 +1,7 @@
 """Search latency while a background job runs in the same process, or in another one.
 
     .venv/bin/python bench/search_beside_jobs.py [--size 0] [--queries 60] [--rounds 2]
-        [--chunk 32] [--write]
+        [--chunk 8] [--write]
 
 ``serve`` runs its jobs (the embedding backlog, harvests, enrichment) on threads of the
 process that answers searches. A job that spends its time in native code which lets go of
@@ -170,7 +170,7 @@ def background(
 
 def main() -> None:
     ap = scale_parser(__doc__, queries=60, rounds=2)
-    ap.add_argument("--chunk", type=int, default=32, help="papers per embedding call")
+    ap.add_argument("--chunk", type=int, default=8, help="papers per embedding call")
     args = ap.parse_args()
     engine = open_engine(bench_config(scale_data.data_path(args.size)))
     engine.data._vectors = served_vectors(engine)  # as serve holds them
