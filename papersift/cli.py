@@ -179,10 +179,15 @@ def _harvest_json(report: Any) -> dict[str, Any]:
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
+    from papersift.core.dates import check_order
     from papersift.engine.datadir import DataDir
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import harvest
 
+    try:
+        check_order(args.date_from, args.until, ("--from", "--until"))  # as search checks
+    except ValueError as exc:
+        raise PapersiftError(str(exc)) from None
     tty = not args.json and sys.stderr.isatty()
     with DataDir(config_of(args)) as data:
         report = harvest(

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from papersift.cli_args import config_of, positive, print_json
 from papersift.core.errors import PapersiftError
+
+if TYPE_CHECKING:
+    from papersift.engine.datadir import DataDir
 
 
 def cmd_enrich(args: argparse.Namespace) -> int:
@@ -19,6 +23,7 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     data = DataDir(config_of(args), create=False)
     requests = cached = 0
     try:
+        _check_ids(data, args.ids or ())
         if args.from_file:
             report = enrich_files(data, [Path(f) for f in args.from_file])
         else:
@@ -36,6 +41,21 @@ def cmd_enrich(args: argparse.Namespace) -> int:
         extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
         print(report.line() + extra)
     return 0
+
+
+def _check_ids(data: DataDir, ids: Sequence[str]) -> None:
+    """Ids that are no arXiv id or not in the index, as one line (they were enriched as
+    nothing, silently: "0 records")."""
+    from papersift.core.paper import parse_arxiv_id
+
+    parsed = {raw: parse_arxiv_id(raw) for raw in ids}
+    bad = [raw for raw, p in parsed.items() if p is None]
+    if bad:
+        raise PapersiftError(f"not an arXiv id: {bad[0][:60]!r} (such as 2401.10241)")
+    absent = [raw for raw, p in parsed.items() if p and data.store.docid_of(p[0]) is None]
+    if absent:
+        shown = ", ".join(absent[:5]) + (f" and {len(absent) - 5} more" if len(absent) > 5 else "")
+        raise PapersiftError(f"not in this index: {shown}; add them first (`papersift add ID...`)")
 
 
 def cmd_import_ror(args: argparse.Namespace) -> int:

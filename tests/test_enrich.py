@@ -212,6 +212,14 @@ def test_cli_import_ror_and_enrich(tmp_path: Path) -> None:
     assert json.loads(out.stdout)["updated"] == 1
     out = run("enrich", "--config", config_path(config), "--from-file", str(tmp_path))
     assert out.returncode == 1 and out.stderr.startswith("papersift: error: no such file")
+    # Ids that are none, or not in the index, were enriched as nothing: "0 records", exit 0.
+    said = {
+        "notanid": "not an arXiv id: 'notanid' (such as 2401.10241)",
+        "9999.99999": "not in this index: 9999.99999; add them first (`papersift add ID...`)",
+    }
+    for arxiv_id, line in said.items():
+        out = run("enrich", "--config", config_path(config), arxiv_id)
+        assert out.returncode == 1 and out.stderr.strip() == f"papersift: error: {line}"
     db = sqlite3.connect(config.data_dir / "papers.sqlite")
     assert db.execute("SELECT COUNT(*) FROM affiliations").fetchone()[0] == 15
     db.close()

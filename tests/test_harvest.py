@@ -197,6 +197,11 @@ def test_cli_harvest_url_flag_and_json(
     assert code == 0 and out["updated"] == 2
     assert main(["reindex", *args]) == 0
     assert json.loads(capsys.readouterr().out) == {"embedded_now": 12, "papers": 12}
+    asked = len(recorded.requests)
+    code = main(["harvest", *args, "--url", recorded.url("/oai2"),
+                 "--from", "2016-03-31", "--until", "2016-03-01"])  # fmt: skip
+    assert code == 1 and "--from is after --until; swap them." in capsys.readouterr().err
+    assert len(recorded.requests) == asked  # refused before any request, as search does
 
 
 def test_updates_and_deletes(recorded: RecordedServer, tmp_path: Path) -> None:
