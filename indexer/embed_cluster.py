@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 CLUSTER_CHUNK = 64  # papers per task: ~2 s of one core; small enough to lose little
+CONNECT_GRACE = 5.0  # seconds past the client's own timeout before a silent host is given up
 _worker_lock = threading.Lock()
 _worker_models: dict[tuple[str, str, int, int], Embedder] = {}
 
@@ -97,6 +98,33 @@ def embed_batch(
     return _worker_embedder(spec_json, expect_id, batch_size, cache).embed(texts)
 
 
+def _connect(client_class: Any, address: str, timeout: float) -> Any:
+    """A Dask ``Client`` of the scheduler at ``address``, or ClusterError. Its own
+    ``timeout`` does not bound the first exchange: a host that accepts the connection and
+    never answers (not a Dask scheduler) held it for good, the command silent. So the client
+    is made on a thread of its own and given up after the timeout and a little more."""
+    made: list[Any] = []
+    failed: list[BaseException] = []
+
+    def make() -> None:
+        try:
+            made.append(client_class(address, timeout=timeout))
+        except Exception as exc:  # OSError, TimeoutError, a malformed address
+            failed.append(exc)
+
+    worker = threading.Thread(target=make, name="dask-connect", daemon=True)
+    worker.start()
+    worker.join(timeout + CONNECT_GRACE)
+    if failed:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {failed[0]}")
+    if not made:  # left waiting on a daemon thread: it ends with the process
+        raise ClusterError(
+            f"no answer from {address} within {timeout + CONNECT_GRACE:.0f} s: is a Dask "
+            "scheduler listening there (`dask scheduler`)?"
+        )
+    return made[0]
+
+
 def embed_on_cluster(
     data: DataDir,
     address: str,
@@ -136,10 +164,7 @@ def embed_on_cluster(
     if pending <= 0:
         finish_backlog(data, 0, stopped=False)
         return 0
-    try:
-        client = Client(address, timeout=timeout)
-    except Exception as exc:  # OSError, TimeoutError, a malformed address
-        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+    client = _connect(Client, address, timeout)
     stopped = False
     queue = EmbedQueue(data.store, model)
     out: dict[Future[Any], list[Row]] = {}

@@ -8,6 +8,7 @@ exactly once), and a second run must find nothing to do.
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -145,6 +146,24 @@ def test_unreachable_scheduler_is_one_clear_error(tmp_path: Path) -> None:
         assert data.store.embedded_count(data.indexing_embedder.model_id) == 0
     finally:
         data.close()
+
+
+def test_a_host_that_never_answers_is_given_up(tmp_path: Path) -> None:
+    """A host that accepts the connection and says nothing (not a Dask scheduler) held
+    ``papersift index --cluster`` silent for good: Dask's own timeout does not cover it."""
+    config = fresh_import(tmp_path / "s")
+    data = DataDir(config, create=False)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)  # the kernel accepts; no one ever answers
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        start = time.monotonic()
+        try:
+            with pytest.raises(ClusterError, match=r"no answer from .* within 6 s: is a Dask"):
+                embed_on_cluster(data, address, timeout=1)
+        finally:
+            data.close()
+        assert time.monotonic() - start < 30
 
 
 def test_a_killed_coordinator_resumes(cluster: Cluster, tmp_path: Path) -> None:
