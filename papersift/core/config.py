@@ -377,8 +377,8 @@ class EnrichConfig:
     )
     openalex_url: str = setting(
         "https://api.openalex.org",
-        "OpenAlex API base URL `papersift enrich` reads.",
-        parse=parse_http_url,
+        "OpenAlex API base URL `papersift enrich` reads; empty skips it.",
+        parse=parse_http_url_or_empty,
     )
     semanticscholar_url: str = setting(
         "https://api.semanticscholar.org/graph/v1",
