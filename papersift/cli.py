@@ -152,6 +152,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import local_stats
+    from papersift.engine.writer_lock import writing
 
     with open_engine(config_of(args)) as engine:
         stats = engine.stats_with_progress()
@@ -164,10 +165,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
     progress = stats.embedding
     if progress is not None:
         which = "" if progress.model_id == stats.model_id else f" (next model {progress.model_id})"
-        print(f"embedding       {progress.line()}{which}")
+        # The rate and time to go only while a process embeds (holds the writer lock).
+        running = writing(engine.config.data_dir) is not None
+        print(f"embedding       {progress.line(running)}{which}")
     if stats.people_pending:
         print(f"researchers     {stats.people_pending} papers not yet clustered (papersift index)")
-    print(f"published       {stats.oldest} .. {stats.newest}")
+    if stats.oldest is None:
+        print("published       no papers yet: `papersift import FILE...` adds some")
+    else:
+        print(f"published       {stats.oldest} .. {stats.newest}")
     top = ", ".join(f"{c.value} {c.count}" for c in stats.categories[:10])
     print(f"top categories  {top}")
     return 0

@@ -187,3 +187,29 @@ def test_serve_port_out_of_range_is_refused(port: str, fresh_config: Config) -> 
     assert out.returncode == 2
     assert f"argument --port: must be a port number from 1 to 65535: '{port}'" in out.stderr
     assert "Traceback" not in out.stderr and "Uvicorn running" not in out.stderr
+
+
+def test_stats_says_what_to_do_and_no_time_to_go_when_nothing_embeds(
+    fresh_config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from papersift.cli import main
+    from papersift.engine.datadir import DataDir
+    from papersift.engine.embed_progress import record_progress
+    from papersift.engine.writer_lock import writer_lock
+    from papersift.indexer.build import import_files
+    from tests.corpus import sample_records
+
+    argv = ["stats", "--config", str(fresh_config.base_dir / "config.toml")]
+    DataDir(fresh_config).close()  # an empty data directory
+    assert main(argv) == 0
+    assert "published       no papers yet: `papersift import FILE...`" in capsys.readouterr().out
+    data = DataDir(fresh_config)
+    import_files(data, [write_jsonl(fresh_config.base_dir / "s.jsonl", sample_records(every=200))])
+    record_progress(data.store, data.embedder.model_id, 2.5, None)  # a rate measured before
+    data.close()
+    assert main(argv) == 0
+    idle = capsys.readouterr().out
+    assert "embedding       0 of " in idle and "to go" not in idle  # no process embeds
+    with writer_lock(fresh_config.data_dir, "`papersift index`"):
+        assert main(argv) == 0
+    assert "2.5 papers/s measured; about" in capsys.readouterr().out
