@@ -193,13 +193,16 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
 
 def filter_query(engine: SearchEngine, f: Filters) -> tuple[tantivy.Query | None, list[str]]:
     """The filters as one query, researcher names read as ``au:`` reads them; and a warning
-    for each name on no paper (a filter that empties the answer says why)."""
+    for each name on no paper and each researcher number no one has (a filter that empties
+    the answer says why)."""
     lex = engine.data.lexical
     filt = lex.filter_query(replace(f, researchers=()))
+    known = engine.data.people.many(f.researcher_ids) if f.researcher_ids else {}
+    unknown = [f"no researcher #{r} in this index" for r in f.researcher_ids if r not in known]
     if not f.researchers:
-        return filt, []
+        return filt, unknown
     store = engine.data.store
-    must, warnings = [], []
+    must, warnings = [], unknown
     for name in f.researchers:
         query = lex.parse(author_clause(store, name_key(name)))[0]
         if not lex.count(query):

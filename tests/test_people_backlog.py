@@ -130,4 +130,9 @@ def test_researcher_filter_and_facet_follow_the_identity_tables(
             )
         }
     assert engine.search(both).total == len(joint)
+    assert engine.search(req).warnings == ()
+    # A number no researcher has empties the answer, and says so (it said nothing).
+    nobody = max(int(f.value) for f in facet) + 10**6
+    lost = engine.search(SearchRequest(filters=Filters(researcher_ids=(top, nobody))))
+    assert lost.total == 0 and f"no researcher #{nobody} in this index" in lost.warnings
     engine.close()
