@@ -75,8 +75,11 @@ async def index(request: Request) -> Response:
         robots="noindex,follow" if q or at.page > 1 else "index,follow",
     )
     last = at.last(total)
+    # No match: say whether only because no registry is imported (the empty state's steps).
+    empty = total == 0 and (not q or (await ctx(request).call(reg.search, "", 1, 0))[1] == 0)
     context.update(
         q=q,
+        registry_empty=empty,
         institutions=[(i, institution_url(i.iid, i.name)) for i in found],
         total=total,
         first=at.offset + 1,

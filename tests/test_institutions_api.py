@@ -92,3 +92,9 @@ def test_search_page_shows_institution_chip_and_facet(client: TestClient) -> Non
     doc = html.fromstring(client.get("/search", params={"institution": UW}).text)
     chips = [" ".join(a.text_content().split()) for a in doc.xpath("//a[@class='chip']")]
     assert any(c.startswith("Institution: University of Washington") for c in chips)
+
+
+def test_a_name_no_institution_has(client: TestClient) -> None:
+    doc = html.fromstring(client.get("/institutions", params={"q": "zzqx"}).text)
+    assert "No institution's name contains “zzqx”." in doc.text_content()
+    assert not doc.cssselect(".empty-state")  # the registry is there

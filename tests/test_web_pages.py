@@ -361,6 +361,11 @@ def test_empty_states_say_what_fills_them(client: TestClient) -> None:
     doc = page(client, "/institutions")
     note = doc.cssselect(".empty-state")[0].text_content()
     assert "papersift import-ror" in note and "papersift enrich" in note
+    # A name looked for then gets the same steps, not "No institution's name contains".
+    doc = page(client, "/institutions?q=MIT")
+    note = " ".join(doc.cssselect(".empty-state")[0].text_content().split())
+    assert note.startswith("No institutions yet, so none is named “MIT”.")
+    assert "papersift import-ror" in note
     doc = page(client, "/search?q=retrieval")
     sorts = [a.text_content() for a in doc.cssselect("nav[aria-label='Sort order'] a")]
     assert "Newest" in sorts and "Most cited" not in sorts
