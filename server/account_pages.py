@@ -168,7 +168,8 @@ async def account(request: Request, who: Member) -> Response:
     researcher = await c.call(_researcher, request, fresh.researcher_id)
     return _page(
         request, "account.html", "Your account", status, member=fresh, researcher=researcher,
-        notice=notice, error=error,
+        notice=notice, error=error, mail_on=bool(c.config.mail.host),
+        mail_off_said=request.query_params.get("sent") == "off",  # the notice says it
     )  # fmt: skip
 
 

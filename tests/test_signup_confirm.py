@@ -156,7 +156,12 @@ def test_without_mail_the_page_says_so(
     config = site_config(built_config, members_root, None)
     with TestClient(create_app(engine, config), follow_redirects=False) as c:
         assert sign_up(c) == "/account?sent=off"
-        assert "sends no e-mail" in notice(c.get("/account?sent=off").text) and banner(c)
+        said = c.get("/account?sent=off").text
+        assert "sends no e-mail" in notice(said) and said.count("sends no e-mail") == 1
+        # No "Send the link again", nor "the link we mailed to it": nothing was mailed.
+        plain = c.get("/account").text
+        assert not banner(c) and "mailed to it" not in plain
+        assert f"papersift user confirm {ADDRESS}" in " ".join(plain.split())
         # The notice comes from a code: a crafted address cannot put words on the page.
         crafted = c.get("/account", params={"sent": "Your account is locked, call +1 555"})
         assert "call +1 555" not in crafted.text
