@@ -165,6 +165,7 @@ def _candidates(request: Request, name: str, found: list[Institution]) -> Respon
         total=len(found),
         first=1,
         candidates=True,
+        registry_empty=False,
         prev=None,
         next=None,
     )
