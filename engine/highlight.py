@@ -152,16 +152,20 @@ def query_fields(
     return out
 
 
-def snippet_html(text: str, terms: FieldTerms, tokens: Mapping[int, str] | None = None) -> str:
+def snippet_html(
+    text: str, terms: FieldTerms, tokens: Mapping[int, str] | None = None, *, whole: bool = False
+) -> str:
     """Tantivy's snippet of ``text``, which must be ASCII, as HTML; "" without a term.
-    ``tokens``: ``engine.why.text_tokens`` of the text for roots that include the terms'."""
+    ``tokens``: ``engine.why.text_tokens`` of the text for roots that include the terms'.
+    ``whole``: a fragment from the text's start runs to its end (a title is shown whole;
+    Tantivy's ends with its last token, before a closing bracket or question mark)."""
     low = text.lower()
     hits = terms.hits(text_tokens(low, terms.roots) if tokens is None else tokens)
     if not hits:
         return ""
     rev = low[::-1]  # to look back from a fragment's end
     start, first, end_hit, limit = _best_fragment(low, rev, hits, terms.max_chars)
-    stop = _last_end(rev, limit)
+    stop = len(text) if whole and start == 0 else _last_end(rev, limit)
     escape = html.escape if _SPECIAL.search(text, start, stop) else str
     out: list[str] = []
     at = start

@@ -142,7 +142,7 @@ class Highlight:
 
     def html(self, field: str, text: str, found: Found | None) -> str:
         """Tantivy's snippet of ``text`` in ``field`` ("ti" or "abs") as HTML; "" when it
-        holds no query term."""
+        holds no query term. A title's runs to its end (``whole_title``)."""
         terms = self.terms
         if terms is not None and found is not None and text.isascii():
             if not terms & found[field]:
@@ -150,9 +150,10 @@ class Highlight:
             if self.fields is not None:
                 read = self._tokens.get(field)
                 tokens = read[1] if read is not None and read[0] is text else None
-                return snippet_html(text, self.fields[field], tokens)
+                return snippet_html(text, self.fields[field], tokens, whole=field == "ti")
         generator = self.title if field == "ti" else self.abstract
-        return str(generator.snippet_from_doc(tantivy.Document(**{field: text})).to_html())
+        made = str(generator.snippet_from_doc(tantivy.Document(**{field: text})).to_html())
+        return whole_title(made, text) if field == "ti" and made else made
 
 
 def snippets(
@@ -166,8 +167,7 @@ def snippets(
         return html.escape(paper.title), html.escape(plain)
     title = highlight.html("ti", paper.title, found)
     abstract = highlight.html("abs", paper.abstract, found)
-    title = whole_title(title, paper.title) if title else html.escape(paper.title)
-    return title, abstract or html.escape(plain)
+    return title or html.escape(paper.title), abstract or html.escape(plain)
 
 
 def whole_title(snippet: str, title: str) -> str:

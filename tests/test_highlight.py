@@ -146,8 +146,9 @@ def test_exact_snippets_equal_tantivys_on_made_up_texts(engine: SearchEngine, qu
             p + s for p, s in zip(pieces, seps, strict=True)
         )
         for field in ("ti", "abs"):
-            expected = tantivy_only.html(field, text, None)
-            assert snippet_html(text, exact.fields[field]) == expected, (field, text)
+            expected = tantivy_only.html(field, text, None)  # a title's, whole
+            made = snippet_html(text, exact.fields[field], whole=field == "ti")
+            assert made == expected, (field, text)
 
 
 def test_snippet_lengths_are_those_of_the_generators(engine: SearchEngine) -> None:
@@ -159,7 +160,7 @@ def test_snippet_lengths_are_those_of_the_generators(engine: SearchEngine) -> No
             text = "a" * shift + " lorem" * 400 + " network" + " ipsum" * 400
             expected = tantivy_only.html(field, text, None)
             assert abs(len(expected) - 7 - size) <= 6  # the fragment is ~size long
-            assert snippet_html(text, exact.fields[field]) == expected
+            assert snippet_html(text, exact.fields[field], whole=field == "ti") == expected
 
 
 def test_the_first_of_equal_fragments_wins(engine: SearchEngine) -> None:
@@ -193,9 +194,11 @@ def test_make_hits_uses_the_exact_snippets(
     """A page's snippets equal those made with Tantivy asked for every text."""
     made: list[str] = []
 
-    def counted(text: str, terms: FieldTerms, tokens: Mapping[int, str] | None = None) -> str:
+    def counted(
+        text: str, terms: FieldTerms, tokens: Mapping[int, str] | None = None, whole: bool = False
+    ) -> str:
         made.append(text)
-        return snippet_html(text, terms, tokens)
+        return snippet_html(text, terms, tokens, whole=whole)
 
     monkeypatch.setattr(hits, "snippet_html", counted)
     request = SearchRequest("neural machine translation models", mode="keyword")
