@@ -49,3 +49,13 @@ def engine(built_config: Config) -> Iterator[SearchEngine]:
 def fresh_config(tmp_path: Path) -> Config:
     """An empty data directory of this test's own."""
     return make_config(tmp_path)
+
+
+@pytest.fixture
+def small(fresh_config: Config) -> Config:
+    """~30 real demo papers imported (keyword index only), in this test's own directory."""
+    source = write_jsonl(fresh_config.base_dir / "s.jsonl", sample_records(every=200))
+    data = DataDir(fresh_config)
+    import_files(data, [source])
+    data.close()
+    return fresh_config

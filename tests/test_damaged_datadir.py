@@ -10,21 +10,8 @@ import pytest
 
 from papersift.cli import main
 from papersift.core.config import Config
-from papersift.engine.datadir import DataDir
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
-from papersift.indexer.build import import_files
-from tests.corpus import sample_records, write_jsonl
-
-
-@pytest.fixture
-def small(fresh_config: Config) -> Config:
-    """~30 real demo papers imported (keyword index only), in this test's own directory."""
-    source = write_jsonl(fresh_config.base_dir / "s.jsonl", sample_records(every=200))
-    data = DataDir(fresh_config)
-    import_files(data, [source])
-    data.close()
-    return fresh_config
 
 
 def cli(config: Config, capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str]:

@@ -32,16 +32,6 @@ def by_name(report: Any) -> dict[str, dict[str, str]]:
     return {c["name"]: c for c in report["checks"]}
 
 
-@pytest.fixture
-def small(fresh_config: Config) -> Config:
-    """~30 real demo papers imported (keyword index only), in this test's own directory."""
-    source = write_jsonl(fresh_config.base_dir / "s.jsonl", sample_records(every=200))
-    data = DataDir(fresh_config)
-    import_files(data, [source])
-    data.close()
-    return fresh_config
-
-
 def test_healthy_embedded_index_passes(
     built_config: Config, capsys: pytest.CaptureFixture[str]
 ) -> None:
