@@ -5,7 +5,7 @@ import-ror, and the scheduled jobs) holds this lock for its run, so a CLI import
 server's harvest job no longer race for Tantivy's writer (``LockBusy``) and two embedders
 never embed the same papers. It is an advisory ``flock`` on ``<data>/writer.lock``: the
 kernel drops it when its holder dies, even by kill -9, so nothing stale is left to clear.
-The file also says who holds it, for the message of whoever waits.
+The file also says who holds it, for the message of whoever waits, and is cleared on release.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def writer_lock(root: Path, what: str, *, wait: float = 0.0) -> Iterator[None]:
                 yield
             finally:
                 depth[0] = 0
+                os.ftruncate(fd, 0)  # no one writes now (``writing``); still ours to clear
         finally:
             os.close(fd)  # releases the flock
     finally:
@@ -91,18 +92,24 @@ def writer_lock(root: Path, what: str, *, wait: float = 0.0) -> Iterator[None]:
 
 def writing(root: Path) -> str | None:
     """Who holds the writer lock now (``holder``), or None when no one does: whether a
-    backlog is being embedded at all, for a note that would otherwise promise it."""
+    backlog is being embedded at all, for a note that would otherwise promise it.
+
+    Read off the lock file, which its holder clears on release, and the holder's pid, which
+    a holder killed outright leaves behind; not by trying the lock, which would make a
+    writer that tries it at that moment fail as busy."""
     try:
-        fd = os.open(root / LOCK_NAME, os.O_RDONLY)
-    except OSError:  # never written to: no lock file yet
+        info = json.loads((root / LOCK_NAME).read_text(encoding="utf-8") or "{}")
+        pid = int(info["pid"])
+    except (OSError, ValueError, TypeError, KeyError):  # none, cleared, or being written
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return holder(root)
-    finally:
-        os.close(fd)  # releases a shared lock taken
-    return None
+    if pid != os.getpid():
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:  # died holding it: the kernel dropped its lock
+            return None
+        except PermissionError:  # alive, another user's
+            pass
+    return holder(root)
 
 
 def _busy(root: Path, what: str) -> str:
