@@ -422,8 +422,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from papersift.engine.store import DatabaseError
-
     parser = build_parser()
     args = parser.parse_args(argv)
     # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
@@ -445,12 +443,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("papersift: interrupted", file=sys.stderr)
         return 130
-    except DatabaseError as exc:  # damaged past what opening it showed
-        print(f"papersift: error: a database of the data directory cannot be read ({exc}); "
-              "`papersift doctor` checks every part of it", file=sys.stderr)  # fmt: skip
-        return 1
     except BrokenPipeError:
         # The reader of the output went away (`| head`): stop quietly, as Unix tools do;
         # stdout goes to /dev/null so that flushing it at exit does not fail again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except Exception as exc:
+        # Imported on an error only: at start-up it cost every command ~24 ms.
+        from papersift.engine.store import DatabaseError
+
+        if not isinstance(exc, DatabaseError):
+            raise
+        # Damaged past what opening it showed.
+        print(f"papersift: error: a database of the data directory cannot be read ({exc}); "
+              "`papersift doctor` checks every part of it", file=sys.stderr)  # fmt: skip
         return 1
