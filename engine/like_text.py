@@ -14,11 +14,10 @@ from typing import TYPE_CHECKING
 
 from papersift.core.errors import QueryError
 from papersift.engine.hits import make_hits
-from papersift.engine.plan import NOT_EMBEDDING, canonical_filters, filter_query
+from papersift.engine.plan import canonical_filters, embedding_state, filter_query
 from papersift.engine.query import ParsedQuery
 from papersift.engine.results import FacetCount, Filters, SearchRequest, SearchResult
 from papersift.engine.why import Evidence, filter_lines
-from papersift.engine.writer_lock import writing
 
 if TYPE_CHECKING:
     from papersift.engine.search import SearchEngine
@@ -58,8 +57,7 @@ def similar_to_text(
             ranked = data.vectors.search(qvec, cfg.max_window, allowed)
     progress = data.embedding_progress()
     if progress.pending and ranked:
-        running = writing(data.root) is not None
-        state = "embedding is under way" if running else f"not all embedded ({NOT_EMBEDDING})"
+        state, running = embedding_state(data.root)
         warnings.append(f"{state}: the nearest papers among {progress.line(running)}")
     offset = (page - 1) * size
     ranks = {"semantic": {d: i + 1 for i, (d, _) in enumerate(ranked)}}

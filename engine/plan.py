@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import tantivy
@@ -163,8 +164,7 @@ def usable_mode(
     progress = engine.data.embedding_progress()  # cheap: counts kept per change
     if not progress.pending:
         return mode, 1.0
-    running = writing(engine.data.root) is not None
-    state = "embedding is under way" if running else f"not all embedded ({NOT_EMBEDDING})"
+    state, running = embedding_state(engine.data.root)
     if mode == "hybrid" and progress.coverage < engine.config.search.semantic_min_coverage:
         warnings.append(
             f"{state}: {progress.line(running)}; searched by keywords until "
@@ -174,6 +174,13 @@ def usable_mode(
     side = "semantic search" if mode == "semantic" else "the semantic side (weighed by it)"
     warnings.append(f"{state}: {side} covers {progress.line(running)}")
     return mode, progress.coverage
+
+
+def embedding_state(root: Path) -> tuple[str, bool]:
+    """How a note names a pending backlog, and whether a process embeds it now (holds the
+    writer lock): only then do its rate and time to go mean anything."""
+    running = writing(root) is not None
+    return ("embedding is under way" if running else f"not all embedded ({NOT_EMBEDDING})"), running
 
 
 def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
