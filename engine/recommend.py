@@ -7,24 +7,30 @@ request over the window's papers (and the request's filters). Chosen by measurem
 researchers held out of tuning it ranked their own next papers better than the MiniLM
 centroid, a logistic model or an SVM on the vectors, and a fusion (bench/recommend_eval.py,
 bench/RESULTS.md, issue 19). Seeds are never recommended. When the model cannot be fitted
-(no other papers to contrast, no shared words), the vector centroid ranks instead.
+(no other papers to contrast, no shared words), the vector centroid ranks instead. The
+window's texts are analysed once per index generation (``engine.recommend_terms``); a
+request analyses only its seeds.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from weakref import WeakKeyDictionary
 
 import numpy as np
 import numpy.typing as npt
-from sklearn.feature_extraction.text import TfidfVectorizer
+from scipy.sparse import csr_matrix
+from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.svm import LinearSVC
 
 from papersift.core.errors import QueryError
 from papersift.core.paper import parse_arxiv_id
 from papersift.engine.hits import make_hits
+from papersift.engine.recommend_terms import WindowTermsCache, count_texts
 from papersift.engine.results import Filters, Hit
 from papersift.engine.search import SearchEngine
 
@@ -68,16 +74,19 @@ def svm_scores(
     """The SVM's decision value for each window text; None when it cannot be fitted."""
     if not seeds or not negatives or not window:
         return None
-    tfidf = TfidfVectorizer(
-        sublinear_tf=True, min_df=2, max_df=0.5, ngram_range=(1, 2), max_features=50_000,
-        stop_words="english",
-    )  # fmt: skip
-    try:
-        x = tfidf.fit_transform([*seeds, *negatives, *window])
-    except ValueError:  # no word left (min_df, max_df, stop words): nothing to learn from
-        return None
-    y = np.r_[np.ones(len(seeds)), np.zeros(len(negatives))]
-    model = LinearSVC(C=c, class_weight="balanced", max_iter=5000)
+    counts = count_texts([*seeds, *negatives, *window])
+    return None if counts is None else fitted_scores(counts, len(seeds), len(negatives), c)
+
+
+def fitted_scores(
+    counts: csr_matrix, n_seeds: int, n_negatives: int, c: float = SVM_C
+) -> npt.NDArray[np.float64]:
+    """The SVM's decision values for the rows after the seeds' and negatives', fitted on
+    the tf-idf of ``counts`` (rows: seeds, negatives, window)."""
+    x = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
+    y = np.r_[np.ones(n_seeds), np.zeros(n_negatives)]
+    # A fixed seed for liblinear's order of visits: the same request ranks the same way.
+    model = LinearSVC(C=c, class_weight="balanced", max_iter=5000, random_state=0)
     model.fit(x[: len(y)], y)
     return np.asarray(model.decision_function(x[len(y) :]), np.float64)
 
@@ -96,26 +105,49 @@ def _negatives(engine: SearchEngine, exclude: set[int]) -> list[int]:
     return [d for d in present if d not in exclude][:NEGATIVES]
 
 
+_window_terms: WeakKeyDictionary[SearchEngine, WindowTermsCache] = WeakKeyDictionary()
+_window_terms_lock = threading.Lock()
+
+
+def _terms_cache(engine: SearchEngine) -> WindowTermsCache:
+    with _window_terms_lock:
+        cache = _window_terms.get(engine)
+        if cache is None:
+            cache = _window_terms[engine] = WindowTermsCache()
+        return cache
+
+
 def _rank(
     engine: SearchEngine,
     seeds: list[int],
     centre: FloatArray | None,
     allowed: npt.NDArray[np.int64],
+    window_key: tuple[object, ...],
+    window_papers: Callable[[], npt.NDArray[np.int64]],
 ) -> list[tuple[int, float]]:
-    """Every allowed paper with its score, best first: the SVM's, else the centroid's."""
-    texts = _texts(engine, [*seeds, *allowed.tolist()])
-    window_ids = [int(d) for d in allowed if int(d) in texts]
+    """Every allowed paper with its score, best first: the SVM's, else the centroid's.
+    ``window_papers()`` gives the window's papers with the seeds still in, analysed once
+    per ``window_key`` with the negatives of a request without seeds."""
+    terms = _terms_cache(engine).get(
+        window_key,
+        lambda: _texts(engine, [*window_papers().tolist(), *_negatives(engine, set())]),
+    )
+    window_ids = [int(d) for d in allowed]
     # Like arxiv-sanity, papers being ranked may be negatives too: excluding the window would
     # leave only older papers, and the model would learn "recent" instead of the topic.
     negatives = _negatives(engine, set(seeds))
-    negative_texts = [t for d, t in _texts(engine, negatives).items()]
-    seed_texts = [texts[d] for d in seeds if d in texts]
-    scores = svm_scores(seed_texts, negative_texts, [texts[d] for d in window_ids])
-    if scores is None:
+    texts = _texts(engine, terms.missing([*seeds, *negatives, *window_ids]))
+    present = [d for d in seeds if d in terms or d in texts]
+    window_ids = [d for d in window_ids if d in terms or d in texts]
+    counted = None
+    if present and negatives and window_ids:
+        counted = terms.counts([*present, *negatives, *window_ids], texts)
+    if counted is None:
         if centre is None:
             return []
         vectors = engine.data.vectors
         return vectors.search(centre, len(window_ids), np.asarray(window_ids, np.int64))
+    scores = fitted_scores(counted[0], len(present), len(negatives))
     order = np.argsort(-scores, kind="stable")
     return [(window_ids[i], float(scores[i])) for i in order]
 
@@ -132,6 +164,15 @@ def window(
     start = newest - timedelta(days=days - 1)
     note = f"no dates given: the {days} days up to the newest paper, {start} .. {newest}"
     return dataclasses.replace(filters, date_from=start, date_to=newest), note
+
+
+def _newest(engine: SearchEngine, docids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """The ``MAX_CANDIDATES`` newest of ``docids`` (all of them when fewer), sorted."""
+    if len(docids) <= MAX_CANDIDATES:
+        return docids
+    lexical = engine.data.lexical
+    newest, _, _ = lexical.search(lexical.docids_for(docids.tolist()), MAX_CANDIDATES, 0, "newest")
+    return np.sort(np.asarray(newest, np.int64))
 
 
 def recommend(
@@ -171,15 +212,17 @@ def recommend(
     centre = _centre(np.stack(vectors)) if vectors else None
     filt = data.lexical.filter_query(filters)
     # No filter at all only on an empty index (window() sets dates otherwise): nothing to rank.
-    allowed = data.lexical.allowed(filt) if found and filt is not None else np.zeros(0, np.int64)
-    allowed = allowed[~np.isin(allowed, np.fromiter(found, np.int64, len(found)))]
-    if len(allowed) > MAX_CANDIDATES:
-        newest, _, _ = data.lexical.search(
-            data.lexical.docids_for(allowed.tolist()), MAX_CANDIDATES, 0, "newest"
-        )
-        allowed = np.sort(np.asarray(newest, np.int64))
+    everyone = data.lexical.allowed(filt) if found and filt is not None else np.zeros(0, np.int64)
+    others = everyone[~np.isin(everyone, np.fromiter(found, np.int64, len(found)))]
+    allowed = _newest(engine, others)
+    if len(allowed) < len(others):
         warnings.append(f"the window holds more papers than the {MAX_CANDIDATES:,} newest ranked")
-    scored = _rank(engine, list(found), centre, allowed) if len(allowed) else []
+    key = (data.lexical.generation, filters)
+    scored = (
+        _rank(engine, list(found), centre, allowed, key, lambda: _newest(engine, everyone))
+        if len(allowed)
+        else []
+    )
     total = len(scored)
     ranked = scored[(page - 1) * size : page * size]
     ranks = {"recommended": {d: (page - 1) * size + i + 1 for i, (d, _) in enumerate(ranked)}}
