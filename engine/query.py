@@ -40,6 +40,9 @@ _WORDISH = re.compile(r"[^\w.'’-]+")  # punctuation that is not part of a term
 # Query-language syntax of other engines (wildcards, fuzzy, boosts, ranges, boolean symbols)
 # that we drop: worth a warning. Ordinary punctuation (a full stop, a comma, brackets) is not.
 _SYNTAX = frozenset("*~^[]{}\\|&!<>=")
+# Other engines' boost and fuzzy/proximity marks at the end of a word or phrase ("graph^5",
+# "bert~2", '"deep learning"~3'): dropped whole, number and all, not searched as text.
+_MODIFIER = re.compile(r"(?<=[^\s(\[{])[\^~]\d*(?:\.\d+)?(?=[\s)\]}]|$)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +131,11 @@ def parse_user_query(query: str) -> ParsedQuery:
         warnings.append("an unclosed quote was closed at the end of the query")
     negate_next = False
     joiner = ""  # "AND" or "OR" between the previous clause and the next
+    marks = _MODIFIER.findall(query)
+    if marks:
+        shown = ", ".join(repr(m) for m in dict.fromkeys(marks))
+        warnings.append(f"ignored {shown} (query syntax: boosts and fuzzy marks)")
+        query = _MODIFIER.sub("", query)
     for m in _TOKEN.finditer(query):
         sign = m.group("sign") or ""
         fname = m.group("field")

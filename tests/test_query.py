@@ -71,6 +71,24 @@ def test_other_engines_syntax_is_reported(query: str, char: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("query", "expected", "mark"),
+    [
+        ("graph^5", '"graph"', "'^5'"),
+        ("graph^2.5 neural", '"graph" "neural"', "'^2.5'"),
+        ("-bert~2 ti:graph^3", '-"bert" ti:"graph"', "'~2', '^3'"),
+        ('"neural network"~2 parsing', '"neural network" "parsing"', "'~2'"),
+        ("cat:cs.AI^2", 'cat:"cs.AI"', "'^2'"),
+    ],
+)
+def test_boosts_and_fuzzy_marks_are_dropped_whole(query: str, expected: str, mark: str) -> None:
+    """Lucene's ``^N`` and ``~N`` go with their number: "graph^5" searches graph, not the
+    phrase "graph 5" (which matched nothing)."""
+    parsed = parse_user_query(query)
+    assert " ".join(c.sign + c.tantivy_string() for c in parsed.clauses) == expected
+    assert len(parsed.warnings) == 1 and mark in parsed.warnings[0], parsed.warnings
+
+
+@pytest.mark.parametrize(
     ("query", "expected"),
     [
         # Unsigned hyphenated words are their parts, each optional (Lucene's default).
