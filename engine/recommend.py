@@ -37,6 +37,7 @@ from papersift.engine.search import SearchEngine
 FloatArray = npt.NDArray[np.float32]
 DEFAULT_DAYS = 30  # the window when a request names no dates
 MAX_SEEDS = 1000
+MISSING_SHOWN = 3  # seeds not in the index named in the warning
 MAX_CANDIDATES = 20_000  # papers of a window ranked (the newest, when it holds more)
 NEGATIVES = 500  # other papers the seeds are contrasted with
 SVM_C = 0.003  # chosen on the tuning researchers (bench/recommend_eval.py)
@@ -198,13 +199,17 @@ def recommend(
     filters = filters or Filters()
     warnings: list[str] = []
     found: dict[int, str] = {}
+    missing: list[str] = []
     for raw in dict.fromkeys(seed_ids):
         parsed = parse_arxiv_id(raw)
         docid = data.store.docid_of(parsed[0]) if parsed else None
         if docid is None:
-            warnings.append(f"not in this index, left out: {raw[:40]}")
+            missing.append(raw[:40])
         else:
             found[docid] = parsed[0] if parsed else raw
+    if missing:  # one line however many: a library of 1,000 papers may lack hundreds
+        more = f" and {len(missing) - MISSING_SHOWN:,} more" if len(missing) > MISSING_SHOWN else ""
+        warnings.append(f"not in this index, left out: {', '.join(missing[:MISSING_SHOWN])}{more}")
     vectors = [v for d in found if (v := data.vectors.vector(d)) is not None]
     filters, note = window(engine, filters)
     if note:

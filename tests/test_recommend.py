@@ -111,6 +111,11 @@ def test_filters_and_default_window(client: TestClient, engine: SearchEngine) ->
     ).json()
     assert "not in this index, left out: 9912.99999" in missing["warnings"]
     assert missing["seeds"] == SEEDS
+    absent = [f"9912.{n:05d}" for n in range(90000, 90200)]  # one warning, not 200
+    many = client.post("/api/v1/recommend", json={"ids": [*SEEDS, *absent], **WINDOW}).json()
+    assert [w for w in many["warnings"] if "not in this index" in w] == [
+        "not in this index, left out: 9912.90000, 9912.90001, 9912.90002 and 197 more"
+    ]
 
 
 @pytest.mark.parametrize(
