@@ -103,6 +103,8 @@ class SearchEcho(Struct):
     page_size: int
     category: list[str]
     researcher: list[str]
+    researcher_id: list[int]
+    institution: Annotated[list[str], Meta(description="Bare ROR ids.")]
     date_from: date | None = field(name="from")
     date_to: date | None = field(name="to")
 
@@ -246,6 +248,8 @@ def search_body(result: results.SearchResult, root: str, next_url: str | None) -
             page_size=result.page_size,
             category=list(f.categories),
             researcher=list(f.researchers),
+            researcher_id=list(f.researcher_ids),
+            institution=list(f.institutions),
             date_from=f.date_from,
             date_to=f.date_to,
         ),
