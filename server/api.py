@@ -79,7 +79,13 @@ async def paper(request: Request) -> Response:
     if not want_similar:
         counts = await c.call(c.engine.paper_graph, found.arxiv_id)
         graph = paper_graph(counts, found.arxiv_id, root) if counts else None
-        return json_response(request, PaperResponse(paper_body(found, root), graph))
+        warnings = []
+        if parsed.version and parsed.version > found.version:  # as the paper page says
+            warnings.append(
+                f"v{parsed.version} of {found.arxiv_id} is not in this index (yet): this is "
+                f"v{found.version}, the newest it has"
+            )
+        return json_response(request, PaperResponse(paper_body(found, root), graph, warnings))
     limit = int_param(request.query_params, "limit", 10, MAX_SIMILAR)
     hits = await c.call(c.engine.similar, found.arxiv_id, limit)
     similar = [hit_body(h, root) for h in hits]

@@ -176,6 +176,10 @@ class PaperGraph(Struct, forbid_unknown_fields=True):
 class PaperResponse(Struct):
     paper: Paper
     graph: PaperGraph | None  # references and citations, when enrichment gave any
+    warnings: Annotated[
+        list[str],
+        Meta(description="E.g. a version asked for that this index does not have (yet)."),
+    ] = []
 
 
 class SimilarResponse(Struct):

@@ -63,7 +63,7 @@ EXAMPLES = {
         "?researcher=Lillian+Lee&page_size=5",
         "",
     ],
-    "/api/v1/papers/{id}": ["2401.10241", "2401.10241v1", "cmp-lg/9405001"],
+    "/api/v1/papers/{id}": ["2401.10241", "2401.10241v1", "2401.10241v7", "cmp-lg/9405001"],
     "/api/v1/papers/{id}/similar": ["2401.10241", "cmp-lg/9405001"],
     "/api/v1/categories": [""],
     "/api/v1/stats": [""],
@@ -132,6 +132,16 @@ def test_unknown_api_route_is_a_json_404(client: TestClient) -> None:
     r = client.post("/api/v1/search")
     assert r.status_code == 405
     assert r.json()["error"]["code"] == "method_not_allowed"
+
+
+def test_a_version_not_here_is_said(client: TestClient) -> None:
+    """The paper page shows the newest version with a notice; the API says it too."""
+    body = client.get("/api/v1/papers/2401.10241v7").json()
+    version = body["paper"]["version"]
+    assert version < 7 and body["warnings"] == [
+        f"v7 of 2401.10241 is not in this index (yet): this is v{version}, the newest it has"
+    ]
+    assert client.get(f"/api/v1/papers/2401.10241v{version}").json()["warnings"] == []
 
 
 def test_search_api_agrees_with_the_page(client: TestClient) -> None:
