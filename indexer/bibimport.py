@@ -149,7 +149,29 @@ def _ris(text: str) -> tuple[list[Entry], list[str]]:
         arxiv = _arxiv_of(*urls, str(r.get("notes", "")), str(r.get("journal_name", "")))
         doi = _doi_of(str(r.get("doi", "")))
         entries.append(Entry(title[:80] or "(untitled)", title, doi, arxiv))
-    return entries, []
+    return entries, _unclosed_ris(text)
+
+
+def _unclosed_ris(text: str) -> list[str]:
+    """Records with no ``ER  -`` line, which rispy drops (the last) or merges with the next.
+
+    Follows rispy's reading: outside a record a line starting ``TY`` opens one; inside, only
+    a ``TY  -`` or ``ER  -`` tag line counts.
+    """
+    notes: list[str] = []
+    start = 0  # the line that opened the current record, 0 outside one
+    for n, line in enumerate(text.split("\n"), 1):
+        tag = line[:2] if line[2:5] == "  -" else ""
+        if not start:
+            start = n if line.startswith("TY") else 0
+        elif tag == "ER":
+            start = 0
+        elif tag == "TY":
+            notes.append(f"line {start}: no closing 'ER  -' line; read as one entry with line {n}")
+            start = n
+    if start:
+        notes.append(f"line {start}: no closing 'ER  -' line (file cut short?); entry skipped")
+    return notes
 
 
 def match_entries(engine: SearchEngine, entries: list[Entry]) -> list[Match]:

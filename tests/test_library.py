@@ -208,6 +208,33 @@ def test_import_ris(member: TestClient) -> None:
     )
 
 
+def test_an_unclosed_last_ris_record_is_reported(member: TestClient) -> None:
+    """rispy drops a last record with no ``ER  -`` line; the report names it."""
+    ris = (
+        "TY  - JOUR\nTI  - Something\nUR  - https://arxiv.org/abs/2401.10241\nER  - \n\n"
+        "TY  - JOUR\nTI  - Cut short\nUR  - https://arxiv.org/abs/2208.08124\n"
+    )
+    token = csrf_of(member.get("/library"), "form[action='/library/import']")
+    done = member.post(
+        "/library/import",
+        data={"csrf": token},
+        files={"file": ("lib.ris", ris.encode(), "text/plain")},
+    )
+    assert done.status_code == 200, message(done.text)
+    doc = parse_html(done.text)
+    summary = doc.cssselect("main p")[0].text_content()
+    assert "(RIS): 1 of 1 entries matched" in summary and "1 unreadable block skipped" in summary
+    skipped = [li.text_content() for li in doc.cssselect("main h2 + ul li")]
+    assert skipped == ["line 6: no closing 'ER  -' line (file cut short?); entry skipped"]
+
+
+def test_an_unclosed_ris_record_read_with_the_next_is_reported() -> None:
+    ris = b"TY  - JOUR\nTI  - First\nTY  - JOUR\nTI  - Second\nER  - \n"
+    fmt, entries, skipped = parse_library(ris, "lib.ris")
+    assert (fmt, [e.title for e in entries]) == ("RIS", ["First"])
+    assert skipped == ["line 1: no closing 'ER  -' line; read as one entry with line 3"]
+
+
 @pytest.mark.parametrize(
     ("name", "body", "needle"),
     [
