@@ -137,12 +137,17 @@ def run_digests(
     user: str | None = None,
     dry_run: bool = False,
     say: Callable[[str], None] | None = None,
+    show: Callable[[str], None] | None = None,
     env: dict[str, str] | None = None,
 ) -> DigestReport:
-    """Send (or with ``dry_run`` describe) every due digest; see the module docstring."""
+    """Send (or with ``dry_run`` describe) every due digest; see the module docstring.
+
+    ``say`` takes the per-member lines, ``show`` a dry run's would-be messages (default:
+    ``say``; both default to ``report.lines``)."""
     today = today or today_utc()
     report = DigestReport()
     out = say or report.lines.append
+    would_send = show or out
     root = config.data_dir
     members = Members(root)
     mailer: Mailer | None = None
@@ -177,9 +182,9 @@ def run_digests(
             if dry_run:
                 token = unsubscribe_token(secret, member)
                 link = with_query(f"{base_url(config)}/digest/unsubscribe", {"t": token})
-                out(f"{member.email}: would send {digest.papers} papers in "
-                    f"{len(digest.sections)} sections for {window.label()}:")  # fmt: skip
-                out(digest_text(digest, base_url(config), link))
+                would_send(f"{member.email}: would send {digest.papers} papers in "
+                           f"{len(digest.sections)} sections for {window.label()}:")  # fmt: skip
+                would_send(digest_text(digest, base_url(config), link))
                 continue
             assert mailer is not None
             _send_one(subs, mailer, digest, config, secret)

@@ -1,12 +1,14 @@
 """``papersift digest [--dry-run] [--user EMAIL] [--date YYYY-MM-DD]``: the e-mail digests.
 
 Sends now what the ``digest`` job of ``serve`` sends on its schedule (each member's window
-once), or with ``--dry-run`` prints what would be sent, sending and recording nothing.
+once), or with ``--dry-run`` prints what would be sent (notes on stderr), sending and
+recording nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -21,22 +23,29 @@ def cmd_digest(args: argparse.Namespace, config: Config) -> int:
 
     if not (config.data_dir / "members.sqlite").is_file():
         raise PapersiftError(f"no accounts in {config.data_dir}; add one with `papersift user add`")
-    if args.dry_run and not config.mail.host:
-        print(f"note: {MAIL_OFF}")
-    if not config.server.base_url:
-        print(f"note: [server] base_url is empty: the links point to {base_url(config)}")
+    # A dry run's output is the would-be messages (`--dry-run > out.txt`); its per-member
+    # lines are notes. A real run's per-member lines are its output.
+    say = _note if args.dry_run else print
     with open_engine(config) as engine:
-        report = run_digests(
-            engine, config, today=args.date, user=args.user, dry_run=args.dry_run, say=print
-        )
+        report = run_digests(engine, config, today=args.date, user=args.user,
+                             dry_run=args.dry_run, say=say, show=print)  # fmt: skip
     if report.error and not config.mail.host:
         raise PapersiftError(report.error)
     if report.error:  # nothing unsent was recorded: a later run sends the rest
         raise PapersiftError(f"{report.error}; sent {report.sent}, the rest go at the next run")
+    # After the run, so that an error stays the one line on stderr.
+    if args.dry_run and not config.mail.host:
+        _note(f"note: {MAIL_OFF}")
+    if not config.server.base_url:
+        _note(f"note: [server] base_url is empty: the links point to {base_url(config)}")
     if not args.dry_run:
         print(f"digests: {report.sent} sent, {report.empty} with nothing new, "
               f"{report.already} already sent")  # fmt: skip
     return 0
+
+
+def _note(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def add_parser(

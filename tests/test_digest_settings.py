@@ -104,8 +104,42 @@ def test_cli_errors_are_one_line(
         assert main(["digest", "--config", path, *argv]) == 1
         assert capsys.readouterr().err == line
     assert main(["digest", "--config", path, "--dry-run", "--user", "lee@lab.example"]) == 0
-    out = capsys.readouterr().out
-    assert "e-mail is off" in out and "lee@lab.example: digests are off" in out
+    out, err = capsys.readouterr()
+    assert "e-mail is off" in err and "lee@lab.example: digests are off" in err and not out
+
+
+def test_a_dry_run_prints_only_the_digests_on_stdout(
+    built_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`papersift digest --dry-run > out.txt` holds the would-be messages; notes and the
+    members with nothing to send go to stderr."""
+    from papersift.cli import main
+
+    config = make_config(tmp_path)  # mail off, no base_url: two notes
+    shutil.copytree(built_config.data_dir, config.data_dir)
+    add_member(config.data_dir, "lee@lab.example", "Lee")
+    add_member(config.data_dir, "kim@lab.example")
+    members = Members(config.data_dir)
+    try:
+        subs = Subscriptions(members)
+        lee, kim = members.existing("lee@lab.example"), members.existing("kim@lab.example")
+        subs.choose(lee.id, set(), {subs.add_search(lee.id, "language models").id}, set())
+        members.update(lee.id, digest="weekly")
+        members.update(kim.id, digest="weekly")  # nothing chosen: no message
+    finally:
+        members.close()
+    argv = ["digest", "--config", str(tmp_path / "config.toml"), "--dry-run"]
+    assert main([*argv, "--date", "2026-07-06"]) == 0
+    out, err = capsys.readouterr()
+    lines = out.rstrip("\n").splitlines()
+    assert lines[0].startswith("lee@lab.example: would send ") and lines[0].endswith(
+        "for 2026-06-29 to 2026-07-05:"
+    )
+    assert lines[1] == "Weekly papers for Lee, 2026-06-29 to 2026-07-05"
+    assert lines[-1].startswith("Unsubscribe: http://") and "/digest/unsubscribe?t=" in lines[-1]
+    assert not [line for line in lines if line.startswith(("note:", "kim@"))]
+    assert "note: e-mail is off" in err and "note: [server] base_url is empty" in err
+    assert "kim@lab.example: nothing chosen for 2026-06-29 to 2026-07-05; no message" in err
 
 
 def test_a_date_too_early_for_the_window_is_one_line(
@@ -134,7 +168,7 @@ def test_a_date_too_early_for_the_window_is_one_line(
                 "would begin before 0001-01-01\n"
             )
             assert main(["digest", "--config", path, "--dry-run", "--date", "9999-12-31"]) == 0
-            assert "lee@lab.example: nothing new for 9999-12-" in capsys.readouterr().out
+            assert "lee@lab.example: nothing new for 9999-12-" in capsys.readouterr().err
     finally:
         members.close()
 
