@@ -26,6 +26,7 @@ from papersift import __version__
 from papersift.core.config import Config
 from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir
 from papersift.core.paper import Paper
+from papersift.core.resources import demo_import_hint
 from papersift.engine import lexical_rewrite
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.embed import Embedder, default_model_id
@@ -90,7 +91,8 @@ class DataDir:
                 )
             if not create:
                 raise IndexVersionError(
-                    f"no index at {self.root}; run `papersift import FILE...` first"
+                    f"no index at {self.root}; run `papersift import FILE...` first "
+                    + demo_import_hint()
                 )
             make_data_dir(self.root)
             manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}

@@ -150,6 +150,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
+    from papersift.core.resources import demo_import_hint
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import local_stats
     from papersift.engine.writer_lock import writing
@@ -171,7 +172,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     if stats.people_pending:
         print(f"researchers     {stats.people_pending} papers not yet clustered (papersift index)")
     if stats.oldest is None:
-        print("published       no papers yet: `papersift import FILE...` adds some")
+        hint = f"`papersift import FILE...` adds some {demo_import_hint()}"
+        print(f"published       no papers yet: {hint}")
     else:
         print(f"published       {stats.oldest} .. {stats.newest}")
     top = ", ".join(f"{c.value} {c.count}" for c in stats.categories[:10])

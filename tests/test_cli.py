@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -213,3 +215,35 @@ def test_stats_says_what_to_do_and_no_time_to_go_when_nothing_embeds(
     with writer_lock(fresh_config.data_dir, "`papersift index`"):
         assert main(argv) == 0
     assert "2.5 papers/s measured; about" in capsys.readouterr().out
+
+
+def test_empty_index_hints_name_the_bundled_demo(
+    fresh_config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A new user with only the CLI: `search` on no index and `stats` on no papers give a
+    file to import, the demo inside the installed package, and that command works."""
+    import papersift
+    from papersift.cli import main
+    from papersift.engine.datadir import DataDir
+
+    path = config_path(fresh_config)
+    assert main(["search", "--config", path, "language"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("papersift: error: no index at ") and err.count("\n") == 1
+    found = re.search(r"\(the bundled demo: `([^`]+)`\)$", err.strip())
+    assert found, err
+    command = shlex.split(found.group(1))
+    demo = Path(papersift.__file__).parent / "data" / "corpus" / "arxiv-demo.jsonl.gz"
+    assert command[:2] == ["papersift", "import"] and Path(command[2]) == demo
+    assert demo.is_file()
+    DataDir(fresh_config).close()  # an empty data directory
+    assert main(["stats", "--config", path]) == 0
+    published = [x for x in capsys.readouterr().out.splitlines() if x.startswith("published")]
+    assert published == [
+        "published       no papers yet: `papersift import FILE...` adds some "
+        f"(the bundled demo: `{found.group(1)}`)"
+    ]
+    assert main([*command[1:], "--config", path, "--limit", "20", "--no-hint"]) == 0
+    capsys.readouterr()
+    assert main(["stats", "--config", path, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["papers"] == 20

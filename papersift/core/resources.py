@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -13,6 +15,13 @@ def package_data() -> Path:
 def demo_corpus_path() -> Path:
     """The bundled demo corpus: 6,267 real arXiv records (6,189 papers) in the snapshot format."""
     return package_data() / "corpus" / "arxiv-demo.jsonl.gz"
+
+
+def demo_import_hint() -> str:
+    """The empty-index hints' example: the command that imports the bundled demo corpus."""
+    if getattr(sys, "frozen", False):  # the one-file build's files live only while it runs
+        return "(`papersift serve` imports the bundled demo)"
+    return f"(the bundled demo: `papersift import {shlex.quote(str(demo_corpus_path()))}`)"
 
 
 def tokenizer_path() -> Path:
