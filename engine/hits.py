@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 import tantivy
 
+from papersift.core.accents import accented
 from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
 from papersift.engine.highlight import FieldTerms, query_fields, snippet_html
@@ -132,7 +133,8 @@ class Highlight:
         of those ``engine.why`` looks for, so it reads them too); None if not known."""
         if self.terms is None:
             return None
-        return {"ti": self._read("ti", paper.title), "abs": self._read("abs", paper.abstract)}
+        title, abstract = accented(paper.title), accented(paper.abstract)
+        return {"ti": self._read("ti", title), "abs": self._read("abs", abstract)}
 
     def _read(self, field: str, text: str) -> frozenset[str]:
         """``engine.why.text_terms`` of ``text``, its tokens kept for its snippet."""
@@ -165,8 +167,9 @@ def snippets(
         plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
     if highlight is None:
         return html.escape(paper.title), html.escape(plain)
-    title = highlight.html("ti", paper.title, found)
-    abstract = highlight.html("abs", paper.abstract, found)
+    # Read as the index read them: a word with a TeX accent is one word (Schr\"odinger).
+    title = highlight.html("ti", accented(paper.title), found)
+    abstract = highlight.html("abs", accented(paper.abstract), found)
     return title or html.escape(paper.title), abstract or html.escape(plain)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
+from papersift.core.accents import accented
 from papersift.core.paper import parse_arxiv_id
 
 FIELD_ALIASES = {
@@ -131,6 +132,7 @@ def parse_user_query(query: str) -> ParsedQuery:
         warnings.append("an unclosed quote was closed at the end of the query")
     negate_next = False
     joiner = ""  # "AND" or "OR" between the previous clause and the next
+    query = accented(query)  # a title pasted from arXiv's metadata: Schr\"odinger
     marks = _MODIFIER.findall(query)
     if marks:
         shown = ", ".join(repr(m) for m in dict.fromkeys(marks))

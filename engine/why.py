@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import tantivy
 
+from papersift.core.accents import accented, fold_same_length
 from papersift.core.paper import Paper
 from papersift.engine.lexical import name_analyzer, text_analyzer
 from papersift.engine.query import ParsedQuery
@@ -129,6 +130,7 @@ def text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
     (~75 µs) would cost a request more than it saves, and one expression of all the roots
     is 8x slower."""
     tokens: dict[int, str] = {}
+    low = fold_same_length(low)  # as the index folds: "schrödinger" has the root "schroding"
     ascii_text = low.isascii()
     token_at = _ASCII_TOKEN_AT if ascii_text else _TOKEN_AT
     patterns = _short_ascii if ascii_text else _short_any
@@ -225,7 +227,7 @@ def _matched(
                 terms[prefix] = frozenset(_analyzers()[1].analyze(names))
             else:
                 text = paper.title if prefix == "ti" else paper.abstract
-                terms[prefix] = text_terms(text, query.roots)
+                terms[prefix] = text_terms(accented(text), query.roots)
         return terms[prefix]
 
     for word, prefix, wanted in query.words:

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
+from papersift.core.accents import fold_same_length
 from papersift.engine.lexical import text_analyzer
 from papersift.engine.plan import make_plan
 from papersift.engine.query import parse_user_query
@@ -214,7 +215,9 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 def old_text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
     """``text_tokens`` as it was before short roots got expressions of their own: the
-    reference the new one must agree with, offsets, tokens and their order."""
+    reference the new one must agree with, offsets, tokens and their order (in the text
+    folded to ASCII letters, as the index folds it)."""
+    low = fold_same_length(low)
     tokens: dict[int, str] = {}
     for root in roots:
         at = low.find(root)
