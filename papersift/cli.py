@@ -139,12 +139,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     for r in result.researchers:
         print(f"researcher: {r.name} ({r.papers} papers), /researchers/{r.rid}")
     print(f"{result.total} results ({result.mode}, {result.took_ms:.1f} ms)")
+    from papersift.core.tex import plain_text  # pylatexenc: only when there are hits
+
     for i, hit in enumerate(result.hits, start=first + 1):
         p = hit.paper
         authors = ", ".join(a.name for a in p.authors[:4]) + (
             " et al." if len(p.authors) > 4 else ""
         )
-        print(f"{i:4d}. {p.arxiv_id}  {p.title}")
+        print(f"{i:4d}. {p.arxiv_id}  {plain_text(p.title)}")  # as pages show it: no TeX
         print(f"      {authors} | {p.published.isoformat()} | {' '.join(p.categories)}")
     return 0
 

@@ -247,3 +247,14 @@ def test_empty_index_hints_name_the_bundled_demo(
     capsys.readouterr()
     assert main(["stats", "--config", path, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["papers"] == 20
+
+
+def test_search_prints_titles_as_text_not_tex(fresh_config: Config, tmp_path: Path) -> None:
+    """A title in TeX (accents, as arXiv writes them) reads as the pages show it."""
+    record = next(r for r in demo_records() if r["id"] == "1309.1066")
+    assert "visibilit\\'e" in record["title"]
+    source = write_jsonl(tmp_path / "t.jsonl", [record])
+    assert run("import", "--config", config_path(fresh_config), str(source)).returncode == 0
+    out = run("search", "--config", config_path(fresh_config), "--mode", "keyword", "visibilite")
+    assert out.returncode == 0, out.stderr
+    assert "Statistiques et visibilité des bibliothèques numériques" in out.stdout, out.stdout
