@@ -42,8 +42,13 @@ _WORDISH = re.compile(r"[^\w.'’-]+")  # punctuation that is not part of a term
 # that we drop: worth a warning. Ordinary punctuation (a full stop, a comma, brackets) is not.
 _SYNTAX = frozenset("*~^[]{}\\|&!<>=")
 # Other engines' boost and fuzzy/proximity marks at the end of a word or phrase ("graph^5",
-# "bert~2", '"deep learning"~3'): dropped whole, number and all, not searched as text.
-_MODIFIER = re.compile(r"(?<=[^\s(\[{])[\^~]\d*(?:\.\d+)?(?=[\s)\]}]|$)")
+# "bert~2", '"deep learning"~3'): dropped whole, number and all, not searched as text. Not
+# after a single letter or a digit, which is mathematics ("L^2", "n^2", "N~100", "10^5"),
+# nor inside a phrase ('"L^2 norm"').
+_MODIFIER = re.compile(r'(?:(?<=[^\W\d_]{2})|(?<="))[\^~]\d*(?:\.\d+)?(?=[\s)\]}]|$)')
+# A quote escaped as other engines escape it (\"deep learning\"), not a TeX umlaut (Schr\"odinger,
+# where a letter comes before): a quote.
+_ESCAPED_QUOTE = re.compile(r'(?<![^\W\d_])\\"(?!\{)')
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,16 +133,16 @@ def parse_user_query(query: str) -> ParsedQuery:
     """Split the query into clauses; never raises."""
     clauses: list[Clause] = []
     warnings: list[str] = []
+    # A title pasted from arXiv's metadata: Schr\"odinger as the index reads it.
+    query = accented(_ESCAPED_QUOTE.sub('"', query))
     if query.count('"') % 2:
         warnings.append("an unclosed quote was closed at the end of the query")
     negate_next = False
     joiner = ""  # "AND" or "OR" between the previous clause and the next
-    query = accented(query)  # a title pasted from arXiv's metadata: Schr\"odinger
-    marks = _MODIFIER.findall(query)
+    query, marks = _drop_modifiers(query)
     if marks:
         shown = ", ".join(repr(m) for m in dict.fromkeys(marks))
         warnings.append(f"ignored {shown} (query syntax: boosts and fuzzy marks)")
-        query = _MODIFIER.sub("", query)
     for m in _TOKEN.finditer(query):
         sign = m.group("sign") or ""
         fname = m.group("field")
@@ -192,6 +197,21 @@ def parse_user_query(query: str) -> ParsedQuery:
     if joiner:
         warnings.append(f"'{joiner}' at the end of the query was ignored")
     return ParsedQuery(tuple(clauses), tuple(dict.fromkeys(warnings)))
+
+
+def _drop_modifiers(query: str) -> tuple[str, list[str]]:
+    """The query without the boost and fuzzy marks outside phrases, and the marks."""
+    if "^" not in query and "~" not in query:
+        return query, []
+    marks: list[str] = []
+
+    def drop(m: re.Match[str]) -> str:
+        if query.count('"', 0, m.start()) % 2:  # inside a phrase: text
+            return m[0]
+        marks.append(m[0])
+        return ""
+
+    return _MODIFIER.sub(drop, query), marks
 
 
 def _alone(clauses: list[Clause], group: int) -> bool:

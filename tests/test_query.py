@@ -102,3 +102,23 @@ def test_boosts_and_fuzzy_marks_are_dropped_whole(query: str, expected: str, mar
 def test_hyphenated_words(query: str, expected: str) -> None:
     clauses = parse_user_query(query).clauses
     assert " ".join(c.sign + c.tantivy_string() for c in clauses) == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # Mathematics is not a boost: after one letter or a digit, or inside a phrase.
+        ("L^2 estimates", '"L 2" "estimates"'),
+        ('"L^2 norm"', '"L 2 norm"'),
+        ("O(n^2)", '"O n 2"'),
+        ("N~100", '"N 100"'),
+        ("10^5 samples", '"10 5" "samples"'),
+        # An escaped quote is a quote; a TeX umlaut after a letter is an umlaut.
+        ('ti:\\"deep learning\\"', 'ti:"deep learning"'),
+        ('Schr\\"odinger equation', '"Schrödinger" "equation"'),
+    ],
+)
+def test_marks_that_are_not_boosts(query: str, expected: str) -> None:
+    parsed = parse_user_query(query)
+    assert " ".join(c.sign + c.tantivy_string() for c in parsed.clauses) == expected
+    assert not any("boosts" in w or "unclosed" in w for w in parsed.warnings), parsed.warnings
