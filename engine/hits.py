@@ -168,9 +168,10 @@ def snippets(
     if highlight is None:
         return html.escape(paper.title), html.escape(plain)
     # Read as the index read them: a word with a TeX accent is one word (Schr\"odinger).
-    title = highlight.html("ti", accented(paper.title), found)
+    title_text = accented(paper.title)
+    title = highlight.html("ti", title_text, found)
     abstract = highlight.html("abs", accented(paper.abstract), found)
-    return title or html.escape(paper.title), abstract or html.escape(plain)
+    return title or html.escape(title_text), abstract or html.escape(plain)
 
 
 def whole_title(snippet: str, title: str) -> str:

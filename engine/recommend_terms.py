@@ -175,7 +175,7 @@ class WindowTerms:
         h = hash(term)
         lo = int(np.searchsorted(self._single_hash, h, "left"))
         hi = int(np.searchsorted(self._single_hash, h, "right"))
-        return self._single_row[lo:hi]
+        return np.unique(self._single_row[lo:hi])  # two terms of one text may share a hash
 
     def _kept_columns(self, x: csr_matrix, added: list[str], high: float) -> npt.NDArray[np.int64]:
         """The columns scikit-learn keeps, in its (alphabetical) order: in at least MIN_DF

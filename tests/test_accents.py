@@ -28,8 +28,11 @@ from tests.corpus import demo_records, write_jsonl
         ("\\v{C}ech and \\v Cech, \\c{c}a", "Čech and Čech, ça"),
         ("Mart\\'{\\i}nez, Mart\\'\\i nez, na\\\"\\i ve", "Martínez, Martínez, naïve"),
         ('\\textit{\\"o} and \\\\"o', '\\textit{ö} and \\\\"o'),
+        ("Fran\\c cois, \\d{h}adith", "François, ḥadith"),
         # Other TeX stays as it is: math, commands that start like an accent's.
         ("$\\rho \\cite{x} \\beta \\in \\int f\\'(x)$ \\rm \\lambda", None),
+        ("$\\L^2$, $x\\~y$, \\(\\O(n)\\), \\int f \\d x, \\Huge \\delta", None),
+        ('an escaped \\" quote', None),
     ],
 )
 def test_accents_become_letters(tex: str, text: str | None) -> None:
@@ -42,9 +45,9 @@ def test_text_without_a_backslash_is_untouched(text: str) -> None:
 
 
 def test_folding_keeps_offsets() -> None:
-    text = "Schrödinger, Erdős, Čech, Łukasz, naïve 日本語"
+    text = "Schrödinger, Erdős, Čech, Łukasz, naïve, ḥadith 日本語"
     folded = fold_same_length(text)
-    assert folded == "Schrodinger, Erdos, Cech, Lukasz, naive 日本語"
+    assert folded == "Schrodinger, Erdos, Cech, Lukasz, naive, hadith 日本語"
     assert len(folded) == len(text)
 
 

@@ -30,20 +30,25 @@ _LETTERS = {
 }  # fmt: skip
 
 
-def _argument(braced: str, bare: str, space: str) -> str:
-    """An accent's letter: in braces (``{o}``, ``{\\i}``) or after ``space`` (``o``)."""
+def _argument(braced: str, bare: str | None) -> str:
+    """An accent's letter: in braces (``{o}``, ``{\\i}``) or, when ``bare`` names a group,
+    right after the command (``o``, ``\\i``)."""
     letter = r"\\[ij]|[A-Za-z]"
-    return (
-        rf"(?:\{{\s*(?P<{braced}>{letter})\s*\}}"
-        rf"|{space}(?P<{bare}>\\[ij](?![A-Za-z])|[A-Za-z]))(?:(?<=\\[ij])\s(?=[A-Za-z]))?"
-    )
+    group = rf"\{{\s*(?P<{braced}>{letter})\s*\}}"
+    if bare is None:
+        return group
+    # TeX drops the space after a control word: Mart\'\i nez is one word.
+    return rf"(?:{group}|(?P<{bare}>\\[ij](?![A-Za-z])|[A-Za-z]))(?:(?<=\\[ij])\s(?=[A-Za-z]))?"
 
 
-# \"o, \"{o}, \" o, \'{\i}; a letter accent needs braces or a space: \v{c}, \c c (not \rho).
-_SYMBOL = r"\\(?P<s>[\"'`^~=.])" + _argument("sb", "sl", r"\s*")
-_LETTER = r"\\(?P<w>[uvHckrdb])" + _argument("wb", "wl", r"\s+")
+# \"o, \"{o}, \'{\i}: the letter right after the accent (no space: \" in a query is more
+# often an escaped quote); a letter accent needs braces (\d{h}, \H{o}: not \delta, \Huge),
+# or for the three common in names a space: \v Cech, Fran\c cois, \u g (not \rho, \cite).
+_SYMBOL = r"\\(?P<s>[\"'`^~=.])" + _argument("sb", "sl")
+_LETTER = r"\\(?P<w>[uvHckrdb])" + _argument("wb", None)
+_SPACED = r"\\(?P<v>[vcu])\s+(?P<vl>[A-Za-z])"
 _NAMED = r"\\(?P<x>ss|ae|AE|oe|OE|aa|AA|o|O|l|L|i|j)(?![A-Za-z])(?:\{\}|\s(?=[A-Za-z]))?"
-_UNIT = f"{_SYMBOL}|{_LETTER}|{_NAMED}"
+_UNIT = f"{_SYMBOL}|{_LETTER}|{_SPACED}|{_NAMED}"
 # A unit may sit in its own group ({\"o}, {\o}): the group goes with it. Another command's
 # argument group (\textit{\"o}) and a TeX line break (\\) are passed over as they are.
 _PLAIN_UNIT = re.sub(r"\?P<\w+>", "?:", _UNIT)
@@ -52,6 +57,7 @@ _ACCENT = re.compile(
 )
 _ONE = re.compile(_UNIT)
 _ANY_UNIT = re.compile(_PLAIN_UNIT)
+_MATH = re.compile(r"\$\$.+?\$\$|\$.+?\$|\\\(.+?\\\)", re.DOTALL)  # as core.tex's
 
 
 def _letter(m: re.Match[str]) -> str:
@@ -62,9 +68,10 @@ def _letter(m: re.Match[str]) -> str:
         return m[0]
     if unit["x"]:
         return _LETTERS[unit["x"]]
-    base = unit["sb"] or unit["sl"] or unit["wb"] or unit["wl"] or ""
+    base = unit["sb"] or unit["sl"] or unit["wb"] or unit["vl"] or ""
     base = base[1:] if base.startswith("\\") else base  # \'{\i}: the dotless i takes the accent
-    mark = _SYMBOL_ACCENTS[unit["s"]] if unit["s"] else _LETTER_ACCENTS[unit["w"]]
+    accent = unit["s"] or unit["w"] or unit["v"]
+    mark = _SYMBOL_ACCENTS[accent] if unit["s"] else _LETTER_ACCENTS[accent]
     return unicodedata.normalize("NFC", base + mark)
 
 
@@ -73,13 +80,21 @@ def accented(text: str) -> str:
     Schrödinger, ``Erd\\H{o}s`` -> Erdős, ``{\\o}`` -> ø. Other TeX is left as it is."""
     if "\\" not in text or _ANY_UNIT.search(text) is None:  # most TeX has no accent
         return text
-    return _ACCENT.sub(_letter, text)
+    if "$" not in text and "\\(" not in text:
+        return _ACCENT.sub(_letter, text)
+    out, at = [], 0
+    for m in _MATH.finditer(text):  # math is left to KaTeX as written: $\L^2$, $x\~y$
+        out += [_ACCENT.sub(_letter, text[at : m.start()]), m[0]]
+        at = m.end()
+    out.append(_ACCENT.sub(_letter, text[at:]))
+    return "".join(out)
 
 
 def _fold_table() -> dict[int, str]:
-    """Each Latin letter with a diacritic (U+00C0-U+024F) -> its base letter, one for one."""
+    """Each Latin letter with a diacritic (U+00C0-U+024F, U+1E00-U+1EFF) -> its base
+    letter, one for one."""
     table = {}
-    for code in range(0xC0, 0x250):
+    for code in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)):
         base = unicodedata.normalize("NFKD", chr(code))[:1]
         if base.isascii() and base.isalpha() and base != chr(code):
             table[code] = base
@@ -95,5 +110,7 @@ FOLD_SAME_LENGTH = _fold_table()
 
 def fold_same_length(text: str) -> str:
     """``text`` with accented Latin letters as their base letters, one character for one
-    (offsets stay valid; "ß" becomes "s" where the index's folding makes "ss")."""
+    (offsets stay valid). Where the index's folding makes two letters ("ß" -> "ss", "æ" ->
+    "ae", the ligature "ﬁ" -> "fi") this gives one, so "why this result" may miss such a
+    word; search and highlighting use the index's own folding."""
     return text if text.isascii() else text.translate(FOLD_SAME_LENGTH)
