@@ -262,6 +262,13 @@ def ensure(
     if meta is not None:
         return meta
     old = json.loads(meta_path(size).read_text()) if meta_path(size).exists() else None
+    newer = (old or {}).get("schema_version")
+    if not fresh and isinstance(newer, int) and newer > SCHEMA_VERSION:
+        # A newer checkout built it (an A/B worktree sharing bench/.cache): hours to rebuild.
+        sys.exit(
+            f"{data_path(size)} is index schema {newer}, this checkout reads "
+            f"{SCHEMA_VERSION}: give this checkout a bench/.cache of its own (or --fresh)"
+        )
     if (
         not fresh
         and old
