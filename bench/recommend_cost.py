@@ -100,7 +100,7 @@ def main() -> None:
     wall: dict[str, list[float]] = {k: [] for k in cpu}
     same = 0
     for rnd in range(args.rounds):
-        rec._window_terms.clear()
+        rec._windows.clear()
         c, w, _ = timed(kept, engine, sets[0])
         cpu["first request"].append(c)
         wall["first request"].append(w)
@@ -113,7 +113,7 @@ def main() -> None:
             wall["kept window"].append(w2)
             same += before == after
         log(f"round {rnd + 1}: done")
-    rec._window_terms.clear()
+    rec._windows.clear()
     tracemalloc.start()
     kept(engine, sets[0])
     held, peak = tracemalloc.get_traced_memory()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from weakref import WeakKeyDictionary
@@ -30,7 +30,7 @@ from sklearn.svm import LinearSVC
 from papersift.core.errors import QueryError
 from papersift.core.paper import parse_arxiv_id
 from papersift.engine.hits import make_hits
-from papersift.engine.recommend_terms import WindowTermsCache, count_texts
+from papersift.engine.recommend_terms import WindowTerms, WindowTermsCache, count_texts
 from papersift.engine.results import Filters, Hit
 from papersift.engine.search import SearchEngine
 
@@ -97,24 +97,49 @@ def _texts(engine: SearchEngine, docids: Sequence[int]) -> dict[int, str]:
     return {d: f"{p.title}. {p.abstract}" for d, p in papers.items()}
 
 
-def _negatives(engine: SearchEngine, exclude: set[int]) -> list[int]:
-    """A fixed sample of papers (the same for every request while the store is unchanged)."""
+def _negative_pool(engine: SearchEngine) -> dict[int, str]:
+    """The texts of a fixed sample of papers, in the order negatives are taken from it (the
+    same for every request while the store is unchanged)."""
     count = engine.data.store.count()
     rng = np.random.default_rng(19)
     picked = rng.integers(1, int(count * 1.25) + 2, NEGATIVES * 3)
-    present = engine.data.store.get([int(d) for d in dict.fromkeys(picked.tolist())])
-    return [d for d in present if d not in exclude][:NEGATIVES]
+    return _texts(engine, [int(d) for d in dict.fromkeys(picked.tolist())])
 
 
-_window_terms: WeakKeyDictionary[SearchEngine, WindowTermsCache] = WeakKeyDictionary()
-_window_terms_lock = threading.Lock()
+def _pick_negatives(pool: Iterable[int], exclude: set[int]) -> list[int]:
+    return [d for d in pool if d not in exclude][:NEGATIVES]
 
 
-def _terms_cache(engine: SearchEngine) -> WindowTermsCache:
-    with _window_terms_lock:
-        cache = _window_terms.get(engine)
+def _negatives(engine: SearchEngine, exclude: set[int]) -> list[int]:
+    """The negatives of a request whose seeds are ``exclude``."""
+    return _pick_negatives(_negative_pool(engine), exclude)
+
+
+@dataclass(frozen=True, slots=True)
+class _Window:
+    """A window's analysed texts (with the negatives of a request without seeds) and the
+    sample negatives are taken from."""
+
+    terms: WindowTerms
+    pool: tuple[int, ...]
+
+
+def _analyse_window(engine: SearchEngine, papers: npt.NDArray[np.int64]) -> _Window:
+    pool = _negative_pool(engine)
+    texts = _texts(engine, papers.tolist())
+    texts.update((d, pool[d]) for d in _pick_negatives(pool, set()))
+    return _Window(WindowTerms(texts), tuple(pool))
+
+
+_windows: WeakKeyDictionary[SearchEngine, WindowTermsCache[_Window]] = WeakKeyDictionary()
+_windows_lock = threading.Lock()
+
+
+def _windows_of(engine: SearchEngine) -> WindowTermsCache[_Window]:
+    with _windows_lock:
+        cache = _windows.get(engine)
         if cache is None:
-            cache = _window_terms[engine] = WindowTermsCache()
+            cache = _windows[engine] = WindowTermsCache()
         return cache
 
 
@@ -128,15 +153,13 @@ def _rank(
 ) -> list[tuple[int, float]]:
     """Every allowed paper with its score, best first: the SVM's, else the centroid's.
     ``window_papers()`` gives the window's papers with the seeds still in, analysed once
-    per ``window_key`` with the negatives of a request without seeds."""
-    terms = _terms_cache(engine).get(
-        window_key,
-        lambda: _texts(engine, [*window_papers().tolist(), *_negatives(engine, set())]),
-    )
+    per ``window_key`` (``_analyse_window``)."""
+    kept = _windows_of(engine).get(window_key, lambda: _analyse_window(engine, window_papers()))
+    terms = kept.terms
     window_ids = [int(d) for d in allowed]
     # Like arxiv-sanity, papers being ranked may be negatives too: excluding the window would
     # leave only older papers, and the model would learn "recent" instead of the topic.
-    negatives = _negatives(engine, set(seeds))
+    negatives = _pick_negatives(kept.pool, set(seeds))
     texts = _texts(engine, terms.missing([*seeds, *negatives, *window_ids]))
     present = [d for d in seeds if d in terms or d in texts]
     window_ids = [d for d in window_ids if d in terms or d in texts]

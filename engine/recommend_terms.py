@@ -16,6 +16,7 @@ import threading
 from bisect import bisect_left
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +27,7 @@ MIN_DF = 2  # a term must be in two texts of the request to count
 MAX_DF = 0.5  # and in at most half of them
 MAX_FEATURES = 50_000  # the most frequent terms kept
 WINDOWS_KEPT = 4  # windows whose counts are kept (a digest's sections filter differently)
+T = TypeVar("T")
 
 
 def vectorizer(max_features: int = MAX_FEATURES) -> CountVectorizer:
@@ -188,9 +190,7 @@ class WindowTerms:
         # goes before the first vocabulary term greater than it.
         at = np.asarray([bisect_left(self.terms, t) for t in added], np.int64)
         by_name = np.asarray(sorted(range(len(added)), key=lambda i: (at[i], added[i])), np.int64)
-        primary = (
-            np.concatenate([np.arange(width), at[by_name]]) if len(added) else np.arange(width)
-        )
+        primary = np.concatenate([np.arange(width), at[by_name]])
         after = np.concatenate([np.ones(width, np.int64), np.zeros(len(added), np.int64)])
         rank = np.concatenate([np.zeros(width, np.int64), np.arange(len(added))])
         columns = np.concatenate([np.arange(width), width + by_name])
@@ -204,18 +204,19 @@ class WindowTerms:
         return kept
 
 
-class WindowTermsCache:
-    """The ``WindowTerms`` of the last few windows, by key (the index generation and the
-    window's filters); one is built at a time, so two requests never analyse it twice."""
+class WindowTermsCache(Generic[T]):
+    """What was built for each of the last few windows (a ``WindowTerms`` and whatever goes
+    with it), by key (the index generation and the window's filters); one is built at a
+    time, so two requests never analyse a window twice."""
 
     def __init__(self, size: int = WINDOWS_KEPT) -> None:
         self.size = size
-        self._items: OrderedDict[Hashable, WindowTerms] = OrderedDict()
+        self._items: OrderedDict[Hashable, T] = OrderedDict()
         self._lock = threading.Lock()
         self._building = threading.Lock()
 
-    def get(self, key: Hashable, texts: Callable[[], Mapping[int, str]]) -> WindowTerms:
-        """The window's terms, analysed from ``texts()`` when not kept."""
+    def get(self, key: Hashable, build: Callable[[], T]) -> T:
+        """The window's value, built by ``build()`` when not kept."""
         with self._lock:
             found = self._items.get(key)
             if found is not None:
@@ -225,7 +226,7 @@ class WindowTermsCache:
             with self._lock:
                 found = self._items.get(key)
             if found is None:
-                found = WindowTerms(texts())
+                found = build()
             with self._lock:
                 self._items[key] = found
                 self._items.move_to_end(key)

@@ -69,16 +69,16 @@ def test_no_terms_left_is_none(texts: dict[int, str]) -> None:
 
 
 def test_cache_builds_each_window_once(texts: dict[int, str]) -> None:
-    cache = WindowTermsCache(size=2)
+    cache: WindowTermsCache[WindowTerms] = WindowTermsCache(size=2)
     built: list[str] = []
 
-    def texts_of(key: str) -> dict[int, str]:
+    def window_of(key: str) -> WindowTerms:
         built.append(key)
-        return {d: texts[d] for d in range(1, 51)}
+        return WindowTerms({d: texts[d] for d in range(1, 51)})
 
     results: list[WindowTerms] = []
     threads = [
-        threading.Thread(target=lambda: results.append(cache.get("a", lambda: texts_of("a"))))
+        threading.Thread(target=lambda: results.append(cache.get("a", lambda: window_of("a"))))
         for _ in range(4)
     ]
     for t in threads:
@@ -86,8 +86,8 @@ def test_cache_builds_each_window_once(texts: dict[int, str]) -> None:
     for t in threads:
         t.join()
     assert built == ["a"] and len({id(r) for r in results}) == 1
-    cache.get("b", lambda: texts_of("b"))
-    cache.get("c", lambda: texts_of("c"))  # the oldest, "a", is let go
-    cache.get("b", lambda: texts_of("b"))
-    cache.get("a", lambda: texts_of("a"))
+    cache.get("b", lambda: window_of("b"))
+    cache.get("c", lambda: window_of("c"))  # the oldest, "a", is let go
+    cache.get("b", lambda: window_of("b"))
+    cache.get("a", lambda: window_of("a"))
     assert built == ["a", "b", "c", "a"]
