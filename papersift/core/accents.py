@@ -57,7 +57,8 @@ _ACCENT = re.compile(
 )
 _ONE = re.compile(_UNIT)
 _ANY_UNIT = re.compile(_PLAIN_UNIT)
-_MATH = re.compile(r"\$\$.+?\$\$|\$.+?\$|\\\(.+?\\\)", re.DOTALL)  # as core.tex's
+# TeX math spans ($$...$$, $...$, \(...\)), each one's content a group (core.tex uses them).
+MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
 
 
 def _letter(m: re.Match[str]) -> str:
@@ -83,7 +84,7 @@ def accented(text: str) -> str:
     if "$" not in text and "\\(" not in text:
         return _ACCENT.sub(_letter, text)
     out, at = [], 0
-    for m in _MATH.finditer(text):  # math is left to KaTeX as written: $\L^2$, $x\~y$
+    for m in MATH.finditer(text):  # math is left to KaTeX as written: $\L^2$, $x\~y$
         out += [_ACCENT.sub(_letter, text[at : m.start()]), m[0]]
         at = m.end()
     out.append(_ACCENT.sub(_letter, text[at:]))

@@ -8,7 +8,8 @@ from functools import lru_cache
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from pylatexenc.latexwalker import LatexMacroNode
 
-_MATH = re.compile(r"\$\$(.+?)\$\$|\$(.+?)\$|\\\((.+?)\\\)", re.DOTALL)
+from papersift.core.accents import MATH
+
 _ESCAPES = {
     r"\%": "%",
     r"\&": "&",
@@ -74,7 +75,7 @@ def tex_text(text: str) -> str:
         return text
     out: list[str] = []
     at = 0
-    for m in _MATH.finditer(text):
+    for m in MATH.finditer(text):
         out.append(_text_mode(text[at : m.start()]))
         out.append(m.group(0))
         at = m.end()
@@ -85,7 +86,7 @@ def tex_text(text: str) -> str:
 def plain_text(text: str) -> str:
     """Readable text for meta tags and markdown: TeX math turned into Unicode where simple,
     and TeX outside math (accents, ``\\textsc``) decoded."""
-    out = _MATH.sub(
+    out = MATH.sub(
         lambda m: _math_text(next(g for g in m.groups() if g is not None)), tex_text(text)
     )
     for escape, char in _ESCAPES.items():
