@@ -8,7 +8,6 @@ it, and hits are mapped back to papers by the ``docid`` fast field.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any, cast
 import numpy as np
 import numpy.typing as npt
 import tantivy
+from cachetools import LRUCache
 
 from papersift.core.accents import accented
 from papersift.core.authors import normalise_name
@@ -130,7 +130,9 @@ class LexicalIndex:
         self._wlock = threading.Lock()
         # Filter -> allowed docids, valid while the searcher generation is unchanged.
         self._generation = 0
-        self._allowed: OrderedDict[tuple[int, str], npt.NDArray[np.int64]] = OrderedDict()
+        self._allowed: LRUCache[tuple[int, str], npt.NDArray[np.int64]] = LRUCache(
+            ALLOWED_CACHE_IDS, getsizeof=len
+        )
         self._allowed_lock = threading.Lock()
         self._empty: tuple[int, frozenset[str]] = (-1, frozenset())  # (generation, fields)
         self._cited: tuple[int, bool] = (-1, False)  # (generation, any citation count)
@@ -255,18 +257,15 @@ class LexicalIndex:
         """
         key = (self._generation, repr(filt))
         with self._allowed_lock:
-            hit = self._allowed.get(key)
-            if hit is not None:
-                self._allowed.move_to_end(key)
-                return hit
+            hit = self._allowed.get(key)  # a read makes it the most recently used
+        if hit is not None:
+            return hit
         docids, _, _ = self.search(filt, max(1, self.count(filt)))
         found = np.sort(np.asarray(docids, np.int64))
         found.flags.writeable = False
         with self._allowed_lock:
-            if key[0] == self._generation and len(found) <= ALLOWED_CACHE_IDS:
-                self._allowed[key] = found
-                while sum(len(v) for v in self._allowed.values()) > ALLOWED_CACHE_IDS:
-                    self._allowed.popitem(last=False)
+            if key[0] == self._generation and len(found) <= self._allowed.maxsize:
+                self._allowed[key] = found  # the least recently used go to make room
         return found
 
     @property

@@ -9,8 +9,9 @@ seed set: they change only when the papers (the keyword index) or the seeds do.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+
+from cachetools import LRUCache
 
 from papersift.core.config import LabConfig
 from papersift.engine.library import Library
@@ -45,9 +46,8 @@ class RadarCache:
     """Recommendations by (keyword index generation, seeds, size); least recently used out."""
 
     def __init__(self, size: int = CACHE_SIZE) -> None:
-        self._kept: OrderedDict[Hashable, Recommendations | None] = OrderedDict()
+        self._kept: LRUCache[Hashable, Recommendations | None] = LRUCache(size)
         self._lock = threading.Lock()
-        self._size = size
 
     def top(self, engine: SearchEngine, seeds: Sequence[str], size: int) -> Recommendations | None:
         """The ``size`` best papers of the recent window for ``seeds``; None without seeds."""
@@ -58,11 +58,8 @@ class RadarCache:
         key = (engine.data.lexical.generation, tuple(sorted(seeds)), size)
         with self._lock:
             if key in self._kept:
-                self._kept.move_to_end(key)
-                return self._kept[key]
+                return self._kept[key]  # a read makes it the most recently used
         found = recommend(engine, list(seeds), None, 1, size)  # two racing misses both rank
         with self._lock:
-            self._kept[key] = found
-            while len(self._kept) > self._size:
-                self._kept.popitem(last=False)
+            self._kept[key] = found  # the least recently used goes when full
         return found

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_left
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+from cachetools import LRUCache
 from scipy.sparse import coo_matrix, csr_matrix
 from sklearn.feature_extraction.text import CountVectorizer
 
@@ -211,7 +212,7 @@ class WindowTermsCache(Generic[T]):
 
     def __init__(self, size: int = WINDOWS_KEPT) -> None:
         self.size = size
-        self._items: OrderedDict[Hashable, T] = OrderedDict()
+        self._items: LRUCache[Hashable, T] = LRUCache(size)
         self._lock = threading.Lock()
         self._building = threading.Lock()
 
@@ -219,17 +220,13 @@ class WindowTermsCache(Generic[T]):
         """The window's value, built by ``build()`` when not kept."""
         with self._lock:
             found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-                return found
+        if found is not None:
+            return found
         with self._building:
             with self._lock:
                 found = self._items.get(key)
             if found is None:
                 found = build()
-            with self._lock:
-                self._items[key] = found
-                self._items.move_to_end(key)
-                while len(self._items) > self.size:
-                    self._items.popitem(last=False)
+                with self._lock:
+                    self._items[key] = found
         return found

@@ -9,8 +9,9 @@ import, a harvest or a new embedding checkpoint retires them all at once.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable
+
+from cachetools import LRUCache
 
 from papersift.engine.results import SearchResult
 
@@ -23,26 +24,22 @@ class ResultCache:
         self.size = size
         self.hits = 0
         self.misses = 0
-        self._items: OrderedDict[Hashable, SearchResult] = OrderedDict()
+        self._items: LRUCache[Hashable, SearchResult] = LRUCache(max(size, 1))
         self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> SearchResult | None:
         if self.size <= 0:
             return None
         with self._lock:
-            found = self._items.get(key)
+            found = self._items.get(key)  # a read makes it the most recently used
             if found is None:
                 self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
+            else:
+                self.hits += 1
             return found
 
     def put(self, key: Hashable, result: SearchResult) -> None:
         if self.size <= 0:
             return
         with self._lock:
-            self._items[key] = result
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
-                self._items.popitem(last=False)
+            self._items[key] = result  # the least recently used goes when full

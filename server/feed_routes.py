@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import format_datetime, parsedate_to_datetime
 from urllib.parse import urlencode
 
+from cachetools import LRUCache
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -45,16 +45,13 @@ class _FirstSeen:
     """
 
     def __init__(self, size: int = 4096) -> None:
-        self._seen: OrderedDict[str, datetime] = OrderedDict()
+        self._seen: LRUCache[str, datetime] = LRUCache(size)
         self._lock = threading.Lock()
-        self._size = size
 
     def __call__(self, etag: str) -> datetime:
         with self._lock:
-            when = self._seen.pop(etag, None) or datetime.now(UTC).replace(microsecond=0)
-            self._seen[etag] = when
-            while len(self._seen) > self._size:
-                self._seen.popitem(last=False)
+            when = self._seen.get(etag) or datetime.now(UTC).replace(microsecond=0)
+            self._seen[etag] = when  # the least recently served goes when full
             return when
 
 

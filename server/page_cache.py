@@ -18,10 +18,10 @@ from __future__ import annotations
 import functools
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 
+from cachetools import LRUCache
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
@@ -49,34 +49,34 @@ class PageCache:
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self.size = self.hits = self.misses = 0
+        self.hits = self.misses = 0
         self.registry: tuple[float, int] = (-REGISTRY_POLL, 0)  # (read at, version)
-        self._items: OrderedDict[Hashable, _Page] = OrderedDict()
+        self._items: LRUCache[Hashable, _Page] = LRUCache(max_bytes, getsizeof=_body_size)
         self._lock = threading.Lock()
+
+    @property
+    def size(self) -> int:
+        """The bytes of the bodies kept."""
+        return int(self._items.currsize)
 
     def get(self, key: Hashable) -> _Page | None:
         with self._lock:
-            page = self._items.get(key)
+            page = self._items.get(key)  # a read makes it the most recently used
             if page is None:
                 self.misses += 1
-                return None
-            self._items.move_to_end(key)
-            self.hits += 1
+            else:
+                self.hits += 1
             return page
 
     def put(self, key: Hashable, page: _Page) -> None:
         if len(page.body) > self.max_bytes // 16:
             return  # one huge page must not push out everything else
         with self._lock:
-            if key in self._items:
-                self._drop(key)
-            self._items[key] = page
-            self.size += len(page.body)
-            while self.size > self.max_bytes:
-                self._drop(next(iter(self._items)))
+            self._items[key] = page  # the least recently used go to make room
 
-    def _drop(self, key: Hashable) -> None:
-        self.size -= len(self._items.pop(key).body)
+
+def _body_size(page: _Page) -> int:
+    return len(page.body)
 
 
 async def data_generation(request: Request, cache: PageCache) -> tuple[object, ...] | None:

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from papersift.engine.datadir import DataDir
+from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.indexer.build import embed_backlog, import_files
@@ -53,7 +54,7 @@ def test_size_zero_keeps_nothing_and_the_cache_is_bounded(tmp_path: Path) -> Non
     for _ in range(3):
         engine.search(SearchRequest(records[0]["title"], mode="keyword"))
     assert engine.cache.hits == 0
-    engine.cache.size = 2
+    engine.cache = ResultCache(2)
     for r in records[:3]:  # three distinct requests through a cache of two
         engine.search(SearchRequest(r["title"], mode="keyword"))
     engine.search(SearchRequest(records[0]["title"], mode="keyword"))
