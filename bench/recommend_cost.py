@@ -12,7 +12,10 @@ papers of one category from the 60 days before the window, each set from a rando
 - *kept window*: ``engine.recommend.recommend`` as the product runs it, the window's term
   counts already kept (built by an earlier request);
 - *first request*: the same with nothing kept (once a round): the price a new index
-  generation or a new window pays once.
+  generation or a new window pays once;
+- *warm-up*, then *first request after it*: ``engine.recommend.warm_window``, which
+  ``serve``'s refresh job runs when the papers change (``engine.radar.warm``), and the
+  first request after it (once a round).
 
 CPU (process time) and wall per request, medians over the rounds, and whether both ways rank
 the same 20 papers first. The memory the kept counts take is measured afterwards (tracemalloc).
@@ -96,7 +99,10 @@ def main() -> None:
     args = ap.parse_args()
     engine = open_engine(bench_config(scale_data.data_path(args.size)))
     sets = seed_sets(engine, args.queries)
-    cpu: dict[str, list[float]] = {"per request": [], "kept window": [], "first request": []}
+    cpu: dict[str, list[float]] = {
+        "per request": [], "kept window": [], "first request": [], "warm-up": [],
+        "first request after the warm-up": [],
+    }  # fmt: skip
     wall: dict[str, list[float]] = {k: [] for k in cpu}
     same = 0
     for rnd in range(args.rounds):
@@ -104,6 +110,13 @@ def main() -> None:
         c, w, _ = timed(kept, engine, sets[0])
         cpu["first request"].append(c)
         wall["first request"].append(w)
+        rec._windows.clear()
+        c, w, _ = timed(lambda e, _: [rec.warm_window(e)], engine, [])
+        cpu["warm-up"].append(c)
+        wall["warm-up"].append(w)
+        c, w, _ = timed(kept, engine, sets[0])
+        cpu["first request after the warm-up"].append(c)
+        wall["first request after the warm-up"].append(w)
         for seeds in sets:
             c1, w1, before = timed(per_request, engine, seeds)
             c2, w2, after = timed(kept, engine, seeds)

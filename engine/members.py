@@ -128,6 +128,26 @@ class Member:
     confirmed: bool = True
 
 
+def seeds_exist(root: Path) -> bool:
+    """Whether any member has a paper saved or is linked to a researcher (so has a "for you"
+    list to rank), read without opening the accounts for writing; False with no file."""
+    path = root / FILENAME
+    if not path.exists():
+        return False
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute(
+                "SELECT EXISTS(SELECT 1 FROM saved)"
+                " OR EXISTS(SELECT 1 FROM users WHERE researcher_id IS NOT NULL)"
+            ).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:  # not created yet, or locked: as if no one
+        return False
+    return bool(row[0])
+
+
 def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 

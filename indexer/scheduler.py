@@ -97,6 +97,7 @@ class JobRunner:
         self.status = {name: JobStatus(name, crons[name]) for name in JOBS}
         self._locks = {name: threading.Lock() for name in JOBS}
         self._status_lock = threading.Lock()
+        self._warmed: object = None  # the keyword index generation whose radar window is kept
         self._bodies: dict[str, Callable[[], dict[str, int]]] = {
             "harvest": self._harvest,
             "enrich": self._enrich,
@@ -274,6 +275,30 @@ class JobRunner:
                 log.info("job=refresh event=finished outcome=ok changed=1")
         except Exception:  # a failed refresh is retried at the next interval
             log.exception("job=refresh event=failed")
+        self._warm_radar()
+
+    def _warm_radar(self) -> None:
+        """Once per keyword-index generation, analyse the radar's window before a member's
+        home page has to (``engine.radar.warm``); until someone would ask, only check that
+        at each refresh."""
+        from papersift.engine.radar import warm
+
+        generation = self.engine.data.lexical.generation
+        if generation == self._warmed or self.stop.is_set():
+            return
+        start = time.monotonic()
+        try:
+            papers = warm(self.engine, self.config.lab)
+        except Exception:  # the first request will analyse it instead
+            log.exception("job=warm-radar event=failed")
+            return
+        if papers is not None:
+            self._warmed = generation
+        if papers:
+            log.info(
+                "job=warm-radar event=finished papers=%d seconds=%.1f",
+                papers, time.monotonic() - start,
+            )  # fmt: skip
 
     # -- status -------------------------------------------------------------------------
 
