@@ -8,38 +8,23 @@ import, a harvest or a new embedding checkpoint retires them all at once.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Hashable
 
-from cachetools import LRUCache
-
+from papersift.core.lru import CountedLRU
 from papersift.engine.results import SearchResult
 
 
-class ResultCache:
+class ResultCache(CountedLRU[SearchResult]):
     """A thread-safe LRU of ``SearchResult``s; ``size`` 0 keeps nothing. Results are shared
     between callers and must not be changed."""
 
     def __init__(self, size: int) -> None:
+        super().__init__(max(size, 1))
         self.size = size
-        self.hits = 0
-        self.misses = 0
-        self._items: LRUCache[Hashable, SearchResult] = LRUCache(max(size, 1))
-        self._lock = threading.Lock()
 
     def get(self, key: Hashable) -> SearchResult | None:
-        if self.size <= 0:
-            return None
-        with self._lock:
-            found = self._items.get(key)  # a read makes it the most recently used
-            if found is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-            return found
+        return super().get(key) if self.size > 0 else None
 
-    def put(self, key: Hashable, result: SearchResult) -> None:
-        if self.size <= 0:
-            return
-        with self._lock:
-            self._items[key] = result  # the least recently used goes when full
+    def put(self, key: Hashable, value: SearchResult) -> None:
+        if self.size > 0:
+            super().put(key, value)

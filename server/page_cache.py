@@ -16,16 +16,15 @@ and ``MAX_BYTES`` bounds the memory.
 from __future__ import annotations
 
 import functools
-import threading
 import time
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 
-from cachetools import LRUCache
 from starlette.datastructures import MutableHeaders
 from starlette.requests import Request
 from starlette.responses import Response
 
+from papersift.core.lru import CountedLRU
 from papersift.server.compress import MIN_SIZE, choose_encoding, is_compressible
 from papersift.server.context import ctx
 from papersift.server.markdown import wants_markdown
@@ -44,35 +43,22 @@ class _Page:
     etag: str
 
 
-class PageCache:
+class PageCache(CountedLRU[_Page]):
     """A thread-safe LRU of finished response bodies, bounded by their total size."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
+        super().__init__(max_bytes, _body_size)
         self.max_bytes = max_bytes
-        self.hits = self.misses = 0
         self.registry: tuple[float, int] = (-REGISTRY_POLL, 0)  # (read at, version)
-        self._items: LRUCache[Hashable, _Page] = LRUCache(max_bytes, getsizeof=_body_size)
-        self._lock = threading.Lock()
 
     @property
     def size(self) -> int:
         """The bytes of the bodies kept."""
-        return int(self._items.currsize)
+        return self.currsize
 
-    def get(self, key: Hashable) -> _Page | None:
-        with self._lock:
-            page = self._items.get(key)  # a read makes it the most recently used
-            if page is None:
-                self.misses += 1
-            else:
-                self.hits += 1
-            return page
-
-    def put(self, key: Hashable, page: _Page) -> None:
-        if len(page.body) > self.max_bytes // 16:
-            return  # one huge page must not push out everything else
-        with self._lock:
-            self._items[key] = page  # the least recently used go to make room
+    def put(self, key: Hashable, value: _Page) -> None:
+        if len(value.body) <= self.max_bytes // 16:  # one huge page must not push all out
+            super().put(key, value)
 
 
 def _body_size(page: _Page) -> int:

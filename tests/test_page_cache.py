@@ -53,7 +53,7 @@ def test_repeated_pages_come_from_the_cache(own: tuple[TestClient, SearchEngine,
     client, _, _ = own
     client.get("/search?q=warm")  # loads the vectors: a generation change, nothing kept
     cache = _cache(client)
-    assert len(cache._items) == 0
+    assert cache.size == 0
     plain = client.get("/search?q=language", headers={"Accept-Encoding": "identity"})
     assert plain.status_code == 200 and cache.misses == 2 and cache.hits == 0
     again = client.get("/search?q=language", headers={"Accept-Encoding": "identity"})
