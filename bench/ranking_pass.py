@@ -43,7 +43,7 @@ K = 1000
 def run(size: int, n: int, rounds: int) -> str:
     import tantivy
 
-    from papersift.engine.lexical import STOP_WORDS, text_analyzer
+    from papersift.engine.lexical_schema import STOP_WORDS, text_analyzer
     from papersift.engine.plan import make_plan
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine

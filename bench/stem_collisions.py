@@ -25,7 +25,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 from bench import scale_data
 from bench.common import bench_config, load_average, machine_info, publish, scale_parser, table
 from papersift.core.accents import accented
-from papersift.engine.lexical import text_analyzer
+from papersift.engine.lexical_schema import text_analyzer
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
 

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 
 import tantivy
 
-from papersift.engine.lexical import STOP_WORDS
+from papersift.engine.lexical_schema import STOP_WORDS
 from papersift.engine.why import stem_roots, text_tokens, word_terms
 
 # The snippet length ``LexicalIndex.snippet_generators`` sets per field (tests/test_highlight

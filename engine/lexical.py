@@ -1,8 +1,8 @@
-"""The Tantivy BM25 index: schema, writing, filters, sorted search, facets and snippets.
+"""The Tantivy BM25 index: writing, filters, sorted search, facets and snippets (its schema
+and analysers: ``engine.lexical_schema``).
 
-Field names are the query-syntax prefixes users type (``ti:``, ``abs:``, ``au:``, ``cat:``),
-so the query parser needs no field mapping. Text is not stored here: the paper store holds
-it, and hits are mapped back to papers by the ``docid`` fast field.
+Text is not stored here: the paper store holds it, and hits are mapped back to papers by the
+``docid`` fast field.
 """
 
 from __future__ import annotations
@@ -23,85 +23,22 @@ from papersift.core.authors import normalise_name
 from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
 from papersift.engine.institutions import affiliation_rors
+from papersift.engine.lexical_schema import (
+    DEFAULT_FIELDS,
+    FACET_FIELDS,
+    FACETS,
+    TEXT_FIELDS,
+    build_schema,
+    date_int,
+    facet_value,
+    int_date,
+    name_analyzer,
+    text_analyzer,
+)
 from papersift.engine.results import FacetCount, Filters, Sort
 
-# (field, tokenizer) of the analysed text fields.
-TEXT_FIELDS = {"ti": "en_text", "abs": "en_text", "au": "name"}
-DEFAULT_FIELDS = ["ti", "abs", "au"]
 WRITER_HEAP = 128_000_000
 ALLOWED_CACHE_IDS = 4_000_000  # docids kept across cached filter sets (32 MB)
-
-
-# Lucene's English stop words, the list of Tantivy's ``stopword("english")`` filter below.
-STOP_WORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
-    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
-    "these", "they", "this", "to", "was", "will", "with",
-))  # fmt: skip
-
-# Facet kinds and the fast field each counts (institutions by ROR id). Researchers are
-# counted from the people tables (engine.people), which the index does not copy.
-FACET_FIELDS = {"categories": "cat", "years": "year", "institutions": "inst"}
-FACETS = tuple(FACET_FIELDS)
-
-
-def _facet_value(key: object) -> str:
-    return str(int(key)) if isinstance(key, float | int) else str(key)
-
-
-def _date_int(d: date) -> int:
-    return d.year * 10000 + d.month * 100 + d.day
-
-
-def _int_date(value: float | None) -> date | None:
-    if value is None:  # no documents
-        return None
-    n = int(value)
-    return date(n // 10000, n // 100 % 100, n % 100)
-
-
-def build_schema() -> tantivy.Schema:
-    sb = tantivy.SchemaBuilder()
-    sb.add_integer_field("docid", stored=False, indexed=True, fast=True)
-    sb.add_text_field("key", stored=False, tokenizer_name="raw")  # the docid, for id lists
-    for name, tokenizer in TEXT_FIELDS.items():
-        sb.add_text_field(name, stored=False, tokenizer_name=tokenizer)
-    sb.add_text_field("author_key", stored=False, tokenizer_name="raw")
-    sb.add_text_field("cat", stored=False, tokenizer_name="raw", fast=True)
-    sb.add_text_field("arch", stored=False, tokenizer_name="raw")
-    sb.add_integer_field("published", stored=False, indexed=True, fast=True)  # yyyymmdd
-    sb.add_integer_field("year", stored=False, indexed=True, fast=True)
-    sb.add_integer_field("cited", stored=False, indexed=True, fast=True)
-    # Researcher ids: no longer written or read (search reads the people tables); kept so
-    # indexes built when it was written still open without a rebuild.
-    sb.add_integer_field("rid", stored=False, indexed=True, fast=True)
-    sb.add_text_field("inst", stored=False, tokenizer_name="raw", fast=True)  # ROR ids
-    return sb.build()
-
-
-def text_analyzer() -> tantivy.TextAnalyzer:
-    """Tantivy's ``en_stem`` plus Lucene's English stop words (the list of Elasticsearch's
-    ``english`` analyzer, which BEIR's BM25 baselines use). Without them a title query
-    such as "estimates in a molecular" matched 653k of 663k papers and took 84 ms. Letters
-    are folded to ASCII: "Schrodinger" finds "Schrödinger" and the other way round."""
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-def name_analyzer() -> tantivy.TextAnalyzer:
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .build()
-    )
 
 
 # How a damaged or missing keyword index is repaired (``papersift doctor`` says it too).
@@ -215,7 +152,7 @@ class LexicalIndex:
             doc.add_text("cat", c)
         for arch in p.archives:
             doc.add_text("arch", arch)
-        doc.add_integer("published", _date_int(p.published))
+        doc.add_integer("published", date_int(p.published))
         doc.add_integer("year", p.published.year)
         doc.add_integer("cited", p.citation_count or 0)
         for ror_id in affiliation_rors(p):
@@ -246,7 +183,7 @@ class LexicalIndex:
         """Oldest and newest first-version dates in the index (fast-field min and max)."""
         agg = {"lo": {"min": {"field": "published"}}, "hi": {"max": {"field": "published"}}}
         raw = self.index.searcher().aggregate(tantivy.Query.all_query(), agg)
-        return _int_date(raw["lo"].get("value")), _int_date(raw["hi"].get("value"))
+        return int_date(raw["lo"].get("value")), int_date(raw["hi"].get("value"))
 
     def allowed(self, filt: tantivy.Query) -> npt.NDArray[np.int64]:
         """Sorted docids matching ``filt``, cached per searcher generation.
@@ -354,8 +291,8 @@ class LexicalIndex:
                         self.schema,
                         "published",
                         tantivy.FieldType.Integer,
-                        _date_int(f.date_from) if f.date_from else 0,
-                        _date_int(f.date_to) if f.date_to else 99991231,
+                        date_int(f.date_from) if f.date_from else 0,
+                        date_int(f.date_to) if f.date_to else 99991231,
                     ),
                 )
             )
@@ -444,8 +381,7 @@ class LexicalIndex:
         raw = self.index.searcher().aggregate(query, agg)
         for kind in kinds:
             counts = [
-                FacetCount(_facet_value(b["key"]), int(b["doc_count"]))
-                for b in raw[kind]["buckets"]
+                FacetCount(facet_value(b["key"]), int(b["doc_count"])) for b in raw[kind]["buckets"]
             ]
             if kind == "years":
                 counts.sort(key=lambda f: f.value, reverse=True)

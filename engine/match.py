@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 import tantivy
 
-from papersift.engine.lexical import STOP_WORDS, LexicalIndex
+from papersift.engine.lexical import LexicalIndex
+from papersift.engine.lexical_schema import STOP_WORDS
 from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
 

@@ -15,7 +15,8 @@ import re
 
 import tantivy
 
-from papersift.engine.lexical import STOP_WORDS, LexicalIndex
+from papersift.engine.lexical import LexicalIndex
+from papersift.engine.lexical_schema import STOP_WORDS
 from papersift.engine.query import ParsedQuery
 from papersift.engine.ranking import Ranking
 

@@ -21,7 +21,7 @@ import tantivy
 
 from papersift.core.accents import accented, fold_same_length
 from papersift.core.paper import Paper
-from papersift.engine.lexical import name_analyzer, text_analyzer
+from papersift.engine.lexical_schema import name_analyzer, text_analyzer
 from papersift.engine.query import ParsedQuery
 from papersift.engine.results import Filters, Fused, Why
 

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 import pytest
 import tantivy
 
-from papersift.engine.lexical import FACETS, LexicalIndex
+from papersift.engine.lexical import LexicalIndex
+from papersift.engine.lexical_schema import FACETS
 from papersift.engine.results import FacetCount, SearchResult
 from papersift.engine.search import SearchEngine
 

@@ -20,7 +20,8 @@ from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.lexical import STOP_WORDS, LexicalIndex
+from papersift.engine.lexical import LexicalIndex
+from papersift.engine.lexical_schema import STOP_WORDS
 from papersift.engine.match import (
     SPLIT_ALWAYS_UP_TO,
     SPLIT_DEPTH,

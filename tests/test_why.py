@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from papersift.core.accents import fold_same_length
-from papersift.engine.lexical import text_analyzer
+from papersift.engine.lexical_schema import text_analyzer
 from papersift.engine.plan import make_plan
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, SearchRequest
