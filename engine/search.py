@@ -41,7 +41,7 @@ from papersift.engine.list_facets import (
     total_of,
 )
 from papersift.engine.match import SemanticReference, semantic_matches
-from papersift.engine.plan import Plan, make_plan
+from papersift.engine.plan import Plan, make_plan, meaning_only_note
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.researcher_table import ResearcherTable
@@ -153,10 +153,12 @@ class SearchEngine(Catalog):
                 return direct_result(request, mode, paper, size, start)
             return missing_result(request, mode, direct_id, size, start)
         plan = make_plan(self, request, size)
+        by_words: int | None = None  # hybrid: the matches holding the query's words
         if plan.mode == "keyword":
             hits, total, facets, reach = self._keyword(plan)
         else:
-            hits, total, facets, reach = self._fused(plan)
+            hits, total, facets, reach, by_words = self._fused(plan)
+        warnings = (*plan.warnings, *meaning_only_note(plan.sort, total, by_words))
         return SearchResult(
             request=request,
             mode=plan.mode,
@@ -165,7 +167,7 @@ class SearchEngine(Catalog):
             page=request.page,
             page_size=size,
             facets=facets,
-            warnings=tuple(dict.fromkeys(plan.warnings)),
+            warnings=tuple(dict.fromkeys(warnings)),
             took_ms=(time.perf_counter() - start) * 1000,
             reachable=min(reach, cfg.max_window // size * size),
             researchers=plan.researchers,
@@ -226,10 +228,12 @@ class SearchEngine(Catalog):
             self.facet_table.start()  # after the answer, as in _over_list
         return hits, total, facets, total
 
-    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
+    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int, int | None]:
         """Semantic and hybrid: the semantic list above the floor, in hybrid fused with the
         keyword candidates (both lists as retrieved, so the normalisation sees the same
-        scores as without a floor) and cut to the match set."""
+        scores as without a floor) and cut to the match set. Last, how many of the matches
+        hold the query's words when they may be the fewer (None: semantic mode, or there
+        are more of them than semantic candidates)."""
         cfg = self.config.search
         lex = self.data.lexical
         n = cfg.candidates
@@ -259,7 +263,7 @@ class SearchEngine(Catalog):
         sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
             evidence = plan.evidence((), sem_scores)
-            return self._whole_list(semantic, plan, {"semantic": candidates}, evidence)
+            return *self._whole_list(semantic, plan, {"semantic": candidates}, evidence), None
         rd, rs = ranked.result()
         # The keyword matches (the first ones), and whether they are all of them.
         if lexical is None:
@@ -285,7 +289,7 @@ class SearchEngine(Catalog):
         fused = fused.put_first(plan.titles)
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
         if every_match:  # the list is the set
-            return self._whole_list(fused, plan, lists, evidence)
+            return *self._whole_list(fused, plan, lists, evidence), len(matches)
         match_q = self._match_query(keyword_side, matches, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, CATEGORIES_YEARS)
         if plan.sort == "relevance":
@@ -303,7 +307,8 @@ class SearchEngine(Catalog):
         total = total_of(facets, lambda: lex.count(match_q))
         ranks = ranks_on_page(lists, page)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
-        return hits, total, facets, total
+        # More keyword matches than semantic candidates: they are most of the list.
+        return hits, total, facets, total, None
 
     def _keyword_tail(
         self, keyword_side: tantivy.Query, start: int, fused: Ranking, offset: int, size: int,
