@@ -52,6 +52,7 @@ def test_the_rule(total: int, by_words: int | None, shown: bool) -> None:
     assert bool(meaning_only_note("newest", total, by_words)) is shown
     assert not meaning_only_note("relevance", total, by_words)
     if by_words == 0 and shown:
-        assert "none of these 10 papers contains the query's words" in (
-            meaning_only_note("cited", total, by_words)[0]
+        assert (
+            "none of these 10 papers contains the query's words"
+            in (meaning_only_note("cited", total, by_words)[0])
         )
