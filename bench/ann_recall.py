@@ -35,6 +35,7 @@ from bench.common import bench_config, load_average  # noqa: E402
 from bench.peers.compare import sample_docs, title_queries  # noqa: E402
 from papersift.engine import ann  # noqa: E402
 from papersift.engine.datadir import DataDir  # noqa: E402
+from papersift.engine.vector_segments import read_segment  # noqa: E402
 from papersift.engine.vectors import VectorIndex  # noqa: E402
 
 
@@ -62,7 +63,7 @@ def built_graphs(size: int, n_queries: int, builds: list[int], efs: list[int]) -
     data = DataDir(config, create=False)
     try:
         (segment,) = data.vectors.segments()[:1]
-        vectors = np.ascontiguousarray(VectorIndex.read_segment(segment)[2], np.float32)
+        vectors = np.ascontiguousarray(read_segment(segment)[2], np.float32)
         texts = title_queries(sample_docs(size), n_queries)
         queries = [data.embedder.embed_query(t).reshape(1, -1) for t in texts]
     finally:

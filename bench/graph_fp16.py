@@ -47,6 +47,7 @@ from bench.common import (
 from bench.peers.compare import sample_docs, title_queries
 from papersift.engine import ann
 from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.vector_segments import read_segment
 from papersift.engine.vectors import VectorIndex
 
 CANDIDATES = 1000  # [search] candidates' default
@@ -85,7 +86,7 @@ def graphs(engine: SearchEngine, size: int) -> tuple[dict[str, VectorIndex], lis
     for kind in ("float32", "float16"):
         path = cache / f"{first.stem}-{kind}.hnsw"
         if kind not in files and not path.exists():
-            _, _, vectors = VectorIndex.read_segment(first, mapped.dim)
+            _, _, vectors = read_segment(first, mapped.dim)
             log(f"graph-fp16: building the {kind} graph of {len(vectors):,} vectors")
             t0 = time.perf_counter()
             if kind == "float32":
@@ -119,9 +120,7 @@ def run(size: int, n: int, rounds: int) -> str:
         queries = title_queries(sample_docs(size), n)
         embedder = engine.data.embedder
         qvecs = np.stack([embedder.embed_query(q) for q in queries])
-        seg_ids, _, vectors = VectorIndex.read_segment(
-            engine.data.vectors.segments()[0], qvecs.shape[1]
-        )
+        seg_ids, _, vectors = read_segment(engine.data.vectors.segments()[0], qvecs.shape[1])
         exact = np.asarray(vectors, np.float32) @ qvecs.T  # [rows, queries]
         row_of = np.full(int(seg_ids.max()) + 1, -1, np.int64)
         row_of[seg_ids] = np.arange(len(seg_ids))

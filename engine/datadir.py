@@ -37,7 +37,8 @@ from papersift.engine.model_files import ModelSpec
 from papersift.engine.model_graphs import graph_cache_dir
 from papersift.engine.people import PEOPLE_SEQ, People
 from papersift.engine.store import PaperStore
-from papersift.engine.vectors import VectorIndex, model_dir_name
+from papersift.engine.vector_segments import model_dir_name, stored_dim
+from papersift.engine.vectors import VectorIndex
 from papersift.engine.writer_lock import LOCK_NAME
 
 # 2: researcher ids in the lexical index; 3: institutions (ROR ids); 4: the docid also as a
@@ -181,7 +182,7 @@ class DataDir:
             query_int8=e.query_int8,
         )
         if self.manifest.get("model_id") != emb.model_id or not isinstance(known, int):
-            known = VectorIndex.stored_dim(self.root / "vectors" / model_dir_name(emb.model_id))
+            known = stored_dim(self.root / "vectors" / model_dir_name(emb.model_id))
         if known is not None:
             emb.expect_dim(known)  # stats need no session: the manifest or a segment knows
         return emb

@@ -1,19 +1,16 @@
 """The FAISS vector index, keyed by docid, with its vectors kept as plain ``.npz`` segments.
 
-Each embedding checkpoint writes one immutable segment (docids, the hash of the text each
-vector was computed from, float32 vectors) by temp-file-and-rename, so a crash loses at most
-the segment being written. A vector is live only while its text hash equals the paper's
-current one in the store: that needs no other bookkeeping to be committed first, so a reader
-in another process can load a segment the moment it appears. ``compact`` folds all
-segments into one.
+Each embedding checkpoint writes one immutable segment (``engine.vector_segments``) by
+temp-file-and-rename, so a crash loses at most the segment being written. A vector is live
+only while its text hash equals the paper's current one in the store: that needs no other
+bookkeeping to be committed first, so a reader in another process can load a segment the
+moment it appears. ``compact`` folds all segments into one.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import threading
-import zipfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -23,15 +20,20 @@ import numpy.typing as npt
 
 from papersift.core.errors import IndexVersionError
 from papersift.engine import ann
-from papersift.engine.atomic import write_atomically
 from papersift.engine.ranking import EMPTY, Ranking
+from papersift.engine.vector_segments import (
+    read_segment,
+    read_segment_keys,
+    segment_paths,
+    segment_rows,
+    write_segment,
+)
 
 FloatArray = npt.NDArray[np.float32]
 IntArray = npt.NDArray[np.int64]
 # Current text hash of each of these docids (papers that no longer exist are left out).
 HashLookup = Callable[[Sequence[int]], dict[int, str]]
 log = logging.getLogger(__name__)
-_SEGMENT = re.compile(r"^seg-(\d{8})\.npz$")
 _search_thread = threading.local()  # whether this thread's OpenMP team is pinned to one
 
 
@@ -45,23 +47,6 @@ def _one_openmp_thread() -> None:
     if not getattr(_search_thread, "pinned", False):
         faiss.omp_set_num_threads(1)
         _search_thread.pinned = True
-
-
-class _BadSegment(Exception):
-    pass
-
-
-def _bad(path: Path, reason: str) -> IndexVersionError:
-    return IndexVersionError(
-        f"vector segment {path} is malformed: {reason}; stop the server, move the file out "
-        "of the folder, then run `papersift doctor --fix` and `papersift index` to embed its "
-        "papers again"
-    )
-
-
-def model_dir_name(model_id: str) -> str:
-    """A folder name for a model id (vectors of different models never share a folder)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", model_id)
 
 
 class VectorIndex:
@@ -113,97 +98,11 @@ class VectorIndex:
     # -- persistence ---------------------------------------------------------------------
 
     def segments(self) -> list[Path]:
-        if not self.folder.is_dir():
-            return []
-        return sorted(p for p in self.folder.iterdir() if _SEGMENT.match(p.name))
+        return segment_paths(self.folder)
 
     def write_segment(self, docids: IntArray, hashes: Sequence[str], vectors: FloatArray) -> Path:
         """Persist one checkpoint atomically and return its path."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        existing = self.segments()
-        n = int(_SEGMENT.match(existing[-1].name).group(1)) + 1 if existing else 1  # type: ignore[union-attr]
-        path = self.folder / f"seg-{n:08d}.npz"
-
-        def write(tmp: Path) -> None:
-            with open(tmp, "wb") as fh:
-                np.savez(
-                    fh,
-                    docids=docids.astype(np.int64),
-                    hashes=np.asarray(list(hashes), dtype=np.str_),
-                    vectors=vectors.astype(np.float32),
-                )
-
-        write_atomically(path, write)
-        return path
-
-    @staticmethod
-    def read_segment(path: Path, dim: int | None = None) -> tuple[IntArray, list[str], FloatArray]:
-        """One segment's (docids, text hashes, vectors); IndexVersionError if the file is no
-        segment of ours (missing arrays, mismatched shapes, another dimension, not an npz).
-
-        Segments are written atomically, so a malformed one is corruption or a foreign file,
-        never an interrupted write: fail clearly rather than drop vectors the store still
-        counts as embedded (semantic search would silently miss those papers).
-        """
-        try:
-            loaded = np.load(path, allow_pickle=False)
-            if not isinstance(loaded, np.lib.npyio.NpzFile):
-                raise _BadSegment("it is a single array, not an .npz of arrays")
-            with loaded as z:
-                missing = {"docids", "hashes", "vectors"} - set(z.files)
-                if missing:
-                    raise _BadSegment(f"it has no {', '.join(sorted(missing))} array")
-                docids, hashes, vectors = z["docids"], z["hashes"], z["vectors"]
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-            raise _bad(path, f"it cannot be read ({exc})") from None
-        except _BadSegment as exc:
-            raise _bad(path, str(exc)) from None
-        n = len(docids) if docids.ndim == 1 else -1
-        if n < 0 or docids.dtype.kind not in "iu" or hashes.shape != (n,) or vectors.ndim != 2:
-            raise _bad(
-                path,
-                f"its arrays do not line up (docids {docids.shape} {docids.dtype}, hashes "
-                f"{hashes.shape}, vectors {vectors.shape})",
-            )
-        if vectors.shape[0] != n or (dim is not None and vectors.shape[1] != dim):
-            raise _bad(path, f"it holds vectors {vectors.shape} for {n} docids of dimension {dim}")
-        return docids.astype(np.int64), [str(h) for h in hashes], vectors.astype(np.float32)
-
-    @staticmethod
-    def stored_dim(folder: Path) -> int | None:
-        """The vector width of the first segment in ``folder`` from its array header alone
-        (no vectors read), or None without a readable one."""
-        fmt = np.lib.format
-        found = folder.is_dir() and sorted(p for p in folder.iterdir() if _SEGMENT.match(p.name))
-        for path in (found or [])[:1]:
-            try:
-                with zipfile.ZipFile(path) as z, z.open("vectors.npy") as fh:
-                    major, _ = fmt.read_magic(fh)
-                    read = fmt.read_array_header_1_0 if major == 1 else fmt.read_array_header_2_0
-                    shape = read(fh)[0]
-                return int(shape[1]) if len(shape) == 2 else None
-            except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-                return None
-        return None
-
-    @staticmethod
-    def read_segment_keys(
-        path: Path, *, hashes: bool = True
-    ) -> tuple[IntArray, npt.NDArray[np.str_]]:
-        """A segment's docids and text hashes (empty unless ``hashes``), without its vectors."""
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                docids = z["docids"]
-                keys = z["hashes"] if hashes else np.empty(docids.shape, np.str_)
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile) as exc:
-            raise _bad(path, f"it cannot be read ({exc})") from None
-        if docids.ndim != 1 or keys.shape != docids.shape:
-            raise _bad(path, f"docids {docids.shape} and hashes {keys.shape} do not line up")
-        return docids.astype(np.int64), keys
+        return write_segment(self.folder, docids, hashes, vectors)
 
     def load(self, current: HashLookup) -> None:
         """(Re)build the index from all segments, keeping vectors of current texts only.
@@ -231,7 +130,7 @@ class VectorIndex:
         if not path.exists():
             return None
         try:
-            ids = self.read_segment_keys(segment, hashes=False)[0]
+            ids = read_segment_keys(segment, hashes=False)[0]
         except FileNotFoundError:
             return None
         index = ann.read(path, self.dim, len(ids), self.graph_in_memory)
@@ -252,7 +151,7 @@ class VectorIndex:
     def _check_graph(self, base: ann.GraphBase, segment: Path, current: HashLookup) -> None:
         try:
             try:
-                ids, hashes = self.read_segment_keys(segment)
+                ids, hashes = read_segment_keys(segment)
             except (FileNotFoundError, IndexVersionError) as exc:  # compacted away meanwhile
                 log.warning("vector graph rows left unchecked: %s", exc)
                 return
@@ -296,7 +195,7 @@ class VectorIndex:
         vec_parts: list[FloatArray] = []
         for p in paths:
             try:
-                ids, hashes, vecs = self.read_segment(p, self.dim)
+                ids, hashes, vecs = read_segment(p, self.dim)
             except FileNotFoundError:  # compacted away by another process meanwhile
                 continue
             keep = _is_current(ids, hashes, current)
@@ -331,7 +230,7 @@ class VectorIndex:
         # A lone segment is rewritten only to build or rebuild its graph (a graph kept above
         # has returned already; one with too many masked rows falls through to a rebuild).
         lone = len(old) == 1 and not ann.graph_path(old[0]).exists()
-        if lone and self._rows(old[0]) <= self.ann_above:
+        if lone and segment_rows(old[0]) <= self.ann_above:
             return
         self._fold(old, current, graph=True)
 
@@ -339,12 +238,12 @@ class VectorIndex:
         if not ann.graph_path(old[0]).exists():
             return False
         self.wait_checked()
-        base_rows = self._rows(old[0])
-        if sum(self._rows(p) for p in old[1:]) * 10 > base_rows:
+        base_rows = segment_rows(old[0])
+        if sum(segment_rows(p) for p in old[1:]) * 10 > base_rows:
             return False
         base = self._base
         if base is None or base.name != old[0].name:
-            ids, hashes = self.read_segment_keys(old[0])
+            ids, hashes = read_segment_keys(old[0])
             live = int(_is_current(ids, hashes, current).sum())
         else:
             live = base.live_count()
@@ -367,14 +266,6 @@ class VectorIndex:
         else:
             with self._lock:
                 self._loaded = (self._loaded - {p.name for p in old}) | {new.name}
-
-    @staticmethod
-    def _rows(path: Path) -> int:
-        try:
-            with np.load(path, allow_pickle=False) as z:
-                return len(z["docids"])
-        except FileNotFoundError:
-            return 0
 
     # -- live updates and search ---------------------------------------------------------
 

@@ -261,7 +261,7 @@ def check_model(
 
 def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Check]:
     from papersift.engine.embed_progress import format_duration, parse_progress, progress_key
-    from papersift.engine.vectors import model_dir_name
+    from papersift.engine.vector_segments import model_dir_name
 
     current, marked, recorded = embedding_state(root, model_id, progress_key(model_id))
     progress = parse_progress(recorded, model_id, len(marked), papers)
@@ -308,7 +308,7 @@ def check_graphs(root: Path, model_id: str) -> list[Check]:
     2026-12-04 were built narrower and find fewer of the nearest papers. One line per graph;
     none below ``[search] ann_above``, where search is exact."""
     from papersift.engine import ann
-    from papersift.engine.vectors import model_dir_name
+    from papersift.engine.vector_segments import model_dir_name
 
     folder = root / "vectors" / model_dir_name(model_id)
     out = []
@@ -344,7 +344,8 @@ def segment_docids(
     root: Path, model_id: str, dim: int, current: dict[int, str]
 ) -> tuple[set[int], int]:
     """Docids with a vector of their current text in some segment; unreadable segments."""
-    from papersift.engine.vectors import VectorIndex, model_dir_name
+    from papersift.engine.vector_segments import model_dir_name
+    from papersift.engine.vectors import VectorIndex
 
     live: set[int] = set()
     bad = 0

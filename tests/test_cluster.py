@@ -22,7 +22,7 @@ import pytest
 from papersift.cli import main
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.vectors import VectorIndex, model_dir_name
+from papersift.engine.vector_segments import model_dir_name, read_segment_keys
 from papersift.indexer.build import EMBED_CHUNK, import_files
 from papersift.indexer.embed_cluster import ClusterError, embed_on_cluster
 from papersift.indexer.identity_refresh import refresh_people
@@ -55,7 +55,7 @@ def segment_rows(config: Config, model: str) -> list[int]:
     folder = config.data_dir / "vectors" / model_dir_name(model)
     rows: list[int] = []
     for path in sorted(folder.glob("seg-*.npz")):
-        rows.extend(VectorIndex.read_segment_keys(path, hashes=False)[0].tolist())
+        rows.extend(read_segment_keys(path, hashes=False)[0].tolist())
     return rows
 
 

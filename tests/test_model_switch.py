@@ -17,7 +17,7 @@ from papersift.engine.embed import default_tokenizer_path as vendored_tokenizer
 from papersift.engine.model_graphs import float32_graph
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
-from papersift.engine.vectors import model_dir_name
+from papersift.engine.vector_segments import model_dir_name
 from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 

@@ -20,6 +20,7 @@ from papersift.engine.match import MatchRule, semantic_matches
 from papersift.engine.ranking import Ranking
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
+from papersift.engine.vector_segments import read_segment
 from papersift.engine.vectors import VectorIndex
 
 
@@ -127,7 +128,7 @@ def test_small_harvests_keep_the_graph_and_another_process_sees_a_rebuild(
     (base,) = vi.segments()
     q = _queries(data)[3]
     # Two small checkpoints after the graph: folded together, the graph is kept.
-    ids, hashes, vecs = VectorIndex.read_segment(base, vi.dim)
+    ids, hashes, vecs = read_segment(base, vi.dim)
     for i in (0, 1):
         vi.write_segment(ids[i : i + 1], hashes[i : i + 1], vecs[i : i + 1])
     reader = DataDir(graph_config)
@@ -137,7 +138,7 @@ def test_small_harvests_keep_the_graph_and_another_process_sees_a_rebuild(
     assert segs[0] == base and len(segs) == 2 and ann.graph_path(base).exists()
     # Forcing a full rebuild writes a new graph; the reader switches to it on refresh.
     vi.ann_above = 0
-    vi.write_segment(*VectorIndex.read_segment(base, vi.dim))  # as large as the base
+    vi.write_segment(*read_segment(base, vi.dim))  # as large as the base
     vi.compact(data.store.text_hashes)
     (new,) = vi.segments()
     assert new != base and ann.graph_path(new).exists() and not ann.graph_path(base).exists()

@@ -41,7 +41,7 @@ from papersift.engine.query import parse_user_query
 from papersift.engine.results import Mode, SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
 from papersift.engine.store import PaperStore
-from papersift.engine.vectors import VectorIndex, model_dir_name
+from papersift.engine.vector_segments import model_dir_name, read_segment
 
 K = 10
 WORK = CACHE / "peers-work"
@@ -109,7 +109,7 @@ def scale_corpus(size: int) -> tuple[list[Doc], Vectors, Path]:
         row = {d: i for i, d in enumerate(sorted(docs))}
         folder = root / "vectors" / model_dir_name(emb.model_id)
         for seg in sorted(folder.glob("seg-*.npz")):
-            ids, _, v = VectorIndex.read_segment(seg)
+            ids, _, v = read_segment(seg)
             for j, d in enumerate(ids.tolist()):
                 if d in row:
                     vecs[row[d]] = v[j]
