@@ -1,4 +1,5 @@
-"""The source-of-truth paper store (SQLite): papers, change sequence, embedding state.
+"""The source-of-truth paper store (SQLite): papers, change sequence, embedding state (the
+latter in ``engine.store_embedded``).
 
 Every change to a paper bumps a global sequence number; the lexical index records the
 sequence it has absorbed, so after a crash the missing tail is replayed (idempotently).
@@ -10,7 +11,7 @@ import json
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Container, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import date
@@ -20,7 +21,7 @@ from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
 from papersift.core.records import RecordError, checked
 from papersift.engine.enrichment import carry_enrichment
-from papersift.engine.store_files import text_hashes
+from papersift.engine.store_embedded import EmbeddedMarks
 from papersift.engine.store_rows import (
     COLUMNS,
     SCHEMA,
@@ -51,8 +52,9 @@ class UpsertCounts:
 DatabaseError = sqlite3.DatabaseError
 
 
-class PaperStore:
-    """SQLite-backed papers keyed by a stable internal ``docid``; safe to share across threads."""
+class PaperStore(EmbeddedMarks):
+    """SQLite-backed papers keyed by a stable internal ``docid``; safe to share across threads.
+    Which have current vectors, and the embedding backlog: ``EmbeddedMarks``."""
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
@@ -199,15 +201,6 @@ class PaperStore:
                 raise
         return removed
 
-    def mark_embedded(self, model: str, docids: Sequence[int], text_hashes: Sequence[str]) -> None:
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            self._db.executemany(
-                "INSERT OR REPLACE INTO embedded (docid, model, text_hash) VALUES (?, ?, ?)",
-                [(d, model, h) for d, h in zip(docids, text_hashes, strict=True)],
-            )
-            self._db.execute("COMMIT")
-
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
         """The connection inside one write transaction, for derived tables (researchers)."""
@@ -313,102 +306,6 @@ class PaperStore:
                 )
             ]
 
-    def embedded_count(self, model: str) -> int:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT COUNT(*) FROM embedded e JOIN papers p USING (docid) "
-                "WHERE e.model = ? AND e.text_hash = p.text_hash",
-                (model,),
-            ).fetchone()
-        return int(row[0])
-
-    def uncovered(self, model: str, by: str) -> int:
-        """Papers with a current vector of ``model`` but none of ``by`` (what switching
-        queries from ``model`` to ``by`` would lose)."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT COUNT(*) FROM embedded e JOIN papers p USING (docid) "
-                "WHERE e.model = ? AND e.text_hash = p.text_hash AND NOT EXISTS ("
-                "SELECT 1 FROM embedded n WHERE n.docid = p.docid AND n.model = ? "
-                "AND n.text_hash = p.text_hash)",
-                (model, by),
-            ).fetchone()
-        return int(row[0])
-
-    def text_hashes(self, docids: Sequence[int]) -> dict[int, str]:
-        """docid -> hash of the current embedded text (title + abstract) of these papers."""
-        if len(docids) > 20_000:
-            # Cheaper to read the whole column (a covering index) than to batch, and on a
-            # connection of its own: the store's lock is not held while it runs (0.5 s at
-            # 663k papers, when the vector index checks its rows beside the first queries).
-            wanted = set(docids)
-            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-            try:
-                db.execute("PRAGMA busy_timeout = 10000")
-                rows = db.execute("SELECT docid, text_hash FROM papers")
-                return {int(d): str(h) for d, h in rows if d in wanted}
-            finally:
-                db.close()
-        with self._lock:
-            out: dict[int, str] = {}
-            for i in range(0, len(docids), 500):
-                chunk = list(docids[i : i + 500])
-                marks = ",".join("?" * len(chunk))
-                for d, h in self._db.execute(
-                    f"SELECT docid, text_hash FROM papers WHERE docid IN ({marks})", chunk
-                ):
-                    out[int(d)] = str(h)
-            return out
-
-    def backlog(self, model: str, limit: int) -> list[tuple[int, str, str]]:
-        """Up to ``limit`` (docid, text, text_hash) still to embed with ``model``."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT p.docid, p.title, p.abstract, p.text_hash FROM papers p "
-                "LEFT JOIN embedded e ON e.docid = p.docid AND e.model = ? "
-                "WHERE e.text_hash IS NULL OR e.text_hash != p.text_hash "
-                "ORDER BY p.docid LIMIT ?",
-                (model, limit),
-            ).fetchall()
-        return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3])) for r in rows]
-
-    def backlog_newest(
-        self, model: str, limit: int, before: tuple[str, int]
-    ) -> list[tuple[int, str, str, str]]:
-        """Up to ``limit`` (docid, text, text_hash, published) still to embed with ``model``,
-        newest first (first-version date, then docid), strictly below ``before``.
-
-        The caller keeps ``before`` as its cursor, so a pass over the corpus reads each
-        row once (a plain ``ORDER BY`` per chunk would re-skip every embedded paper above).
-        """
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT p.docid, p.title, p.abstract, p.text_hash, p.published "
-                "FROM papers p INDEXED BY papers_published "
-                "LEFT JOIN embedded e ON e.docid = p.docid AND e.model = ? "
-                "WHERE (p.published, p.docid) < (?, ?) "
-                "AND (e.text_hash IS NULL OR e.text_hash != p.text_hash) "
-                "ORDER BY p.published DESC, p.docid DESC LIMIT ?",
-                (model, before[0], before[1], limit),
-            ).fetchall()
-        return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3]), str(r[4])) for r in rows]
-
-    def backlog_changed(
-        self, model: str, after_seq: int, limit: int
-    ) -> list[tuple[int, str, str, str]]:
-        """Like :meth:`backlog_newest` for papers changed after ``after_seq`` (harvested or
-        added since the last import), most recent change first: these jump the queue."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT p.docid, p.title, p.abstract, p.text_hash, p.published "
-                "FROM papers p INDEXED BY papers_seq "
-                "LEFT JOIN embedded e ON e.docid = p.docid AND e.model = ? "
-                "WHERE p.seq > ? AND (e.text_hash IS NULL OR e.text_hash != p.text_hash) "
-                "ORDER BY p.seq DESC LIMIT ?",
-                (model, after_seq, limit),
-            ).fetchall()
-        return [(int(r[0]), f"{r[1]}. {r[2]}", str(r[3]), str(r[4])) for r in rows]
-
     def dois(self) -> list[tuple[int, str]]:
         """(docid, DOI as stored) of every paper that has one."""
         with self.reading() as db:
@@ -431,23 +328,6 @@ class PaperStore:
                     ).fetchall()
                 rows = [(a, d) for _, a, d in sorted(rows)]
         return [(str(a), None if d is None else str(d)) for a, d in rows]
-
-    def all_text_hashes(self) -> dict[int, str]:
-        """docid -> text hash of every paper (``doctor --fix``: which vectors are current)."""
-        with self.reading() as db:
-            return text_hashes(db)
-
-    def forget_embeddings(self, model: str, keep: Container[int]) -> list[int]:
-        """Drop the "embedded" marks of ``model`` on papers outside ``keep`` (whose vectors
-        were lost), so the next ``index`` embeds them again; the docids dropped."""
-        with self.transaction() as db:
-            marked = db.execute("SELECT docid FROM embedded WHERE model = ?", (model,))
-            rows = [int(d) for (d,) in marked]
-            gone = [d for d in rows if d not in keep]
-            db.executemany(
-                "DELETE FROM embedded WHERE model = ? AND docid = ?", [(model, d) for d in gone]
-            )
-        return gone
 
     def sitemap_chunks(self, size: int) -> list[tuple[int, date]]:
         """(chunk, newest update) of each non-empty docid range ``[k*size+1, (k+1)*size]``."""
