@@ -130,6 +130,7 @@ def text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
     (~75 µs) would cost a request more than it saves, and one expression of all the roots
     is 8x slower."""
     tokens: dict[int, str] = {}
+    written = low
     low = fold_same_length(low)  # as the index folds: "schrödinger" has the root "schroding"
     ascii_text = low.isascii()
     token_at = _ASCII_TOKEN_AT if ascii_text else _TOKEN_AT
@@ -146,6 +147,10 @@ def text_tokens(low: str, roots: tuple[str, ...]) -> dict[int, str]:
             if token:
                 tokens[at] = token[0]
             at = low.find(root, at + 1)
+    if low is not written:
+        # The tokens as written (same offsets: one letter for one), which the analyser folds
+        # as the index did: "gauß" is "gauss" to both, where one letter for one gives "gaus".
+        return {at: written[at : at + len(token)] for at, token in tokens.items()}
     return tokens
 
 
