@@ -143,8 +143,10 @@ class SearchResponse(Struct):
     warnings: Annotated[
         list[str],
         Meta(
-            description="What the lenient query parser ignored, fallbacks taken, and a page "
-            "asked for past the last one (its hits are empty)."
+            description="What the lenient query parser ignored, fallbacks taken, a page "
+            "asked for past the last one (its hits are empty), and, for a hybrid list sorted "
+            "by date or citations, how many of its papers match by meaning alone when they "
+            "are most of it."
         ),
     ]
     direct: Annotated[
