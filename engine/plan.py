@@ -143,19 +143,20 @@ SORT_NAMES = {"newest": "date, newest first", "oldest": "date, oldest first", "c
 
 def meaning_only_note(sort: Sort, total: int, by_words: int | None) -> tuple[str, ...]:
     """A note for a hybrid answer sorted other than by relevance when most of its papers
-    match by meaning alone (``by_words`` of the ``total`` hold the query's words): sorted by
-    date they are mixed in with the rest, where relevance order would put them last, and in
-    a corpus on one field they can be hundreds (bench/RESULTS.md, session 27)."""
+    match by meaning only (``by_words`` of the ``total`` match the query's words by the
+    keyword rule; the others may hold some of them): sorted by date they are mixed in with
+    the rest, where relevance order would put them after, and in a corpus on one field they
+    can be hundreds (bench/RESULTS.md, session 27)."""
     if by_words is None or sort == "relevance" or 2 * (total - by_words) <= total:
         return ()
     alone = total - by_words
     if not by_words:
-        return (f"sorted by {SORT_NAMES[sort]}: none of these {total:,} papers contains the "
-                "query's words; they match by meaning alone",)  # fmt: skip
+        return (f"sorted by {SORT_NAMES[sort]}: none of these {total:,} papers matches the "
+                "query's words; they match by meaning only",)  # fmt: skip
     return (
         f"sorted by {SORT_NAMES[sort]}: {alone:,} of these {total:,} papers match by meaning "
-        f"alone, mixed in with the {by_words:,} that contain the query's words (keyword "
-        "search lists those alone)",
+        f"only, mixed in with the {by_words:,} that match the query's words (keyword search "
+        "lists those alone)",
     )
 
 

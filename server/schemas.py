@@ -145,7 +145,7 @@ class SearchResponse(Struct):
         Meta(
             description="What the lenient query parser ignored, fallbacks taken, a page "
             "asked for past the last one (its hits are empty), and, for a hybrid list sorted "
-            "by date or citations, how many of its papers match by meaning alone when they "
+            "by date or citations, how many of its papers match by meaning only when they "
             "are most of it."
         ),
     ]

@@ -1,5 +1,5 @@
-"""A hybrid list sorted by date says when most of it matches by meaning alone: sorted so,
-the papers without the query's words are mixed in with those that hold them (in a corpus
+"""A hybrid list sorted by date says when most of it matches by meaning only: sorted so,
+the papers that do not match the query's words are mixed in with those that do (in a corpus
 on one field they can be hundreds; bench/RESULTS.md, session 27)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from papersift.engine.plan import meaning_only_note
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
 
-NOTE = "by meaning alone"
+NOTE = "by meaning only"
 
 
 def _notes(warnings: tuple[str, ...]) -> list[str]:
@@ -26,8 +26,8 @@ def test_date_sorted_hybrid_names_its_shares(engine: SearchEngine) -> None:
     assert not _notes(relevance.warnings)  # relevance order puts them after the words
     assert _notes(newest.warnings) == [
         f"sorted by date, newest first: {newest.total - words:,} of these {newest.total:,} "
-        f"papers match by meaning alone, mixed in with the {words:,} that contain the "
-        "query's words (keyword search lists those alone)"
+        f"papers match by meaning only, mixed in with the {words:,} that match the query's "
+        "words (keyword search lists those alone)"
     ]
     oldest = engine.search(SearchRequest(query, mode="hybrid", sort="oldest"))
     assert _notes(oldest.warnings)[0].startswith("sorted by date, oldest first: ")
@@ -53,6 +53,6 @@ def test_the_rule(total: int, by_words: int | None, shown: bool) -> None:
     assert not meaning_only_note("relevance", total, by_words)
     if by_words == 0 and shown:
         assert (
-            "none of these 10 papers contains the query's words"
+            "none of these 10 papers matches the query's words"
             in (meaning_only_note("cited", total, by_words)[0])
         )
