@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from weakref import WeakKeyDictionary
@@ -148,13 +148,10 @@ def _rank(
     seeds: list[int],
     centre: FloatArray | None,
     allowed: npt.NDArray[np.int64],
-    window_key: tuple[object, ...],
-    window_papers: Callable[[], npt.NDArray[np.int64]],
+    kept: _Window,
 ) -> list[tuple[int, float]]:
     """Every allowed paper with its score, best first: the SVM's, else the centroid's.
-    ``window_papers()`` gives the window's papers with the seeds still in, analysed once
-    per ``window_key`` (``_analyse_window``)."""
-    kept = _windows_of(engine).get(window_key, lambda: _analyse_window(engine, window_papers()))
+    ``kept``: the window's analysed texts (``_kept_window``)."""
     terms = kept.terms
     window_ids = [int(d) for d in allowed]
     # Like arxiv-sanity, papers being ranked may be negatives too: excluding the window would
@@ -190,28 +187,35 @@ def window(
     return dataclasses.replace(filters, date_from=start, date_to=newest), note
 
 
+def _kept_window(
+    engine: SearchEngine, filters: Filters, everyone: npt.NDArray[np.int64]
+) -> tuple[_Window, int]:
+    """The analysed texts of the window ``filters`` set (``everyone``: its papers, seeds
+    still in), kept per keyword-index generation and filters; and how many papers were
+    analysed for it now (0: it was kept)."""
+    analysed = 0
+
+    def build() -> _Window:
+        nonlocal analysed
+        papers = _newest(engine, everyone)
+        analysed = len(papers)
+        return _analyse_window(engine, papers)
+
+    kept = _windows_of(engine).get((engine.data.lexical.generation, filters), build)
+    return kept, analysed
+
+
 def warm_window(engine: SearchEngine) -> int:
     """Analyse the default window (``DEFAULT_DAYS``, no filters: the radar's and a tag's
     first recommendations) ahead of its first request, which would otherwise wait for it:
     ~5 s at 663k papers (bench/RESULTS.md). The papers analysed; 0 when the window was
     already kept or is empty."""
     filters, _ = window(engine, Filters())
-    lexical = engine.data.lexical
-    filt = lexical.filter_query(filters)
+    filt = engine.data.lexical.filter_query(filters)
     if filt is None:  # an empty index
         return 0
-    everyone = lexical.allowed(filt)
-    papers = _newest(engine, everyone)
-    if not len(papers):
-        return 0
-    built: list[int] = []
-
-    def build() -> _Window:
-        built.append(len(papers))
-        return _analyse_window(engine, papers)
-
-    _windows_of(engine).get((lexical.generation, filters), build)
-    return sum(built)
+    everyone = engine.data.lexical.allowed(filt)
+    return _kept_window(engine, filters, everyone)[1] if len(everyone) else 0
 
 
 def _newest(engine: SearchEngine, docids: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
@@ -269,9 +273,8 @@ def recommend(
     allowed = _newest(engine, others)
     if len(allowed) < len(others):
         warnings.append(f"the window holds more papers than the {MAX_CANDIDATES:,} newest ranked")
-    key = (data.lexical.generation, filters)
     scored = (
-        _rank(engine, list(found), centre, allowed, key, lambda: _newest(engine, everyone))
+        _rank(engine, list(found), centre, allowed, _kept_window(engine, filters, everyone)[0])
         if len(allowed)
         else []
     )

@@ -211,7 +211,6 @@ class WindowTermsCache(Generic[T]):
     time, so two requests never analyse a window twice."""
 
     def __init__(self, size: int = WINDOWS_KEPT) -> None:
-        self.size = size
         self._items: LRUCache[Hashable, T] = LRUCache(size)
         self._lock = threading.Lock()
         self._building = threading.Lock()
