@@ -80,9 +80,9 @@ async def paper(request: Request) -> Response:
         counts = await c.call(c.engine.paper_graph, found.arxiv_id)
         graph = paper_graph(counts, found.arxiv_id, root) if counts else None
         warnings = []
-        if parsed.version and parsed.version > found.version:  # as the paper page says
+        if missing := parsed.missing_version(found):  # as the paper page says
             warnings.append(
-                f"v{parsed.version} of {found.arxiv_id} is not in this index (yet): this is "
+                f"v{missing} of {found.arxiv_id} is not in this index (yet): this is "
                 f"v{found.version}, the newest it has"
             )
         return json_response(request, PaperResponse(paper_body(found, root), graph, warnings))

@@ -173,7 +173,7 @@ async def paper(request: Request) -> Response:
         )
     # A version the index does not have (newer than its last harvest, or none at all) gets
     # the page of the latest one with a notice saying so, not a silent redirect.
-    missing = parsed.version if parsed.version and parsed.version > found.version else None
+    missing = parsed.missing_version(found)
     if request.url.path != canonical and missing is None:
         return RedirectResponse(canonical, status_code=301)
     if wants_markdown(request):
@@ -232,8 +232,8 @@ async def abs_redirect(request: Request) -> Response:
     found = await c.call(c.engine.paper, parsed.arxiv_id) if parsed else None
     if found is None or parsed is None:
         raise HTTPException(404, f"There is no paper “{rest[:100]}” in this index.")
-    if parsed.version and parsed.version > found.version:  # the paper page says it is missing
-        return RedirectResponse(f"/papers/{found.arxiv_id}v{parsed.version}", status_code=301)
+    if missing := parsed.missing_version(found):  # the paper page says it is missing
+        return RedirectResponse(f"/papers/{found.arxiv_id}v{missing}", status_code=301)
     return RedirectResponse(paper_path(found), status_code=301)
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
-from papersift.core.paper import MAX_VERSION, parse_arxiv_id, version_number
+from papersift.core.paper import MAX_VERSION, Paper, parse_arxiv_id, version_number
 
 # A paper path after /papers/: an id (new or old style), optional version, optional slug,
 # optional format suffix. The old-style id keeps its slash, as on arXiv.
@@ -27,6 +27,11 @@ class PaperPath:
     slug: str | None
     ext: str  # "", ".bib" or ".md"
     raw: str
+
+    def missing_version(self, paper: Paper) -> int | None:
+        """The version asked for when the index holds only older ones of ``paper`` (it is
+        newer than the last harvest); None otherwise."""
+        return self.version if self.version and self.version > paper.version else None
 
 
 def parse_paper_path(rest: str) -> PaperPath | None:
