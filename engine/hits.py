@@ -127,13 +127,21 @@ class Highlight:
         self.fields = fields
         self.roots = stem_roots(terms) if terms is not None else ()
         self._tokens: dict[str, tuple[str, dict[int, str]]] = {}  # field -> last text read
+        self._texts: tuple[Paper | None, str, str] = (None, "", "")  # the last paper's
+
+    def texts(self, paper: Paper) -> tuple[str, str]:
+        """The paper's title and abstract as the index read them (a word with a TeX accent
+        is one word: Schr\\"odinger), worked out once for both ``found`` and ``snippets``."""
+        if self._texts[0] is not paper:
+            self._texts = (paper, accented(paper.title), accented(paper.abstract))
+        return self._texts[1], self._texts[2]
 
     def found(self, paper: Paper) -> Found | None:
         """The terms of the paper's title and abstract that may be query terms (a superset
         of those ``engine.why`` looks for, so it reads them too); None if not known."""
         if self.terms is None:
             return None
-        title, abstract = accented(paper.title), accented(paper.abstract)
+        title, abstract = self.texts(paper)
         return {"ti": self._read("ti", title), "abs": self._read("abs", abstract)}
 
     def _read(self, field: str, text: str) -> frozenset[str]:
@@ -167,10 +175,9 @@ def snippets(
         plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
     if highlight is None:
         return html.escape(paper.title), html.escape(plain)
-    # Read as the index read them: a word with a TeX accent is one word (Schr\"odinger).
-    title_text = accented(paper.title)
+    title_text, abstract_text = highlight.texts(paper)
     title = highlight.html("ti", title_text, found)
-    abstract = highlight.html("abs", accented(paper.abstract), found)
+    abstract = highlight.html("abs", abstract_text, found)
     return title or html.escape(title_text), abstract or html.escape(plain)
 
 
