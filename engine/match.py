@@ -11,7 +11,8 @@ it (``engine.search``):
   ``OR`` count as one; stop words count for none (they may still add to the score).
   Ranking still scores every matched word by BM25.
 * semantic: the nearest papers close enough in meaning: the best must reach a gate, and
-  each one a floor and a band below the best (cosine similarity);
+  each one a floor, a band below the best (cosine similarity) and a z-score over the
+  query's similarity to the whole corpus (``engine.background``);
 * hybrid: the union of the two.
 """
 
@@ -51,6 +52,8 @@ class MatchRule:
     floor: float = 0.0  # cosine similarity; 0 admits every candidate
     gate: float = 0.0  # the best candidate must reach this, or none matches
     band: float = 0.0  # and a match must be within this of the best (0: no band)
+    zscore: float = 0.0  # and this many standard deviations above the query's mean
+    # similarity to the corpus (0: no such rule)
 
     def required(self, n: int) -> int:
         """Free words (or OR groups) a paper must match out of ``n``."""
@@ -257,22 +260,30 @@ class SemanticReference:
 
 
 def semantic_matches(
-    ranked: Ranking, rule: MatchRule, reference: SemanticReference | None = None
+    ranked: Ranking,
+    rule: MatchRule,
+    reference: SemanticReference | None = None,
+    background: float | None = None,
 ) -> Ranking:
     """The semantic candidates (best first) close enough to count as matches: none when
     even the best is under the gate (the model does not recognise the query: a nonsense
     string, a word it never saw), else those within the band of the best and above the
     floor. With a ``reference`` (a filtered search) the gate and the band are those of the
-    unfiltered best, and nothing below the unfiltered list's last candidate matches."""
+    unfiltered best, and nothing below the unfiltered list's last candidate matches.
+    ``background``: the similarity ``rule.zscore`` standard deviations above the query's
+    mean over the corpus (``engine.background.Background.cut``), below which nothing
+    matches; a filter does not change it."""
     if reference is None:
         best, last = (float(ranked.scores[0]) if len(ranked) else None), None
     else:
         best, last = reference.best, reference.last
     if not len(ranked) or best is None or best < rule.gate:
         return EMPTY
-    if rule.floor <= 0 and rule.band <= 0 and last is None:
+    if rule.floor <= 0 and rule.band <= 0 and last is None and background is None:
         return ranked
     cut = max(rule.floor, best - rule.band) if rule.band > 0 else rule.floor
     if last is not None:
         cut = max(cut, last)
+    if background is not None:
+        cut = max(cut, background)
     return ranked.where(ranked.scores >= cut)

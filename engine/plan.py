@@ -87,7 +87,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
 
     cfg_rule = MatchRule(
         cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor, cfg.semantic_gate,
-        cfg.semantic_band,
+        cfg.semantic_band, cfg.semantic_zscore,
     )  # fmt: skip
     text, rule = request.query, cfg_rule
     if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text

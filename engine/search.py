@@ -258,7 +258,7 @@ class SearchEngine(Catalog):
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
-        semantic = semantic_matches(candidates, plan.rule, reference)
+        semantic = semantic_matches(candidates, plan.rule, reference, self._background(qvec, plan))
         offset = (plan.request.page - 1) * plan.size
         sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
@@ -378,6 +378,14 @@ class SearchEngine(Catalog):
         scores = unfiltered.scores
         best = float(scores[0]) if len(scores) else None
         return SemanticReference(best, float(scores[-1]) if len(scores) >= n else None)
+
+    def _background(self, qvec: np.ndarray, plan: Plan) -> float | None:
+        """The similarity a semantic match needs by the rule's z-score over the query's
+        similarity to every paper with a vector (``engine.background``); None: no such rule."""
+        if plan.rule.zscore <= 0:
+            return None
+        background = self.data.vectors.background()
+        return background.cut(qvec, plan.rule.zscore) if background is not None else None
 
     def _semantic(self, qvec: np.ndarray, filt: tantivy.Query | None, k: int) -> Ranking:
         """Top ``k`` by cosine among papers passing ``filt``, correct at any selectivity

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from papersift.core.errors import IndexVersionError
 from papersift.engine import ann
+from papersift.engine.background import SAMPLE, Background, strided, summarise
 from papersift.engine.ranking import EMPTY, Ranking
 from papersift.engine.vector_segments import (
     read_segment,
@@ -85,6 +86,9 @@ class VectorIndex:
         self.generation = 0  # bumped on every change of what a search can return
         self._checked = threading.Event()  # the graph's rows were checked (engine.ann)
         self._checked.set()
+        # The live vectors summarised, with the index's size when it was made.
+        self._background: tuple[int, Background | None] | None = None
+        self._background_lock = threading.Lock()
 
     @property
     def size(self) -> int:
@@ -286,6 +290,37 @@ class VectorIndex:
             if self._base is not None:
                 self._base.kill(docids)
             self.generation += 1
+
+    def background(self) -> Background | None:
+        """The live vectors' mean and covariance (``engine.background``; None for fewer
+        than ``MIN_VECTORS``), made again once their number has moved by more than a fiftieth: a
+        query's background changes slowly with the corpus, and a summary of
+        ``SAMPLE`` vectors costs ~0.1 s."""
+        size = self.size
+        known = self._background
+        if known is not None and abs(size - known[0]) * 50 <= size:
+            return known[1]
+        with self._background_lock:
+            known = self._background
+            if known is None or abs(size - known[0]) * 50 > size:
+                known = self._background = (size, summarise(self._sample(SAMPLE)))
+        return known[1]
+
+    def _sample(self, limit: int) -> FloatArray:
+        """Up to ``limit`` live vectors, evenly spread over the flat index and the graph."""
+        with self._lock:
+            flat = faiss.downcast_index(self._index.index)
+            n_flat = int(flat.ntotal)
+            base = self._base
+            live = np.flatnonzero(base.live) if base is not None else np.empty(0, np.int64)
+            picks = strided(n_flat + len(live), limit)
+            in_flat = picks[picks < n_flat]
+            parts = [flat.reconstruct_batch(in_flat)] if len(in_flat) else []
+        if base is not None and len(picks) > len(in_flat):
+            parts.append(base.flat.reconstruct_batch(live[picks[len(in_flat) :] - n_flat]))
+        if not parts:
+            return np.empty((0, self.dim), np.float32)
+        return np.ascontiguousarray(np.concatenate(parts), np.float32)
 
     def has(self, docid: int) -> bool:
         return self.vector(docid) is not None

@@ -1,13 +1,16 @@
 """Invariants every search answer must keep, whatever the query (for the fuzz-style tests),
-and a recorder of the facet counts asked of Tantivy (for tests of which path counted)."""
+a recorder of the facet counts asked of Tantivy (for tests of which path counted), and the
+exact cosines of a query to every stored vector (for tests of the semantic match rule)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pytest
 import tantivy
 
+from papersift.engine.datadir import DataDir
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.lexical_schema import FACETS
 from papersift.engine.results import FacetCount, SearchResult
@@ -48,3 +51,21 @@ def assert_consistent(engine: SearchEngine, result: SearchResult) -> None:
         assert stored is not None and stored.title == hit.paper.title
         for html in (hit.title_html, hit.abstract_html):
             assert "<script" not in html.lower()
+
+
+def exact_cosines(data: DataDir, qvec: np.ndarray) -> dict[int, float]:
+    """Docid -> the cosine of ``qvec`` and the paper's stored vector, for every paper with
+    one: each vector read on its own, not through the index's search or its summary."""
+    out = {}
+    for docid in range(data.store.count() + 50):
+        vec = data.vectors.vector(docid)
+        if vec is not None:
+            out[docid] = float(vec @ qvec)
+    return out
+
+
+def zscore_cut(cosines: Sequence[float], zscore: float) -> float:
+    """The similarity ``zscore`` standard deviations above the mean of ``cosines`` (the
+    query's similarity to every paper: the semantic rule's background)."""
+    values = np.asarray(cosines, np.float64)
+    return float(values.mean() + zscore * values.std())

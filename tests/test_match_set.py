@@ -35,7 +35,7 @@ from papersift.engine.search import SearchEngine, open_engine
 from papersift.engine.writer_lock import writer_lock
 from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
-from tests.search_checks import record_facet_counts
+from tests.search_checks import exact_cosines, record_facet_counts, zscore_cut
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -98,22 +98,32 @@ def test_absent_arxiv_id_says_so(engine: SearchEngine, mode: Mode) -> None:
     )
 
 
-def test_semantic_matches_are_close_papers(engine: SearchEngine, built_config: Config) -> None:
-    """Every semantic hit reaches the floor and the band below the best, by the exact cosine
-    of its stored vector; the set is exactly the papers that do."""
+@pytest.mark.parametrize(
+    ("query", "binding"),
+    [
+        ("pipeline parallelism for training large models", "band"),  # near 2401.10241
+        ("language models", "zscore"),  # a broad query: most papers are somewhat like it
+    ],
+)
+def test_semantic_matches_are_close_papers(
+    engine: SearchEngine, built_config: Config, query: str, binding: str
+) -> None:
+    """Every semantic hit reaches the floor, the band below the best and the z-score over
+    the query's similarity to every paper, by the exact cosine of its stored vector; the
+    set is exactly the papers that do. Each query is one whose set a different rule cuts."""
     cfg = built_config.search
-    assert cfg.semantic_floor > 0 and cfg.semantic_band > 0
-    query = "pipeline parallelism for training large models"  # near 2401.10241
+    assert cfg.semantic_floor > 0 and cfg.semantic_band > 0 and cfg.semantic_zscore > 0
     result = engine.search(SearchRequest(query, mode="semantic", page_size=100))
-    qvec = engine.data.embedder.embed_query(query)
-    exact = []
-    for docid in range(engine.data.store.count() + 50):
-        vec = engine.data.vectors.vector(docid)
-        if vec is not None:
-            exact.append(float(vec @ qvec))
+    exact = list(exact_cosines(engine.data, engine.data.embedder.embed_query(query)).values())
     best = max(exact)
     assert best >= cfg.semantic_gate
-    cut = max(cfg.semantic_floor, best - cfg.semantic_band)
+    rules = {
+        "floor": cfg.semantic_floor,
+        "band": best - cfg.semantic_band,
+        "zscore": zscore_cut(exact, cfg.semantic_zscore),
+    }
+    cut = max(rules.values())
+    assert rules[binding] == cut
     near = sum(abs(c - cut) < 1e-5 for c in exact)  # float noise at the edge
     assert abs(result.total - sum(c >= cut for c in exact)) <= near
     assert 0 < result.total < len(exact)  # the rules cut something

@@ -22,6 +22,7 @@ from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.engine.vector_segments import read_segment
 from papersift.engine.vectors import VectorIndex
+from tests.search_checks import exact_cosines, zscore_cut
 
 
 @pytest.fixture
@@ -171,8 +172,12 @@ def test_semantic_search_through_the_engine_uses_the_graph(graph_config: Config)
     scored.sort(key=lambda p: -p[1])
     cfg = engine.config.search
     rule = MatchRule(cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor,
-                     cfg.semantic_gate, cfg.semantic_band)  # fmt: skip
-    expected = semantic_matches(Ranking.from_pairs(scored[: cfg.candidates]), rule)
+                     cfg.semantic_gate, cfg.semantic_band, cfg.semantic_zscore)  # fmt: skip
+    # The z-score's background is every paper's similarity, not only the allowed ones'.
+    background = zscore_cut(list(exact_cosines(data, qvec).values()), cfg.semantic_zscore)
+    expected = semantic_matches(
+        Ranking.from_pairs(scored[: cfg.candidates]), rule, None, background
+    )
     assert abs(filtered.total - len(expected)) <= 1  # float noise at the band's edge
 
 

@@ -199,6 +199,16 @@ class SearchConfig:
         minimum=0.0,
         maximum=2.0,
     )
+    semantic_zscore: float = setting(
+        1.5,
+        "And it must be this many standard deviations more similar to the query than the "
+        "corpus's papers are on average: in a corpus on one field, where every paper is "
+        "somewhat like a broad query, only those that stand out match (measured on SciFact "
+        "and the demo corpus: bench/RESULTS.md); 0 turns it off, as do fewer than 100 "
+        "papers with vectors.",
+        minimum=0.0,
+        maximum=10.0,
+    )
     semantic_min_coverage: float = setting(
         0.0,
         "While the backlog embeds, hybrid search weighs the semantic side by the share of "
