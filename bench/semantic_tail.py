@@ -4,7 +4,9 @@
 
 A paper is a semantic match when the best candidate reaches ``[search] semantic_gate`` and
 the paper is within ``semantic_band`` of the best and above ``semantic_floor`` (issue 17,
-tuned on SciFact's 5,183 varied biomedical abstracts). In a corpus on one field (the demo
+tuned on SciFact's 5,183 varied biomedical abstracts), and, since session 28, at least
+``semantic_zscore`` standard deviations above the query's mean similarity to the corpus
+(bench/semantic_judged.py). In a corpus on one field (the demo
 corpus: computational linguistics and digital libraries), similarity to a broad query falls
 slowly with rank, so the band can admit every one of the ``candidates``. Totals, date sorts
 and search feeds then hold hundreds of loosely related papers. For a fixed list of queries
