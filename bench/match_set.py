@@ -36,7 +36,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench.common import bench_config, load_average, log, table
 from bench.scifact import PAGE, SciFact, build, fold_of, load, ndcg, recall, synthetic_id
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import Mode, SearchRequest
 from papersift.engine.search import open_engine

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.feeds.export import EXPORT_FORMATS
 from papersift.server.graph_views import SimilarRequest
 from papersift.server.schemas import Error, SearchResponse

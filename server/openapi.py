@@ -11,7 +11,7 @@ from typing import Any
 
 import msgspec
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.serialize import Stats
 from papersift.server.admin_openapi import SECURITY_SCHEMES, admin_paths
 from papersift.server.graph_openapi import fill_similar_limits, graph_paths

@@ -15,7 +15,7 @@ from datetime import date
 
 from starlette.datastructures import QueryParams
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.core.dates import DATE_FORMS, check_order, parse_partial_date
 from papersift.core.urls import with_query
 from papersift.engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort

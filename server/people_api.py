@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.people import People
 from papersift.engine.results import SearchRequest
 from papersift.server.context import ctx

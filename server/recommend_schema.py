@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import msgspec
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.recommend import MAX_SEEDS
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH

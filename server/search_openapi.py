@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.results import MODES, SORTS
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import date
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.results import MODES, SORTS, Filters, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.server.params import search_url, window_error, window_last_page, with_filters

@@ -31,7 +31,7 @@ from schemathesis import GenerationMode
 from schemathesis.core.failures import FailureGroup
 from schemathesis.core.result import Err
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.server.graph_api import body_limit
 from papersift.server.http_protocol import MAX_HEAD as HEAD_LIMIT
 from papersift.server.params import clean_text, parse_date

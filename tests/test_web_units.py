@@ -8,7 +8,7 @@ from datetime import date
 import pytest
 from starlette.datastructures import QueryParams
 
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.core.paper import Author, Paper
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import slugify

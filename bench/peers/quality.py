@@ -13,7 +13,7 @@ from bench import scifact
 from bench.common import bench_config, log
 from bench.peers import PEERS, Doc, Unavailable
 from bench.peers.compare import US, WORK, with_peer
-from papersift.core.config import SearchConfig
+from papersift.core.config_search import SearchConfig
 from papersift.engine.query import parse_user_query
 from papersift.engine.search import open_engine
 
