@@ -18,9 +18,10 @@ new version as the rest of the enrichment does.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
 
 SCHEMA = """
@@ -248,11 +249,6 @@ def _link_keys(db: sqlite3.Connection, owner: int, kind: str) -> set[Key]:
         (owner, kind))}  # fmt: skip
 
 
-def _chunks(items: Sequence[str], size: int = 500) -> Iterable[Sequence[str]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
 def _resolve(db: sqlite3.Connection, keys: set[Key], limit: int | None = None) -> set[int]:
     """The papers of this index these keys name (stopping once more than ``limit``)."""
     out: set[int] = set()
@@ -260,17 +256,16 @@ def _resolve(db: sqlite3.Connection, keys: set[Key], limit: int | None = None) -
     for s, v in keys:
         by_scheme.setdefault(s, []).append(v)
     for scheme, values in by_scheme.items():
-        for chunk in _chunks(sorted(values)):
+        for marks, chunk in in_batches(sorted(values)):
             if limit is not None and len(out) > limit:
                 return out
-            marks = ",".join("?" * len(chunk))
             if scheme == "arxiv":
                 sql = f"SELECT docid FROM papers WHERE arxiv_id IN ({marks})"
-                out.update(int(d) for (d,) in db.execute(sql, list(chunk)))
+                out.update(int(d) for (d,) in db.execute(sql, chunk))
                 continue
             if scheme == "doi":
                 sql = f"SELECT docid FROM papers WHERE lower(doi) IN ({marks}) AND doi IS NOT NULL"
-                out.update(int(d) for (d,) in db.execute(sql, list(chunk)))
+                out.update(int(d) for (d,) in db.execute(sql, chunk))
             sql = (
                 "SELECT w.docid FROM work_keys w JOIN papers p USING (docid) "
                 f"WHERE w.scheme = ? AND w.value IN ({marks})"

@@ -19,6 +19,7 @@ from datetime import date
 from papersift.core.authors import normalise_name
 from papersift.core.names import compatible, split_name
 from papersift.engine.results import FacetCount
+from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
 
 SCHEMA = """
@@ -68,9 +69,7 @@ def papers_of_any(store: PaperStore, rids: Sequence[int]) -> list[int]:
     researcher ids: callers match these as docid terms, 20,000 in about 45 ms at 663k)."""
     found: set[int] = set()
     with store.reading() as db:
-        for i in range(0, len(rids), 500):
-            chunk = list(rids[i : i + 500])
-            marks = ",".join("?" * len(chunk))
+        for marks, chunk in in_batches(rids):
             found.update(
                 int(d)
                 for (d,) in db.execute(
@@ -173,9 +172,7 @@ class People:
         ids = list(dict.fromkeys(rids))
         out: dict[int, Researcher] = {}
         with self.store.reading() as db:
-            for i in range(0, len(ids), 500):
-                chunk = ids[i : i + 500]
-                marks = ",".join("?" * len(chunk))
+            for marks, chunk in in_batches(ids):
                 for row in db.execute(
                     f"SELECT rid, name, key, papers, collective FROM researchers "
                     f"WHERE rid IN ({marks})",

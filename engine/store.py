@@ -21,6 +21,7 @@ from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
 from papersift.core.records import RecordError, checked
 from papersift.engine.enrichment import carry_enrichment
+from papersift.engine.sql_batches import in_batches
 from papersift.engine.store_embedded import EmbeddedMarks
 from papersift.engine.store_rows import (
     COLUMNS,
@@ -116,9 +117,7 @@ class PaperStore(EmbeddedMarks):
             try:
                 existing: dict[str, tuple[int, int, str]] = {}
                 ids = list(batch)
-                for i in range(0, len(ids), 500):
-                    chunk = ids[i : i + 500]
-                    marks = ",".join("?" * len(chunk))
+                for marks, chunk in in_batches(ids):
                     for row in db.execute(
                         f"SELECT arxiv_id, docid, version, record_hash FROM papers "
                         f"WHERE arxiv_id IN ({marks})",
@@ -257,9 +256,7 @@ class PaperStore(EmbeddedMarks):
         """Papers by docid (missing ones are left out)."""
         out: dict[int, Paper] = {}
         with self._lock:
-            for i in range(0, len(docids), 500):
-                chunk = list(docids[i : i + 500])
-                marks = ",".join("?" * len(chunk))
+            for marks, chunk in in_batches(docids):
                 for row in self._db.execute(
                     f"SELECT {COLUMNS} FROM papers WHERE docid IN ({marks})", chunk
                 ):
@@ -319,11 +316,9 @@ class PaperStore(EmbeddedMarks):
                 rows = db.execute("SELECT arxiv_id, doi FROM papers ORDER BY docid").fetchall()
             else:
                 rows = []
-                for i in range(0, len(arxiv_ids), 500):
-                    chunk = list(arxiv_ids[i : i + 500])
+                for marks, chunk in in_batches(arxiv_ids):
                     rows += db.execute(
-                        f"SELECT docid, arxiv_id, doi FROM papers WHERE arxiv_id IN "
-                        f"({','.join('?' * len(chunk))})",
+                        f"SELECT docid, arxiv_id, doi FROM papers WHERE arxiv_id IN ({marks})",
                         chunk,
                     ).fetchall()
                 rows = [(a, d) for _, a, d in sorted(rows)]
@@ -366,9 +361,7 @@ class PaperStore(EmbeddedMarks):
         """Stored version of each of these ids that is in the store."""
         out: dict[str, int] = {}
         with self._lock:
-            for i in range(0, len(arxiv_ids), 500):
-                chunk = list(arxiv_ids[i : i + 500])
-                marks = ",".join("?" * len(chunk))
+            for marks, chunk in in_batches(arxiv_ids):
                 for a, v in self._db.execute(
                     f"SELECT arxiv_id, version FROM papers WHERE arxiv_id IN ({marks})", chunk
                 ):

@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from papersift.engine.sql_batches import in_batches
 from papersift.engine.store_files import text_hashes
 
 
@@ -75,9 +76,7 @@ class EmbeddedMarks:
                 db.close()
         with self._lock:
             out: dict[int, str] = {}
-            for i in range(0, len(docids), 500):
-                chunk = list(docids[i : i + 500])
-                marks = ",".join("?" * len(chunk))
+            for marks, chunk in in_batches(docids):
                 for d, h in self._db.execute(
                     f"SELECT docid, text_hash FROM papers WHERE docid IN ({marks})", chunk
                 ):
