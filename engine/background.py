@@ -42,11 +42,6 @@ class Background:
         variance = float(q @ self.covariance @ q)
         return float(self.mean @ q), math.sqrt(max(variance, 0.0))
 
-    def cut(self, query: FloatArray, zscore: float) -> float:
-        """The similarity ``zscore`` standard deviations above the query's mean."""
-        mean, spread = self.of(query)
-        return mean + zscore * spread
-
 
 def summarise(vectors: FloatArray) -> Background | None:
     """The ``Background`` of these vectors (rows); None for fewer than ``MIN_VECTORS``."""

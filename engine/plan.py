@@ -64,13 +64,15 @@ class Plan:
     def evidence(
         self, keyword: Sequence[float], semantic: Sequence[float] = (),
         fused: tuple[str, float, int] | None = None,
+        background: tuple[float, float] | None = None,
     ) -> Evidence:  # fmt: skip
         """What ``engine.why`` reads for each hit: the lists' scores by rank, the fusion,
-        the query's words and the filters (worked out once per request, for the page)."""
+        the query's words, the filters (worked out once per request, for the page) and the
+        query's similarity to the corpus (``engine.background``)."""
         method, weight, k = fused or (None, 1.0, 60)
         return Evidence(
             keyword, semantic, method, weight, k, query_words(self.parsed),
-            filter_lines(self.request.filters, self.parsed),
+            filter_lines(self.request.filters, self.parsed), background=background,
         )  # fmt: skip
 
 

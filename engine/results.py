@@ -69,6 +69,9 @@ class Why:
     matched: dict[str, tuple[str, ...]]  # field -> the query words found in it
     filters: tuple[str, ...]  # every filter the paper passed (all of the request's)
     fused: Fused | None = None
+    # How many standard deviations ``similarity`` is above the query's mean similarity to
+    # every paper (the semantic rule's z-score, ``engine.background``); None: not known.
+    standout: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

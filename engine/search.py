@@ -258,11 +258,13 @@ class SearchEngine(Catalog):
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
-        semantic = semantic_matches(candidates, plan.rule, reference, self._background(qvec, plan))
+        background = self._background(qvec, plan)
+        cut = background[0] + plan.rule.zscore * background[1] if background else None
+        semantic = semantic_matches(candidates, plan.rule, reference, cut)
         offset = (plan.request.page - 1) * plan.size
         sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
-            evidence = plan.evidence((), sem_scores)
+            evidence = plan.evidence((), sem_scores, background=background)
             return *self._whole_list(semantic, plan, {"semantic": candidates}, evidence), None
         rd, rs = ranked.result()
         # The keyword matches (the first ones), and whether they are all of them.
@@ -278,7 +280,7 @@ class SearchEngine(Catalog):
         else:
             weight = cfg.convex_weight * plan.semantic_share
             fused = fusion.convex_ranking(keyword, candidates, weight)
-        evidence = plan.evidence(rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k))
+        evidence = plan.evidence(rs, sem_scores, (cfg.fusion, weight, cfg.rrf_k), background)
         matches = np.asarray(kd, np.int64)
         # isin by a table of the docids' range, not by sorting: 60 against 400 us for lists
         # of 2,000 and 3,000 docids.
@@ -379,13 +381,14 @@ class SearchEngine(Catalog):
         best = float(scores[0]) if len(scores) else None
         return SemanticReference(best, float(scores[-1]) if len(scores) >= n else None)
 
-    def _background(self, qvec: np.ndarray, plan: Plan) -> float | None:
-        """The similarity a semantic match needs by the rule's z-score over the query's
-        similarity to every paper with a vector (``engine.background``); None: no such rule."""
+    def _background(self, qvec: np.ndarray, plan: Plan) -> tuple[float, float] | None:
+        """The query's mean similarity to every paper with a vector and its standard
+        deviation, which the semantic rule's z-score measures against (``engine.background``);
+        None: no such rule, or too few vectors."""
         if plan.rule.zscore <= 0:
             return None
         background = self.data.vectors.background()
-        return background.cut(qvec, plan.rule.zscore) if background is not None else None
+        return background.of(qvec) if background is not None else None
 
     def _semantic(self, qvec: np.ndarray, filt: tantivy.Query | None, k: int) -> Ranking:
         """Top ``k`` by cosine among papers passing ``filt``, correct at any selectivity

@@ -105,6 +105,14 @@ class Why(Struct):
     fused: Annotated[
         FusedParts | None, Meta(description="Hybrid only: the fused score's two parts.")
     ]
+    standout: Annotated[
+        float | None,
+        Meta(
+            description="How many standard deviations `similarity` stands above the query's "
+            "mean similarity to every paper: the semantic match rule's z-score "
+            "(`[search] semantic_zscore`); null when the rule is off or the corpus too small."
+        ),
+    ] = None
 
 
 class CliHit(Struct):
@@ -213,6 +221,7 @@ def why_body(w: results.Why) -> Why:
         {name: list(words) for name, words in w.matched.items()},
         list(w.filters),
         FusedParts(f.method, number(f.keyword) or 0.0, number(f.semantic) or 0.0) if f else None,
+        None if w.standout is None else number(w.standout),
     )  # fmt: skip
 
 

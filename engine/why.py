@@ -73,6 +73,8 @@ class Evidence:
     words: QueryWords = field(default_factory=QueryWords)
     filters: tuple[str, ...] = ()
     keyword_ranked: bool = True  # False: the keyword list is in date or citation order
+    # The query's mean similarity to every paper and its standard deviation (``Why.standout``)
+    background: tuple[float, float] | None = None
 
 
 _local = threading.local()
@@ -277,7 +279,11 @@ def explain(
             1 / (k + k_rank) if k_rank else 0.0,
             w / (k + s_rank) if s_rank else 0.0,
         )
+    standout = None
+    if similarity is not None and evidence.background is not None:
+        mean, spread = evidence.background
+        standout = (similarity - mean) / spread if spread > 0 else None
     return Why(
         k_rank, k_score, s_rank, similarity, "title" in ranks,
-        _matched(paper, evidence.words, found), evidence.filters, fused,
+        _matched(paper, evidence.words, found), evidence.filters, fused, standout,
     )  # fmt: skip

@@ -151,6 +151,50 @@ def test_api_why_is_declared_and_matches_the_engine(
     assert "why" in hit_schema["required"]
 
 
+def test_standout_is_the_similaritys_zscore_over_every_paper(
+    client: TestClient, engine: SearchEngine
+) -> None:
+    """``standout``: the hit's similarity in standard deviations above the query's mean
+    similarity to every paper, by exact cosines; a paper matching by meaning only stands
+    out at least by the rule's z-score; the API and the page carry it."""
+    query = "language models"  # a broad query: the z-score rule binds (test_match_set)
+    zscore = engine.config.search.semantic_zscore
+    cosines = np.asarray([c for _, c in exact_cosine(engine, query)])
+    mean, spread = cosines.mean(), cosines.std()
+    by_words: set[str] = set()
+    for n in (1, 2, 3):
+        keyword = engine.search(SearchRequest(query, mode="keyword", page_size=100, page=n))
+        by_words |= {h.paper.arxiv_id for h in keyword.hits}
+    assert len(by_words) == keyword.total
+    result = engine.search(SearchRequest(query, mode="hybrid", page_size=50, page=2))
+    meaning_only = 0
+    for hit in result.hits:
+        why = hit.why
+        assert why is not None
+        if why.similarity is None:
+            assert why.standout is None
+            continue
+        assert why.standout == pytest.approx((why.similarity - mean) / spread, abs=1e-4)
+        if hit.paper.arxiv_id not in by_words:
+            meaning_only += 1
+            assert why.standout >= zscore - 1e-4
+    assert meaning_only > 0
+    r = client.get("/api/v1/search", params={"q": query, "mode": "hybrid", "page_size": 5})
+    body = msgspec.json.decode(r.content, type=SearchResponse, strict=True)
+    by_id = {h.paper.arxiv_id: h.why for h in engine.search(
+        SearchRequest(query, mode="hybrid", page_size=5)).hits}  # fmt: skip
+    for api_hit in body.hits:
+        want = by_id[api_hit.paper.id]
+        assert api_hit.why is not None and want is not None and want.standout is not None
+        assert api_hit.why.standout == pytest.approx(want.standout, abs=1e-5)
+    page = client.get("/search", params={"q": query, "mode": "hybrid"}).text
+    assert "standard deviations above this query&#39;s average paper" in page or (
+        "standard deviations above this query's average paper" in page
+    )
+    off = engine.search(SearchRequest(query, mode="keyword", page_size=5))
+    assert all(h.why is not None and h.why.standout is None for h in off.hits)
+
+
 def test_page_shows_why_in_a_disclosure_escaped(client: TestClient) -> None:
     hostile = 'parsing <b>x</b> "<script>alert(1)</script>"'
     r = client.get("/search", params={"q": hostile, "mode": "hybrid"})
