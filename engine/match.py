@@ -271,8 +271,8 @@ def semantic_matches(
     floor. With a ``reference`` (a filtered search) the gate and the band are those of the
     unfiltered best, and nothing below the unfiltered list's last candidate matches.
     ``background``: the similarity ``rule.zscore`` standard deviations above the query's
-    mean over the corpus (``engine.background``), below which nothing
-    matches; a filter does not change it."""
+    mean over the corpus (``engine.background``), below which nothing matches; a filter
+    does not change it."""
     if reference is None:
         best, last = (float(ranked.scores[0]) if len(ranked) else None), None
     else:

@@ -293,8 +293,8 @@ class VectorIndex:
 
     def background(self) -> Background | None:
         """The live vectors' mean and covariance (``engine.background``; None for fewer
-        than ``MIN_VECTORS``), made again once their number has moved by more than a fiftieth: a
-        query's background changes slowly with the corpus, and a summary of
+        than ``MIN_VECTORS``), made again once their number has moved by more than a
+        fiftieth: a query's background changes slowly with the corpus, and a summary of
         ``SAMPLE`` vectors costs ~0.1 s."""
         size = self.size
         known = self._background
