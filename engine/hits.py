@@ -15,7 +15,7 @@ import html
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 import tantivy
 
@@ -49,12 +49,14 @@ def make_hits(
     ranks_by: Mapping[str, Mapping[int, int]] | None = None,
     evidence: Evidence | None = None,
     q_words: str | None = None,
+    by_words: Container[int] | None = None,
 ) -> list[Hit]:
     """One hit per ranked docid still in the store, with its rank in each list of
     ``ranks_by`` (retriever name -> docid -> 1-based rank) that holds it, and why it is
     there when the search gave its ``evidence`` (``engine.why``). ``q_words``: every word
     ``q`` was built from (in any field, excluded ones too: Tantivy highlights those), which
-    lets a text without any of them skip Tantivy's snippet."""
+    lets a text without any of them skip Tantivy's snippet. ``by_words``: the docids among
+    ``ranked`` that are keyword matches, when the search knows (``Why.keyword_match``)."""
     papers = data.store.get([d for d, _ in ranked])
     highlight = None
     if q is not None:
@@ -79,7 +81,8 @@ def make_hits(
         found = highlight.found(paper) if highlight is not None else None
         title_html, abstract_html = snippets(paper, highlight, found)
         score = score if math.isfinite(score) else 0.0
-        why = explain(evidence, paper, ranks, found) if evidence is not None else None
+        match = None if by_words is None else docid in by_words
+        why = explain(evidence, paper, ranks, found, match) if evidence is not None else None
         hits.append(Hit(paper, float(score), title_html, abstract_html, ranks, why))
     return hits
 

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
 import tantivy
 
 from papersift.engine.lexical import LexicalIndex
@@ -287,3 +289,49 @@ def semantic_matches(
     if background is not None:
         cut = max(cut, background)
     return ranked.where(ranked.scores >= cut)
+
+
+def keyword_members(
+    lex: LexicalIndex, query: tantivy.Query, docids: Sequence[int], known: Iterable[int]
+) -> set[int]:
+    """Which of ``docids`` (a page's papers) ``query`` matches: those in ``known`` (matches
+    already fetched), and of the others those one small Tantivy search over them finds."""
+    held = set(known)
+    rest = [d for d in docids if d not in held]
+    if rest:
+        both = [(tantivy.Occur.Must, query), (tantivy.Occur.Must, lex.docids_for(rest))]
+        found, _ = lex.top(tantivy.Query.boolean_query(both), len(rest))
+        held.update(found)
+    return {d for d in docids if d in held}
+
+
+def hybrid_match_query(
+    lex: LexicalIndex, keyword_side: tantivy.Query, keyword_ids: npt.NDArray[np.int64],
+    fused: Ranking,
+) -> tantivy.Query:  # fmt: skip
+    """Hybrid's match set as one Tantivy query, when there are more keyword matches than
+    candidates: the keyword matches, plus the semantic (and title-rule) matches of the
+    ``fused`` list that are not among the keyword candidates ``keyword_ids``."""
+    extra = fused.ids[~np.isin(fused.ids, keyword_ids, kind="table")]
+    if not len(extra):
+        return keyword_side
+    either = [
+        (tantivy.Occur.Should, keyword_side),
+        (tantivy.Occur.Should, lex.docids_for(extra.tolist())),
+    ]
+    return tantivy.Query.boolean_query(either)
+
+
+def keyword_tail(
+    lex: LexicalIndex, keyword_side: tantivy.Query, start: int, fused: Ranking, offset: int,
+    size: int,
+) -> list[tuple[int, float]]:  # fmt: skip
+    """A hybrid page's part beyond the ``fused`` list: keyword matches after the first
+    ``start`` (the candidates), in BM25 order, without those the fused list holds. Their
+    fused score would be 0: below the candidates' minimum on the keyword side."""
+    listed = set(fused.ids.tolist())
+    skip = max(0, offset - len(fused))  # tail results on earlier pages
+    want = skip + size - max(0, len(fused) - offset)
+    ids, _ = lex.top(keyword_side, want + len(listed), start)
+    tail = [d for d in ids if d not in listed][skip:want]
+    return [(d, 0.0) for d in tail]

@@ -72,6 +72,9 @@ class Why:
     # How many standard deviations ``similarity`` is above the query's mean similarity to
     # every paper (the semantic rule's z-score, ``engine.background``); None: not known.
     standout: float | None = None
+    # Whether the paper holds the query's words by the keyword rule (a keyword match; else
+    # it matches by meaning only); None: not asked (semantic mode, browsing).
+    keyword_match: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

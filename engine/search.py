@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Container
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
-import numpy.typing as npt
 import tantivy
 
 from papersift.core.config import Config
@@ -40,7 +40,13 @@ from papersift.engine.list_facets import (
     over_list,
     total_of,
 )
-from papersift.engine.match import SemanticReference, semantic_matches
+from papersift.engine.match import (
+    SemanticReference,
+    hybrid_match_query,
+    keyword_members,
+    keyword_tail,
+    semantic_matches,
+)
 from papersift.engine.plan import Plan, make_plan, meaning_only_note
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
@@ -211,7 +217,12 @@ class SearchEngine(Catalog):
         evidence = replace(plan.evidence(top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked.pairs(offset, offset + plan.size)
         ranks = ranks_on_page(lists, page)
-        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
+        # The title rule may put first a paper the keyword rule does not match.
+        by_words = (
+            keyword_members(lex, combined, [d for d, _ in page], top if total <= len(top) else ())
+            if q is not None else None
+        )  # fmt: skip
+        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         if counts is not None:
             counted = counts.result()
         elif total <= len(top):  # every match is in hand
@@ -290,14 +301,14 @@ class SearchEngine(Catalog):
         fused = fused.then(matches[~np.isin(matches, fused.ids, kind="table")])
         fused = fused.put_first(plan.titles)
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
-        if every_match:  # the list is the set
-            return *self._whole_list(fused, plan, lists, evidence), len(matches)
-        match_q = self._match_query(keyword_side, matches, fused)
+        if every_match:  # the list is the set, its keyword matches all in hand
+            return *self._whole_list(fused, plan, lists, evidence, set(kd)), len(matches)
+        match_q = hybrid_match_query(lex, keyword_side, matches, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, CATEGORIES_YEARS)
         if plan.sort == "relevance":
             page = fused.pairs(offset, offset + plan.size)
             if len(page) < plan.size:  # past the fused list: the rest of the keyword matches
-                page += self._keyword_tail(keyword_side, len(kd), fused, offset, plan.size)
+                page += keyword_tail(lex, keyword_side, len(kd), fused, offset, plan.size)
         else:  # the whole match set by date or citations, as keyword mode sorts it
             ids, scores = lex.top(match_q, plan.size, offset, plan.sort)
             page = list(zip(ids, scores, strict=True))
@@ -308,43 +319,18 @@ class SearchEngine(Catalog):
         facets.update(counts.result())
         total = total_of(facets, lambda: lex.count(match_q))
         ranks = ranks_on_page(lists, page)
-        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
+        by_words = keyword_members(lex, keyword_side, [d for d, _ in page], kd)
+        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         # More keyword matches than semantic candidates: they are most of the list.
         return hits, total, facets, total, None
 
-    def _keyword_tail(
-        self, keyword_side: tantivy.Query, start: int, fused: Ranking, offset: int, size: int,
-    ) -> list[tuple[int, float]]:  # fmt: skip
-        """The page's part beyond the fused list: keyword matches after the first ``start``
-        (the candidates), in BM25 order, without those the fused list holds. Their fused
-        score would be 0: below the candidates' minimum on the keyword side."""
-        listed = set(fused.ids.tolist())
-        skip = max(0, offset - len(fused))  # tail results on earlier pages
-        want = skip + size - max(0, len(fused) - offset)
-        ids, _ = self.data.lexical.top(keyword_side, want + len(listed), start)
-        tail = [d for d in ids if d not in listed][skip:want]
-        return [(d, 0.0) for d in tail]
-
-    def _match_query(
-        self, keyword_side: tantivy.Query, keyword_ids: npt.NDArray[np.int64], fused: Ranking
-    ) -> tantivy.Query:
-        """Hybrid's match set as one Tantivy query, when there are more keyword matches than
-        candidates: the keyword matches, plus the semantic (and title-rule) matches that are
-        not among the keyword candidates."""
-        extra = fused.ids[~np.isin(fused.ids, keyword_ids, kind="table")]
-        if not len(extra):
-            return keyword_side
-        either = [
-            (tantivy.Occur.Should, keyword_side),
-            (tantivy.Occur.Should, self.data.lexical.docids_for(extra.tolist())),
-        ]
-        return tantivy.Query.boolean_query(either)
-
     def _whole_list(
         self, matches: Ranking, plan: Plan, lists: dict[str, Ranking], evidence: Evidence,
+        by_words: Container[int] | None = None,
     ) -> tuple[list[Hit], int, Facets, int]:  # fmt: skip
         """The answer when ``matches`` (relevance order) is the whole match set; ``lists``:
-        the retrievers' lists, whose ranks each hit shows."""
+        the retrievers' lists, whose ranks each hit shows; ``by_words``: every keyword
+        match, in hybrid mode."""
         facets, ordered = (
             self._over_list(matches, plan.sort) if len(matches) else (NO_FACETS, EMPTY)
         )
@@ -352,7 +338,7 @@ class SearchEngine(Catalog):
         page = ordered.pairs(offset, offset + plan.size)
         q = plan.keyword.query
         ranks = ranks_on_page(lists, page)
-        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text)
+        hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         return hits, len(matches), facets, len(matches)
 
     def _over_list(self, fused: Ranking, sort: str) -> tuple[Facets, Ranking]:

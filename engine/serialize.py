@@ -113,6 +113,14 @@ class Why(Struct):
             "(`[search] semantic_zscore`); null when the rule is off or the corpus too small."
         ),
     ] = None
+    keyword_match: Annotated[
+        bool | None,
+        Meta(
+            description="Whether the paper holds the query's words by the keyword rule; false: "
+            "a hybrid result that matches by meaning only; null in semantic mode and when "
+            "browsing without words."
+        ),
+    ] = None
 
 
 class CliHit(Struct):
@@ -222,6 +230,7 @@ def why_body(w: results.Why) -> Why:
         list(w.filters),
         FusedParts(f.method, number(f.keyword) or 0.0, number(f.semantic) or 0.0) if f else None,
         None if w.standout is None else number(w.standout),
+        w.keyword_match,
     )  # fmt: skip
 
 

@@ -259,10 +259,11 @@ def _normalised(scores: Sequence[float], score: float | None) -> float:
 
 
 def explain(
-    evidence: Evidence, paper: Paper, ranks: dict[str, int], found: Found | None = None
-) -> Why:
+    evidence: Evidence, paper: Paper, ranks: dict[str, int], found: Found | None = None,
+    keyword_match: bool | None = None,
+) -> Why:  # fmt: skip
     """Why ``paper``, with its ``ranks`` in each list, is a hit of the search of ``evidence``
-    (``found``: see ``_matched``)."""
+    (``found``: see ``_matched``; ``keyword_match``: whether it is a keyword match)."""
     k_rank = ranks.get("keyword") if evidence.keyword_ranked else None
     s_rank = ranks.get("semantic")
     k_score = _score(evidence.keyword_scores, k_rank)
@@ -286,4 +287,5 @@ def explain(
     return Why(
         k_rank, k_score, s_rank, similarity, "title" in ranks,
         _matched(paper, evidence.words, found), evidence.filters, fused, standout,
+        keyword_match,
     )  # fmt: skip

@@ -1,14 +1,22 @@
 """A hybrid list sorted by date says when most of it matches by meaning only: sorted so,
 the papers that do not match the query's words are mixed in with those that do (in a corpus
-on one field they can be hundreds; bench/RESULTS.md, session 27)."""
+on one field they can be hundreds; bench/RESULTS.md, session 27). Each hit says which it is
+(``why.keyword_match``), and the search page marks those by meaning."""
 
 from __future__ import annotations
 
-import pytest
+from dataclasses import replace
 
+import pytest
+from starlette.testclient import TestClient
+
+from papersift.core.config import Config
 from papersift.engine.plan import meaning_only_note
 from papersift.engine.results import SearchRequest
-from papersift.engine.search import SearchEngine
+from papersift.engine.search import SearchEngine, open_engine
+from tests.web_helpers import parse_html
+
+pytest_plugins = ["tests.web_fixtures"]
 
 NOTE = "by meaning only"
 
@@ -56,3 +64,72 @@ def test_the_rule(total: int, by_words: int | None, shown: bool) -> None:
             "none of these 10 papers matches the query's words"
             in (meaning_only_note("cited", total, by_words)[0])
         )
+
+
+def _keyword_set(engine: SearchEngine, query: str) -> set[str]:
+    """Every paper keyword mode matches, over all its pages."""
+    ids: set[str] = set()
+    page = 1
+    while True:
+        r = engine.search(SearchRequest(query, mode="keyword", page_size=100, page=page))
+        ids |= {h.paper.arxiv_id for h in r.hits}
+        if page >= r.pages:
+            return ids
+        page += 1
+
+
+def _flags_agree(engine: SearchEngine, query: str, words: set[str]) -> tuple[int, int]:
+    """Each hybrid hit's keyword_match against keyword mode's set, over every page in
+    relevance and date order; (hits by words, hits by meaning only) seen."""
+    seen = [0, 0]
+    for sort in ("relevance", "newest"):
+        page = 1
+        while True:
+            r = engine.search(
+                SearchRequest(query, mode="hybrid", sort=sort, page_size=50, page=page)
+            )
+            for h in r.hits:
+                assert h.why is not None
+                assert h.why.keyword_match is (h.paper.arxiv_id in words), (sort, page)
+                seen[h.why.keyword_match is False] += 1
+            if page >= r.pages:
+                break
+            page += 1
+    return seen[0], seen[1]
+
+
+def test_each_hybrid_hit_says_whether_it_holds_the_words(engine: SearchEngine) -> None:
+    """keyword_match is exactly membership of keyword mode's match set; keyword mode's own
+    hits are all matches and semantic mode does not say."""
+    query = "machine translation evaluation"
+    by_words, by_meaning = _flags_agree(engine, query, _keyword_set(engine, query))
+    assert by_words > 0 and by_meaning > 0
+    keyword = engine.search(SearchRequest(query, mode="keyword"))
+    assert all(h.why is not None and h.why.keyword_match is True for h in keyword.hits)
+    semantic = engine.search(SearchRequest(query, mode="semantic"))
+    assert all(h.why is not None and h.why.keyword_match is None for h in semantic.hits)
+
+
+def test_the_flags_hold_when_keyword_matches_outnumber_the_candidates(
+    built_config: Config,
+) -> None:
+    """With 20 candidates a word in most abstracts has more keyword matches than the
+    search fetches (twice the candidates): the page's others are checked with Tantivy."""
+    few = replace(built_config, search=replace(built_config.search, candidates=20))
+    with open_engine(few) as engine:
+        query = "language models"
+        words = _keyword_set(engine, query)
+        assert len(words) > 40
+        by_words, by_meaning = _flags_agree(engine, query, words)
+        assert by_words > 40 and by_meaning > 0
+
+
+def test_the_page_marks_meaning_only_hits(client: TestClient, engine: SearchEngine) -> None:
+    query = "machine translation evaluation"
+    r = engine.search(SearchRequest(query, mode="hybrid", sort="newest"))
+    flagged = [h.why is not None and h.why.keyword_match is False for h in r.hits]
+    doc = parse_html(client.get("/search", params={"q": query, "sort": "newest"}).text)
+    marked = [bool(li.cssselect(".hit-meta .by-meaning")) for li in doc.cssselect("li.hit")]
+    assert marked == flagged and any(marked) and not all(marked)
+    doc = parse_html(client.get("/search", params={"q": query, "mode": "keyword"}).text)
+    assert not doc.cssselect(".by-meaning")
