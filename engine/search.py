@@ -217,11 +217,11 @@ class SearchEngine(Catalog):
         evidence = replace(plan.evidence(top_scores if by_score else ()), keyword_ranked=by_score)
         page = ranked.pairs(offset, offset + plan.size)
         ranks = ranks_on_page(lists, page)
-        # The title rule may put first a paper the keyword rule does not match.
-        by_words = (
-            keyword_members(lex, combined, [d for d, _ in page], top if total <= len(top) else ())
-            if q is not None else None
-        )  # fmt: skip
+        # Every paper of ``top`` is a match; the title rule may put first one that is not.
+        extra = set(first) - set(top) if first else set()
+        page_ids = [d for d, _ in page]
+        known = [d for d in page_ids if d not in extra]
+        by_words = keyword_members(lex, combined, page_ids, known) if q is not None else None
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         if counts is not None:
             counted = counts.result()
