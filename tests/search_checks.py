@@ -54,10 +54,11 @@ def assert_consistent(engine: SearchEngine, result: SearchResult) -> None:
 
 
 def exact_cosines(data: DataDir, qvec: np.ndarray) -> dict[int, float]:
-    """Docid -> the cosine of ``qvec`` and the paper's stored vector, for every paper with
-    one: each vector read on its own, not through the index's search or its summary."""
+    """Docid -> the cosine of ``qvec`` and the paper's stored vector, for every paper in the
+    store with one: each vector read on its own, not through the index's search or its
+    summary."""
     out = {}
-    for docid in range(data.store.count() + 50):
+    for docid in sorted(data.store.all_text_hashes()):
         vec = data.vectors.vector(docid)
         if vec is not None:
             out[docid] = float(vec @ qvec)

@@ -38,7 +38,7 @@ def data(built_config: Config, tmp_path: Path) -> DataDir:
 
 
 def _stored(data: DataDir) -> np.ndarray:
-    vectors = (data.vectors.vector(d) for d in range(data.store.count() + 50))
+    vectors = (data.vectors.vector(d) for d in sorted(data.store.all_text_hashes()))
     return np.stack([v for v in vectors if v is not None])
 
 

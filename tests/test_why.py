@@ -24,6 +24,7 @@ from papersift.engine.search import SearchEngine
 from papersift.engine.why import analysed, query_words, stem_roots, text_terms, text_tokens
 from papersift.server.schemas import SearchResponse
 from tests.corpus import demo_records
+from tests.search_checks import exact_cosines
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -33,13 +34,8 @@ QUERY = "dependency parsing"
 
 def exact_cosine(engine: SearchEngine, text: str) -> list[tuple[int, float]]:
     """Every embedded paper by exact cosine to ``text``, best first (ties by docid)."""
-    data = engine.data
-    qv = data.embedder.embed_query(text)
-    docids = sorted(data.store.all_text_hashes())  # every paper in the store
-    scored = [
-        (d, float(np.dot(qv, v))) for d in docids if (v := data.vectors.vector(d)) is not None
-    ]
-    return sorted(scored, key=lambda p: (-p[1], p[0]))
+    cosines = exact_cosines(engine.data, engine.data.embedder.embed_query(text))
+    return sorted(cosines.items(), key=lambda p: (-p[1], p[0]))
 
 
 def test_hybrid_ranks_scores_and_fused_parts(engine: SearchEngine) -> None:
