@@ -310,6 +310,20 @@ def keyword_members(
     return {d for d in docids if d in held}
 
 
+def meaning_left_out(looser: Ranking, held: npt.NDArray[np.int64], lex: LexicalIndex,
+    unfetched: tantivy.Query | None,
+) -> int:  # fmt: skip
+    """How many papers of ``looser`` (the semantic matches under relevance order's rule)
+    a hybrid list sorted by date or citations leaves out: those not ``held`` (its keyword
+    matches in hand and its semantic matches) and, when not every keyword match is in
+    hand, not matched by ``unfetched`` (the keyword side) either."""
+    loose = looser.ids[~np.isin(looser.ids, held, kind="table")]
+    if len(loose) and unfetched is not None:
+        found = keyword_members(lex, unfetched, loose.tolist(), ())
+        loose = np.setdiff1d(loose, np.fromiter(found, np.int64, len(found)))
+    return len(loose)
+
+
 def hybrid_match_query(
     lex: LexicalIndex, keyword_side: tantivy.Query, keyword_ids: npt.NDArray[np.int64],
     fused: Ranking,

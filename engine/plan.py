@@ -58,6 +58,9 @@ class Plan:
     constraint: tantivy.Query | None  # the required and excluded clauses alone
     titles: tuple[int, ...]  # papers the exact-title rule puts first (relevance order)
     semantic_share: float  # the semantic side's weight in fusion: the embedded share
+    # Hybrid sorted other than by relevance: the z-score relevance order would use, where
+    # ``rule`` holds the stricter one of ``[search] semantic_zscore_sorted`` (else None).
+    relevance_zscore: float | None
     researchers: tuple[ResearcherRef, ...]
     warnings: tuple[str, ...]
 
@@ -130,13 +133,19 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         warnings.append(
             f"no paper has a citation count yet (`papersift enrich` adds them); sorted by {sort}"
         )
+    relevance_zscore = None
+    if mode == "hybrid" and sort != "relevance" and cfg.semantic_zscore_sorted > rule.zscore:
+        # Sorted by date or citations, a loose match by meaning would sit beside the best
+        # matches instead of below them: only close ones are listed (bench/RESULTS.md).
+        relevance_zscore = rule.zscore
+        rule = replace(rule, zscore=cfg.semantic_zscore_sorted)
     titles: list[int] = []
     if sort == "relevance" and mode != "semantic":
         titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
     named = named_researchers(engine, parsed) if request.page == 1 else ()
     return Plan(
         request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict, constraint,
-        tuple(titles), share, named, tuple(warnings),
+        tuple(titles), share, relevance_zscore, named, tuple(warnings),
     )  # fmt: skip
 
 
@@ -198,6 +207,18 @@ def usable_mode(
     side = "semantic search" if mode == "semantic" else "the semantic side (weighed by it)"
     warnings.append(f"{state}: {side} covers {progress.line(running)}")
     return mode, progress.coverage
+
+
+def left_out_note(sort: Sort, left_out: int) -> tuple[str, ...]:
+    """A note for a hybrid answer sorted other than by relevance that left out ``left_out``
+    papers matching by meaning alone, less closely than ``[search] semantic_zscore_sorted``
+    asks (relevance order lists them)."""
+    if sort == "relevance" or left_out <= 0:
+        return ()
+    return (
+        f"sorted by {SORT_NAMES[sort]}: {left_out:,} more papers match by meaning alone, "
+        "less closely than these (relevance order lists them too)",
+    )
 
 
 def embedding_state(root: Path) -> tuple[str, bool]:

@@ -45,9 +45,10 @@ from papersift.engine.match import (
     hybrid_match_query,
     keyword_members,
     keyword_tail,
+    meaning_left_out,
     semantic_matches,
 )
-from papersift.engine.plan import Plan, make_plan, meaning_only_note
+from papersift.engine.plan import Plan, left_out_note, make_plan, meaning_only_note
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.researcher_table import ResearcherTable
@@ -160,11 +161,15 @@ class SearchEngine(Catalog):
             return missing_result(request, mode, direct_id, size, start)
         plan = make_plan(self, request, size)
         by_words: int | None = None  # hybrid: the matches holding the query's words
+        left_out = 0  # hybrid sorted other than by relevance: loose matches by meaning
         if plan.mode == "keyword":
             hits, total, facets, reach = self._keyword(plan)
         else:
-            hits, total, facets, reach, by_words = self._fused(plan)
-        warnings = (*plan.warnings, *meaning_only_note(plan.sort, total, by_words))
+            hits, total, facets, reach, by_words, left_out = self._fused(plan)
+        warnings = (
+            *plan.warnings, *meaning_only_note(plan.sort, total, by_words),
+            *left_out_note(plan.sort, left_out),
+        )  # fmt: skip
         return SearchResult(
             request=request,
             mode=plan.mode,
@@ -239,12 +244,13 @@ class SearchEngine(Catalog):
             self.facet_table.start()  # after the answer, as in _over_list
         return hits, total, facets, total
 
-    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int, int | None]:
+    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int, int | None, int]:
         """Semantic and hybrid: the semantic list above the floor, in hybrid fused with the
         keyword candidates (both lists as retrieved, so the normalisation sees the same
-        scores as without a floor) and cut to the match set. Last, how many of the matches
+        scores as without a floor) and cut to the match set. Then how many of the matches
         hold the query's words when they may be the fewer (None: semantic mode, or there
-        are more of them than semantic candidates)."""
+        are more of them than semantic candidates), and how many papers matching by
+        meaning alone relevance order would list beside them (``Plan.relevance_zscore``)."""
         cfg = self.config.search
         lex = self.data.lexical
         n = cfg.candidates
@@ -272,11 +278,17 @@ class SearchEngine(Catalog):
         background = self._background(qvec, plan)
         cut = background[0] + plan.rule.zscore * background[1] if background else None
         semantic = semantic_matches(candidates, plan.rule, reference, cut)
+        looser = None  # the semantic matches under relevance order's rule, when stricter here
+        if plan.relevance_zscore is not None and background is not None:
+            z = plan.relevance_zscore  # 0: relevance order has no z-score rule
+            loose_cut = background[0] + z * background[1] if z > 0 else None
+            looser = semantic_matches(candidates, plan.rule, reference, loose_cut)
         offset = (plan.request.page - 1) * plan.size
         sem_scores = candidates.scores.tolist()
         if keyword_side is None or ranked is None:  # semantic
             evidence = plan.evidence((), sem_scores, background=background)
-            return *self._whole_list(semantic, plan, {"semantic": candidates}, evidence), None
+            answer = self._whole_list(semantic, plan, {"semantic": candidates}, evidence)
+            return *answer, None, 0
         rd, rs = ranked.result()
         # The keyword matches (the first ones), and whether they are all of them.
         if lexical is None:
@@ -301,8 +313,11 @@ class SearchEngine(Catalog):
         fused = fused.then(matches[~np.isin(matches, fused.ids, kind="table")])
         fused = fused.put_first(plan.titles)
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
+        unfetched = None if every_match else keyword_side  # keyword matches not in hand
+        left_out = 0 if looser is None else meaning_left_out(looser, held, lex, unfetched)
         if every_match:  # the list is the set, its keyword matches all in hand
-            return *self._whole_list(fused, plan, lists, evidence, set(kd)), len(matches)
+            answer = self._whole_list(fused, plan, lists, evidence, set(kd))
+            return *answer, len(matches), left_out
         match_q = hybrid_match_query(lex, keyword_side, matches, fused)
         counts = self._pool.submit(lex.facets, match_q, 30, CATEGORIES_YEARS)
         if plan.sort == "relevance":
@@ -322,7 +337,7 @@ class SearchEngine(Catalog):
         by_words = keyword_members(lex, keyword_side, [d for d, _ in page], kd)
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         # More keyword matches than semantic candidates: they are most of the list.
-        return hits, total, facets, total, None
+        return hits, total, facets, total, None, left_out
 
     def _whole_list(
         self, matches: Ranking, plan: Plan, lists: dict[str, Ranking], evidence: Evidence,

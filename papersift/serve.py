@@ -73,7 +73,7 @@ def _warm_up(data: DataDir, config: Config) -> None:
     """Load the query session, and summarise the vectors for the semantic rule's z-score
     (``engine.background``: ~0.1 s at 663k papers), before the first search needs them."""
     data.embedder.embed_query("warm-up")
-    if config.search.semantic_zscore > 0:
+    if max(config.search.semantic_zscore, config.search.semantic_zscore_sorted) > 0:
         data.vectors.background()
 
 

@@ -146,7 +146,8 @@ class SearchResponse(Struct):
             description="What the lenient query parser ignored, fallbacks taken, a page "
             "asked for past the last one (its hits are empty), and, for a hybrid list sorted "
             "by date or citations, how many of its papers match by meaning only when they "
-            "are most of it."
+            "are most of it, and how many looser matches by meaning relevance order adds "
+            "(`[search] semantic_zscore_sorted`)."
         ),
     ]
     direct: Annotated[

@@ -359,7 +359,10 @@ def test_totals_facets_and_pages_agree(
         by_date, dated = every_hit(
             engine, SearchRequest(query, mode=mode, sort="newest", page_size=10)
         )
-        assert set(dated) == set(ids) and by_date.total == result.total
+        if mode == "hybrid":  # close matches by meaning only (test_sorted_semantic_rule)
+            assert set(dated) <= set(ids) and len(set(dated)) == by_date.total
+        else:
+            assert set(dated) == set(ids) and by_date.total == result.total
         published = [engine.paper(i).published for i in dated]  # type: ignore[union-attr]
         assert published == sorted(published, reverse=True)
 

@@ -1,10 +1,15 @@
 """A hybrid list sorted by date says when most of it matches by meaning only: sorted so,
 the papers that do not match the query's words are mixed in with those that do (in a corpus
 on one field they can be hundreds; bench/RESULTS.md, session 27). Each hit says which it is
-(``why.keyword_match``), and the search page marks those by meaning."""
+(``why.keyword_match``), and the search page marks those by meaning.
+
+By default a date-sorted list keeps only close matches by meaning (``[search]
+semantic_zscore_sorted``, tests/test_sorted_semantic_rule.py); the date-sorted checks here
+run with that rule at the relevance rule's z-score, so every match by meaning stays."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
@@ -14,6 +19,7 @@ from papersift.core.config import Config
 from papersift.engine.plan import meaning_only_note
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
+from papersift.server.app import create_app
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -25,7 +31,21 @@ def _notes(warnings: tuple[str, ...]) -> list[str]:
     return [w for w in warnings if NOTE in w]
 
 
-def test_date_sorted_hybrid_names_its_shares(engine: SearchEngine) -> None:
+@pytest.fixture(scope="module")
+def loose_config(built_config: Config) -> Config:
+    """The session's directory with every match by meaning kept in date order too."""
+    search = built_config.search
+    return replace(built_config, search=replace(search, semantic_zscore_sorted=0.0))
+
+
+@pytest.fixture(scope="module")
+def loose(loose_config: Config) -> Iterator[SearchEngine]:
+    with open_engine(loose_config) as engine:
+        yield engine
+
+
+def test_date_sorted_hybrid_names_its_shares(loose: SearchEngine) -> None:
+    engine = loose
     query = "machine translation evaluation"
     words = engine.search(SearchRequest(query, mode="keyword")).total
     relevance = engine.search(SearchRequest(query, mode="hybrid"))
@@ -124,12 +144,13 @@ def test_the_flags_hold_when_keyword_matches_outnumber_the_candidates(
         assert by_words > 40 and by_meaning > 0
 
 
-def test_the_page_marks_meaning_only_hits(client: TestClient, engine: SearchEngine) -> None:
+def test_the_page_marks_meaning_only_hits(loose: SearchEngine, loose_config: Config) -> None:
     query = "machine translation evaluation"
-    r = engine.search(SearchRequest(query, mode="hybrid", sort="newest"))
+    r = loose.search(SearchRequest(query, mode="hybrid", sort="newest"))
     flagged = [h.why is not None and h.why.keyword_match is False for h in r.hits]
-    doc = parse_html(client.get("/search", params={"q": query, "sort": "newest"}).text)
-    marked = [bool(li.cssselect(".hit-meta .by-meaning")) for li in doc.cssselect("li.hit")]
-    assert marked == flagged and any(marked) and not all(marked)
-    doc = parse_html(client.get("/search", params={"q": query, "mode": "keyword"}).text)
-    assert not doc.cssselect(".by-meaning")
+    with TestClient(create_app(loose, loose_config)) as client:
+        doc = parse_html(client.get("/search", params={"q": query, "sort": "newest"}).text)
+        marked = [bool(li.cssselect(".hit-meta .by-meaning")) for li in doc.cssselect("li.hit")]
+        assert marked == flagged and any(marked) and not all(marked)
+        doc = parse_html(client.get("/search", params={"q": query, "mode": "keyword"}).text)
+        assert not doc.cssselect(".by-meaning")

@@ -160,6 +160,16 @@ class SearchConfig:
         minimum=0.0,
         maximum=10.0,
     )
+    semantic_zscore_sorted: float = setting(
+        3.0,
+        "Sorted by date or citations, hybrid search lists a paper that matches by meaning "
+        "alone only with this z-score: in those orders a loose match sits beside the best "
+        "ones, not below them (judged demo queries: 47-50% relevant at 3 and above, 13-19% "
+        "below; bench/RESULTS.md). Relevance order keeps semantic_zscore; at or below it "
+        "this changes nothing.",
+        minimum=0.0,
+        maximum=10.0,
+    )
     semantic_min_coverage: float = setting(
         0.0,
         "While the backlog embeds, hybrid search weighs the semantic side by the share of "
