@@ -1,6 +1,7 @@
 """Which of hybrid's semantic-only matches are relevant, by what the rule can see of them.
 
     .venv/bin/python bench/semantic_judged.py [--config config.toml] [--scifact] [--write]
+        [--judgments bench/judgments/demo-semantic-heldout.tsv]
 
 ``bench/judgments/demo-semantic.tsv`` holds blind relevance judgments of papers that hybrid
 search on the demo corpus admitted by meaning only (not keyword matches), under the match
@@ -14,6 +15,12 @@ the semantic and hybrid totals at several values of ``[search] semantic_zscore``
 ``--scifact`` adds the SciFact check the default was chosen on (bench/scifact.py's train
 claims, hybrid and semantic, nDCG@10 and Recall@100 at each z-score). Run it on a data
 directory whose papers are all embedded (``make serve``'s demo directory is, once served).
+
+``--judgments`` reads another file of judgments: ``demo-semantic-heldout.tsv`` holds those of
+session 29, made on new queries to check the z-score of 3 that date-sorted hybrid search asks
+of a match by meaning alone (``[search] semantic_zscore_sorted``), which session 28's
+judgments suggested. Its tables go to their own section of RESULTS.md, with each query's
+hybrid totals in relevance and in date order under the default rules.
 """
 
 from __future__ import annotations
@@ -115,6 +122,24 @@ def totals(config: Config, queries: list[str]) -> str:
     return table(head, rows)
 
 
+def sorted_totals(config: Config, queries: list[str]) -> str:
+    """Per query, under the default rules: keyword, hybrid in relevance order, hybrid
+    sorted newest first (``[search] semantic_zscore_sorted``)."""
+    rows = []
+    search = dataclasses.replace(config.search, cache_size=0)
+    with open_engine(dataclasses.replace(config, search=search)) as engine:
+        for q in queries:
+            kw, rel, new = (
+                engine.search(SearchRequest(q, mode=m, sort=s, page_size=1)).total
+                for m, s in (("keyword", "relevance"), ("hybrid", "relevance"),
+                             ("hybrid", "newest"))
+            )  # fmt: skip
+            rows.append([q, f"{kw:,}", f"{rel:,}", f"{new:,}"])
+    z = config.search.semantic_zscore_sorted
+    head = ["query", "keyword", "hybrid, relevance", f"hybrid, newest first (z {z:g})"]
+    return table(head, rows)
+
+
 def scifact() -> str:
     from bench.scifact import RunSpec, build, load, run
 
@@ -144,26 +169,32 @@ def main() -> None:
     ap.add_argument("--config", default="config.toml", help="the demo data directory's config")
     ap.add_argument("--scifact", action="store_true", help="also the SciFact check")
     ap.add_argument("--write", action="store_true", help="write the tables into RESULTS.md")
+    ap.add_argument("--judgments", type=Path, default=JUDGMENTS, help="the judgments to read")
     args = ap.parse_args()
     config = load_config(args.config)
-    judged = read_judgments()
+    source = args.judgments.resolve()
+    judged = read_judgments(source)
     rows = features(config, judged)
     queries = list(dict.fromkeys(q for q, _, _ in judged))
     relevant = sum(r["relevant"] for r in rows)
     info = machine_info()
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     body = (
-        f"`.venv/bin/python bench/semantic_judged.py{' --scifact' if args.scifact else ''}` "
+        f"`.venv/bin/python bench/semantic_judged.py{' --scifact' if args.scifact else ''}"
+        f"{'' if source == JUDGMENTS.resolve() else ' --judgments ' + str(args.judgments)}` "
         f"({stamp}, revision {info['revision']}, load {load_average()}): {len(rows)} judged "
         f"semantic-only matches of {len(queries)} queries ({relevant} relevant, "
-        f"{relevant / len(rows):.0%}), from {JUDGMENTS.relative_to(ROOT)}.\n\n"
+        f"{relevant / len(rows):.0%}), from {source.relative_to(ROOT)}.\n\n"
         + precision_tables(rows)
-        + "\n\nTotals by `[search] semantic_zscore`:\n\n"
-        + totals(config, queries)
     )
+    held_out = source != JUDGMENTS.resolve()
+    if held_out:
+        body += "\n\nTotals under the default rules:\n\n" + sorted_totals(config, queries)
+    else:
+        body += "\n\nTotals by `[search] semantic_zscore`:\n\n" + totals(config, queries)
     if args.scifact:
         body += "\n\n" + scifact()
-    publish("semantic-judged", body, args.write)
+    publish("semantic-judged-heldout" if held_out else "semantic-judged", body, args.write)
 
 
 if __name__ == "__main__":
