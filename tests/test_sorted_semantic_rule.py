@@ -18,7 +18,7 @@ import pytest
 from lxml import etree
 
 from papersift.core.config import Config
-from papersift.engine.results import Mode, SearchRequest, SearchResult
+from papersift.engine.results import SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine, open_engine
 from tests.search_checks import exact_cosines, zscore_cut
 
@@ -37,6 +37,13 @@ def every_id(engine: SearchEngine, request: SearchRequest) -> tuple[SearchResult
         hits += engine.search(dataclasses.replace(request, page=page)).hits
     docids = [engine.data.store.docid_of(h.paper.arxiv_id) for h in hits]
     return first, [d for d in docids if d is not None]
+
+
+def both_orders(engine: SearchEngine, query: str) -> tuple[list[int], SearchResult, list[int]]:
+    """Hybrid's docids in relevance order, and its answer and docids sorted newest first."""
+    _, relevance = every_id(engine, SearchRequest(query, mode="hybrid", page_size=100))
+    dated, by_date = every_id(engine, SearchRequest(query, mode="hybrid", sort="newest"))
+    return relevance, dated, by_date
 
 
 def left_out(result: SearchResult) -> int:
@@ -103,7 +110,7 @@ def configured(built_config: Config) -> Iterator[dict[str, SearchEngine]]:
         "zero": dataclasses.replace(search, semantic_zscore=0.0),
     }
     engines = {
-        name: open_engine(dataclasses.replace(built_config, search=dataclasses.replace(s)))
+        name: open_engine(dataclasses.replace(built_config, search=s))
         for name, s in variants.items()
     }
     yield engines
@@ -114,9 +121,7 @@ def configured(built_config: Config) -> Iterator[dict[str, SearchEngine]]:
 def test_the_setting_at_the_relevance_rules_zscore_changes_nothing(
     configured: dict[str, SearchEngine],
 ) -> None:
-    engine = configured["off"]
-    _, relevance = every_id(engine, SearchRequest(QUERY, mode="hybrid", page_size=100))
-    dated, by_date = every_id(engine, SearchRequest(QUERY, mode="hybrid", sort="newest"))
+    relevance, dated, by_date = both_orders(configured["off"], QUERY)
     assert set(by_date) == set(relevance) and left_out(dated) == 0
 
 
@@ -125,11 +130,9 @@ def test_left_out_count_when_not_every_keyword_match_is_fetched(
 ) -> None:
     engine = configured["few"]
     query = "language"
-    mode: Mode = "hybrid"
     keyword = engine.search(SearchRequest(query, mode="keyword"))
     assert keyword.total > 20  # more than hybrid fetches (twice the candidates)
-    _, relevance = every_id(engine, SearchRequest(query, mode=mode, page_size=100))
-    dated, by_date = every_id(engine, SearchRequest(query, mode=mode, sort="newest"))
+    relevance, dated, by_date = both_orders(engine, query)
     expected, near = expected_sorted_set(
         engine, query, relevance, built_config.search.semantic_zscore_sorted
     )
@@ -140,9 +143,7 @@ def test_left_out_count_when_not_every_keyword_match_is_fetched(
 def test_left_out_count_when_relevance_order_has_no_zscore_rule(
     configured: dict[str, SearchEngine],
 ) -> None:
-    engine = configured["zero"]
-    _, relevance = every_id(engine, SearchRequest(QUERY, mode="hybrid", page_size=100))
-    dated, by_date = every_id(engine, SearchRequest(QUERY, mode="hybrid", sort="newest"))
+    relevance, dated, by_date = both_orders(configured["zero"], QUERY)
     assert set(by_date) < set(relevance)
     assert left_out(dated) == len(relevance) - dated.total
 
