@@ -418,6 +418,8 @@ class DataDir(LexicalSync):
         self.manifest = data
 
     def close(self) -> None:
+        if self._vectors is not None:  # its graph check reads the store: let it finish
+            self._vectors.wait_checked(timeout=30)
         self.lexical.close_writer()
         self.store.close()
 

@@ -110,7 +110,13 @@ def test_serve_summarises_the_vectors_before_the_first_search(data: DataDir) -> 
     assert config.search.semantic_zscore > 0
     _warm_up(data, config)
     assert data.vectors._background is not None
-    off = dataclasses.replace(config, search=dataclasses.replace(config.search, semantic_zscore=0))
-    other = DataDir(off)
-    _warm_up(other, off)
-    assert other.vectors._background is None  # not asked for
+    search = config.search
+    # Hybrid sorted by date has its own z-score rule (semantic_zscore_sorted).
+    sorted_only = dataclasses.replace(search, semantic_zscore=0)
+    off = dataclasses.replace(sorted_only, semantic_zscore_sorted=0)
+    for searching, wanted in ((sorted_only, True), (off, False)):
+        other_config = dataclasses.replace(config, search=searching)
+        other = DataDir(other_config)
+        _warm_up(other, other_config)
+        assert (other.vectors._background is not None) is wanted
+        other.close()
