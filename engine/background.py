@@ -43,6 +43,13 @@ class Background:
         return float(self.mean @ q), math.sqrt(max(variance, 0.0))
 
 
+def similarity_cut(background: tuple[float, float], zscore: float) -> float | None:
+    """The similarity ``zscore`` standard deviations above a query's mean (``background``:
+    ``Background.of``), which the semantic rule asks of a match; None: no such rule (0)."""
+    mean, spread = background
+    return mean + zscore * spread if zscore > 0 else None
+
+
 def summarise(vectors: FloatArray) -> Background | None:
     """The ``Background`` of these vectors (rows); None for fewer than ``MIN_VECTORS``."""
     n = len(vectors)

@@ -319,8 +319,7 @@ def meaning_left_out(looser: Ranking, held: npt.NDArray[np.int64], lex: LexicalI
     hand, not matched by ``unfetched`` (the keyword side) either."""
     loose = looser.ids[~np.isin(looser.ids, held, kind="table")]
     if len(loose) and unfetched is not None:
-        found = keyword_members(lex, unfetched, loose.tolist(), ())
-        loose = np.setdiff1d(loose, np.fromiter(found, np.int64, len(found)))
+        return len(loose) - len(keyword_members(lex, unfetched, loose.tolist(), ()))
     return len(loose)
 
 

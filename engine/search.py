@@ -25,6 +25,7 @@ from papersift.core.config import Config
 from papersift.core.errors import QueryError
 from papersift.core.paper import parse_arxiv_id
 from papersift.engine import fusion
+from papersift.engine.background import similarity_cut
 from papersift.engine.catalog import Catalog
 from papersift.engine.datadir import DataDir
 from papersift.engine.facet_table import FacetTable
@@ -276,12 +277,11 @@ class SearchEngine(Catalog):
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
         background = self._background(qvec, plan)
-        cut = background[0] + plan.rule.zscore * background[1] if background else None
+        cut = similarity_cut(background, plan.rule.zscore) if background else None
         semantic = semantic_matches(candidates, plan.rule, reference, cut)
         looser = None  # the semantic matches under relevance order's rule, when stricter here
         if plan.relevance_zscore is not None and background is not None:
-            z = plan.relevance_zscore  # 0: relevance order has no z-score rule
-            loose_cut = background[0] + z * background[1] if z > 0 else None
+            loose_cut = similarity_cut(background, plan.relevance_zscore)
             looser = semantic_matches(candidates, plan.rule, reference, loose_cut)
         offset = (plan.request.page - 1) * plan.size
         sem_scores = candidates.scores.tolist()
