@@ -7,9 +7,11 @@ it (``engine.search``):
 * keyword: fielded clauses (``au:``, ``cat:``, ``ti:``, ``abs:``) and ``+`` clauses are all
   required, ``-`` clauses excluded, and the free words must match by
   ``minimum_should_match``: all of them up to ``all_up_to`` words, beyond that
-  ``fraction`` of them (rounded down), as Elasticsearch's ``"3<75%"``. Words joined by
-  ``OR`` count as one; stop words count for none (they may still add to the score).
-  Ranking still scores every matched word by BM25.
+  ``fraction`` of them (rounded down), as Elasticsearch's ``"3<75%"``; and a short query
+  (up to ``rarest_up_to`` words) may leave out only its commoner words, not its rarest (as
+  Meilisearch's "frequency" matching strategy drops the most frequent words first). Words
+  joined by ``OR`` count as one; stop words count for none (they may still add to the
+  score). Ranking still scores every matched word by BM25.
 * semantic: the nearest papers close enough in meaning: the best must reach a gate, and
   each one a floor, a band below the best (cosine similarity) and a z-score over the
   query's similarity to the whole corpus (``engine.background``);
@@ -56,12 +58,19 @@ class MatchRule:
     band: float = 0.0  # and a match must be within this of the best (0: no band)
     zscore: float = 0.0  # and this many standard deviations above the query's mean
     # similarity to the corpus (0: no such rule)
+    rarest_up_to: int = 0  # a query of up to this many free words that needs only some
+    # of them needs its rarest (0: no such rule)
 
     def required(self, n: int) -> int:
         """Free words (or OR groups) a paper must match out of ``n``."""
         if n <= self.all_up_to:
             return n
         return max(self.all_up_to, min(n, math.floor(n * self.fraction + 1e-9)))
+
+    def needs_rarest(self, n: int) -> bool:
+        """Whether a match to ``n`` free words must hold the rarest of them: when it may
+        leave some out, but no more than ``rarest_up_to`` words were asked."""
+        return 1 < self.required(n) < n <= self.rarest_up_to
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +158,13 @@ def keyword_query(
         if all(terms is not None for terms in clause_terms) else None
     )  # fmt: skip
     need = rule.required(len(free))
+    # Each free clause's postings (an OR group's add up), read only when some but not all
+    # clauses are required: the only case ``at_least`` may split or a rarest word applies.
+    sizes = (
+        [sum(lex.postings(words) for words in parts) for parts in free_parts]
+        if 1 < need < len(free) else []
+    )  # fmt: skip
+    rarest = rarest_clause(sizes) if rule.needs_rarest(len(free)) else None
     if not must and not free and not must_not:
         if not optional:
             return KeywordQuery(None, None, 0, 0, tuple(warnings))
@@ -163,13 +179,15 @@ def keyword_query(
             clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(either)))
         elif len(free) == 1:
             clauses.append((tantivy.Occur.Must, free[0]))
+        elif free and rarest is not None and minimum == need:
+            # The rarest word, and the rest of the count from the other words.
+            others = [i for i in range(len(free)) if i != rarest]
+            clauses.append((tantivy.Occur.Must, free[rarest]))
+            clauses.append((tantivy.Occur.Must, at_least(
+                [free[i] for i in others], [sizes[i] for i in others], minimum - 1,
+                [clause_terms[i] for i in others],
+            )))  # fmt: skip
         elif free:
-            # Each clause's postings (an OR group's add up), read only when some but not
-            # all clauses are required: the only case ``at_least`` may split.
-            sizes = (
-                [sum(lex.postings(words) for words in parts) for parts in free_parts]
-                if 1 < minimum < len(free) else []
-            )  # fmt: skip
             clauses.append((tantivy.Occur.Must, at_least(free, sizes, minimum, clause_terms)))
         if not clauses:  # only exclusions: everything else
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
@@ -180,6 +198,14 @@ def keyword_query(
     query = build(need)
     ranking = build(1) if need > 1 else query
     return KeywordQuery(query, ranking, len(free), need, tuple(warnings))
+
+
+def rarest_clause(sizes: Sequence[int]) -> int | None:
+    """The clause the fewest papers hold (``sizes``: each one's postings), of those any
+    paper holds: a word in no paper (a typo) is left to the count, not required; None when
+    every clause is such a word. The first of equals, in query order."""
+    held = [i for i, size in enumerate(sizes) if size > 0]
+    return min(held, key=sizes.__getitem__) if held else None
 
 
 def at_least(

@@ -92,12 +92,14 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
 
     cfg_rule = MatchRule(
         cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor, cfg.semantic_gate,
-        cfg.semantic_band, cfg.semantic_zscore,
+        cfg.semantic_band, cfg.semantic_zscore, cfg.match_rarest_up_to,
     )  # fmt: skip
     text, rule = request.query, cfg_rule
     if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
         text = _cut(text, cfg.max_query_length)
-        rule = replace(rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2))
+        rule = replace(
+            rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2), rarest_up_to=0
+        )
         warnings.append(
             f"a long text: searched for papers like it; the keyword side read its first "
             f"{len(text):,} of {len(request.query):,} characters, the model its first "
