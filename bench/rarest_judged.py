@@ -145,7 +145,8 @@ def main() -> None:
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     info = machine_info()
     text = (
-        f"`.venv/bin/python bench/rarest_judged.py` ({stamp}, revision {info['revision']}, "
+        f"`{' '.join(['.venv/bin/python bench/rarest_judged.py', *sys.argv[1:]])}` "
+        f"({stamp}, revision {info['revision']}, "
         f"load {load_average()}): the demo corpus, hybrid and keyword mode, newest first; "
         f"judgments {args.judgments.name}. Relevant among the newest {NEWEST} of every "
         f"query (hybrid): {summary}.\n\n{body}"
