@@ -154,23 +154,33 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
 SORT_NAMES = {"newest": "date, newest first", "oldest": "date, oldest first", "cited": "citations"}
 
 
-def meaning_only_note(sort: Sort, total: int, by_words: int | None) -> tuple[str, ...]:
-    """A note for a hybrid answer sorted other than by relevance when most of its papers
-    match by meaning only (``by_words`` of the ``total`` match the query's words by the
-    keyword rule; the others may hold some of them): sorted by date they are mixed in with
-    the rest, where relevance order would put them after, and in a corpus on one field they
-    can be hundreds (bench/RESULTS.md, session 27)."""
-    if by_words is None or sort == "relevance" or 2 * (total - by_words) <= total:
+def sorted_note(sort: Sort, total: int, by_words: int | None, left_out: int) -> tuple[str, ...]:
+    """One note for a hybrid answer sorted other than by relevance, saying what its order
+    hides (empty when nothing): that most of its papers match by meaning only (``by_words``
+    of the ``total`` match the query's words by the keyword rule; the others may hold some
+    of them), mixed in with the rest where relevance order would put them after (in a
+    corpus on one field they can be hundreds: bench/RESULTS.md, session 27); and that
+    ``left_out`` papers matching by meaning alone, less closely than ``[search]
+    semantic_zscore_sorted`` asks, are not listed (relevance order lists them)."""
+    if sort == "relevance":
         return ()
-    alone = total - by_words
-    if not by_words:
-        return (f"sorted by {SORT_NAMES[sort]}: none of these {total:,} papers matches the "
-                "query's words; they match by meaning only",)  # fmt: skip
-    return (
-        f"sorted by {SORT_NAMES[sort]}: {alone:,} of these {total:,} papers match by meaning "
-        f"only, mixed in with the {by_words:,} that match the query's words (keyword search "
-        "lists those alone)",
-    )
+    parts = []
+    if by_words is not None and 2 * (total - by_words) > total:
+        if not by_words:
+            parts.append(f"none of these {total:,} papers matches the query's words; they "
+                         "match by meaning only")  # fmt: skip
+        else:
+            parts.append(
+                f"{total - by_words:,} of these {total:,} papers match by meaning only, mixed "
+                f"in with the {by_words:,} that match the query's words (keyword search lists "
+                "those alone)"
+            )
+    if left_out > 0:
+        parts.append(
+            f"{left_out:,} more papers match by meaning alone, less closely than these "
+            "(relevance order lists them too)"
+        )
+    return (f"sorted by {SORT_NAMES[sort]}: " + "; ".join(parts),) if parts else ()
 
 
 def usable_mode(
@@ -209,18 +219,6 @@ def usable_mode(
     side = "semantic search" if mode == "semantic" else "the semantic side (weighed by it)"
     warnings.append(f"{state}: {side} covers {progress.line(running)}")
     return mode, progress.coverage
-
-
-def left_out_note(sort: Sort, left_out: int) -> tuple[str, ...]:
-    """A note for a hybrid answer sorted other than by relevance that left out ``left_out``
-    papers matching by meaning alone, less closely than ``[search] semantic_zscore_sorted``
-    asks (relevance order lists them)."""
-    if sort == "relevance" or left_out <= 0:
-        return ()
-    return (
-        f"sorted by {SORT_NAMES[sort]}: {left_out:,} more papers match by meaning alone, "
-        "less closely than these (relevance order lists them too)",
-    )
 
 
 def embedding_state(root: Path) -> tuple[str, bool]:

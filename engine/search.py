@@ -49,7 +49,7 @@ from papersift.engine.match import (
     meaning_left_out,
     semantic_matches,
 )
-from papersift.engine.plan import Plan, left_out_note, make_plan, meaning_only_note
+from papersift.engine.plan import Plan, make_plan, sorted_note
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.researcher_table import ResearcherTable
@@ -167,10 +167,7 @@ class SearchEngine(Catalog):
             hits, total, facets, reach = self._keyword(plan)
         else:
             hits, total, facets, reach, by_words, left_out = self._fused(plan)
-        warnings = (
-            *plan.warnings, *meaning_only_note(plan.sort, total, by_words),
-            *left_out_note(plan.sort, left_out),
-        )  # fmt: skip
+        warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out))
         return SearchResult(
             request=request,
             mode=plan.mode,

@@ -81,6 +81,7 @@ def test_date_sorted_hybrid_keeps_keyword_matches_and_close_ones_by_meaning(
     assert len(set(by_date) ^ expected) <= near
     assert set(by_date) < set(relevance)  # the rule leaves loose matches out ...
     assert left_out(dated) == len(relevance) - dated.total > 0  # ... and says how many
+    assert sum(w.startswith("sorted by") for w in dated.warnings) == 1  # in one note
     assert sum(f.count for f in dated.facets["years"]) == dated.total
     papers = engine.data.store.get(by_date)
     published = [papers[d].published for d in by_date]
