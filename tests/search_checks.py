@@ -1,20 +1,25 @@
 """Invariants every search answer must keep, whatever the query (for the fuzz-style tests),
 a recorder of the facet counts asked of Tantivy (for tests of which path counted), and the
-exact cosines of a query to every stored vector (for tests of the semantic match rule)."""
+exact cosines of a query to every stored vector (for tests of the semantic match rule), and
+an engine on the same directory with other search settings (for tests of a setting)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import pytest
 import tantivy
 
+from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.lexical_schema import FACETS
 from papersift.engine.results import FacetCount, SearchResult
-from papersift.engine.search import SearchEngine
+from papersift.engine.search import SearchEngine, open_engine
 
 
 def record_facet_counts(
@@ -70,3 +75,11 @@ def zscore_cut(cosines: Sequence[float], zscore: float) -> float:
     query's similarity to every paper: the semantic rule's background)."""
     values = np.asarray(cosines, np.float64)
     return float(values.mean() + zscore * values.std())
+
+
+@contextmanager
+def engine_with(config: Config, **search: Any) -> Iterator[SearchEngine]:
+    """An engine on ``config``'s data directory with these ``[search]`` settings changed."""
+    changed = dataclasses.replace(config, search=dataclasses.replace(config.search, **search))
+    with open_engine(changed) as engine:
+        yield engine

@@ -21,7 +21,8 @@ from papersift.engine.lexical import LexicalIndex
 from papersift.engine.match import MatchRule, keyword_query, rarest_clause
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import SearchRequest
-from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.search import SearchEngine
+from tests.search_checks import engine_with
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -63,10 +64,8 @@ def docids(engine: SearchEngine, ids: Sequence[str]) -> set[int]:
 
 @pytest.fixture(scope="module")
 def without_rule(built_config: Config) -> Iterator[SearchEngine]:
-    search = dataclasses.replace(built_config.search, match_rarest_up_to=0)
-    eng = open_engine(dataclasses.replace(built_config, search=search))
-    yield eng
-    eng.close()
+    with engine_with(built_config, match_rarest_up_to=0) as eng:
+        yield eng
 
 
 def test_the_sample_suits_the_query(engine: SearchEngine) -> None:
@@ -133,12 +132,8 @@ def test_longer_queries_keep_the_count_unless_configured(
     three = [[a, b, c] for i, a in enumerate(words) for j, b in enumerate(words[i + 1 :], i + 1)
              for c in words[j + 1 :]]  # fmt: skip
     assert got == matches(lex, " ".join(all_of(t) for t in three))
-    search = dataclasses.replace(built_config.search, match_rarest_up_to=5)
-    five = open_engine(dataclasses.replace(built_config, search=search))
-    try:
+    with engine_with(built_config, match_rarest_up_to=5) as five:
         narrowed = docids(five, every_id(five, SearchRequest(text, mode="keyword")))
-    finally:
-        five.close()
     assert narrowed == matches(lex, f'+"{RARE}" +({pairs_of(words[:-1])})') < got
 
 

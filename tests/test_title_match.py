@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterator
 
@@ -11,17 +10,16 @@ import pytest
 from papersift.core.config import Config
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, SearchRequest
-from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.search import SearchEngine
 from papersift.engine.title_match import put_first, title_phrase
+from tests.search_checks import engine_with
 
 
 @pytest.fixture(scope="module")
 def unpromoted(built_config: Config) -> Iterator[SearchEngine]:
     """The same index with the rule off (``title_phrase_max = 0``)."""
-    search = dataclasses.replace(built_config.search, title_phrase_max=0)
-    eng = open_engine(dataclasses.replace(built_config, search=search))
-    yield eng
-    eng.close()
+    with engine_with(built_config, title_phrase_max=0) as eng:
+        yield eng
 
 
 def cut(title: str, words: int = 4) -> str:
@@ -108,14 +106,10 @@ def test_every_title_match_comes_first_unless_there_are_too_many(
         assert first == holders, (mode, phrase)
         assert all(("title" in h.ranks) == (h.paper.arxiv_id in holders) for h in hits)
     # More holders than the limit: a topic, nothing is put first.
-    search = dataclasses.replace(built_config.search, title_phrase_max=len(holders) - 1)
-    strict = open_engine(dataclasses.replace(built_config, search=search))
-    try:
+    with engine_with(built_config, title_phrase_max=len(holders) - 1) as strict:
         for mode in ("keyword", "hybrid"):
             hits = strict.search(SearchRequest(phrase, mode=mode)).hits
             assert hits and all("title" not in h.ranks for h in hits), mode
-    finally:
-        strict.close()
 
 
 def test_filters_exclusions_and_sorts_are_kept(engine: SearchEngine) -> None:
