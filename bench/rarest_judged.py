@@ -21,7 +21,6 @@ was designed on) in keyword mode on a scale directory (``bench/scale_data.py``; 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import sys
 import time
@@ -33,6 +32,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench import scale_data
 from bench.common import ROOT, bench_config, load_average, machine_info, publish, table
+from bench.semantic_judged import read_judgments
 from papersift.core.config import Config
 from papersift.core.config_load import load_config
 from papersift.engine.results import Mode, SearchRequest
@@ -51,13 +51,12 @@ DEVELOPMENT = (
 )  # fmt: skip
 
 
-def read_judgments(path: Path) -> dict[str, dict[str, int]]:
-    """query -> arxiv id -> 1 (relevant) or 0."""
+def judged_by_query(path: Path) -> dict[str, dict[str, int]]:
+    """query -> arxiv id -> 1 (relevant) or 0 (``semantic_judged.read_judgments``'s file
+    format)."""
     judged: dict[str, dict[str, int]] = {}
-    with path.open(encoding="utf-8") as f:
-        rows = csv.DictReader((line for line in f if not line.startswith("#")), delimiter="\t")
-        for row in rows:
-            judged.setdefault(row["query"], {})[row["arxiv_id"]] = int(row["relevant"])
+    for query, arxiv_id, relevant in read_judgments(path):
+        judged.setdefault(query, {})[arxiv_id] = relevant
     return judged
 
 
@@ -139,7 +138,7 @@ def main() -> None:
     ap.add_argument("--write", action="store_true", help="write the tables into RESULTS.md")
     args = ap.parse_args()
     config = load_config(args.config)
-    judged = read_judgments(args.judgments)
+    judged = judged_by_query(args.judgments)
     on = config.search.match_rarest_up_to if args.up_to is None else args.up_to
     body, summary = judged_table(config, judged, on, 0 if on <= 4 else on - 1)
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())

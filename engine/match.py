@@ -179,7 +179,7 @@ def keyword_query(
             clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(either)))
         elif len(free) == 1:
             clauses.append((tantivy.Occur.Must, free[0]))
-        elif free and rarest is not None and minimum == need:
+        elif rarest is not None and minimum == need:
             # The rarest word, and the rest of the count from the other words.
             others = [i for i in range(len(free)) if i != rarest]
             clauses.append((tantivy.Occur.Must, free[rarest]))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterator
+from contextlib import ExitStack
+from typing import Any
 
 import httpx
 import pytest
@@ -19,8 +21,8 @@ from lxml import etree
 
 from papersift.core.config import Config
 from papersift.engine.results import SearchRequest, SearchResult
-from papersift.engine.search import SearchEngine, open_engine
-from tests.search_checks import exact_cosines, zscore_cut
+from papersift.engine.search import SearchEngine
+from tests.search_checks import engine_with, exact_cosines, zscore_cut
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -104,19 +106,16 @@ def configured(built_config: Config) -> Iterator[dict[str, SearchEngine]]:
     z-score (so it changes nothing), ``few`` with 10 candidates per retriever (more keyword
     matches than hybrid fetches: the left-out count asks Tantivy about the rest), ``zero``
     with no z-score rule in relevance order."""
-    search = built_config.search
-    variants = {
-        "off": dataclasses.replace(search, semantic_zscore_sorted=search.semantic_zscore),
-        "few": dataclasses.replace(search, candidates=10),
-        "zero": dataclasses.replace(search, semantic_zscore=0.0),
+    variants: dict[str, dict[str, Any]] = {
+        "off": {"semantic_zscore_sorted": built_config.search.semantic_zscore},
+        "few": {"candidates": 10},
+        "zero": {"semantic_zscore": 0.0},
     }
-    engines = {
-        name: open_engine(dataclasses.replace(built_config, search=s))
-        for name, s in variants.items()
-    }
-    yield engines
-    for eng in engines.values():
-        eng.close()
+    with ExitStack() as stack:
+        yield {
+            name: stack.enter_context(engine_with(built_config, **changes))
+            for name, changes in variants.items()
+        }
 
 
 def test_the_setting_at_the_relevance_rules_zscore_changes_nothing(
