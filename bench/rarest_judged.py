@@ -60,8 +60,9 @@ def judged_by_query(path: Path) -> dict[str, dict[str, int]]:
     return judged
 
 
-def with_rule(config: Config, up_to: int) -> Config:
-    search = dataclasses.replace(config.search, match_rarest_up_to=up_to, cache_size=0)
+def with_rule(config: Config, up_to: float, setting: str = "match_rarest_up_to") -> Config:
+    """``config`` with ``[search] setting`` at ``up_to`` and no result cache."""
+    search = dataclasses.replace(config.search, **{setting: up_to}, cache_size=0)
     return dataclasses.replace(config, search=search)
 
 
@@ -76,12 +77,13 @@ def newest(config: Config, queries: Iterable[str], mode: Mode) -> dict[str, tupl
 
 
 def judged_table(
-    config: Config, judged: dict[str, dict[str, int]], on: int, off: int = 0
-) -> tuple[str, str]:
+    config: Config, judged: dict[str, dict[str, int]], on: float, off: float = 0,
+    setting: str = "match_rarest_up_to",
+) -> tuple[str, str]:  # fmt: skip
     """The per-query table, and how many of all the newest tens are relevant, with the
-    rule at ``off`` (0: off) and at ``on``."""
+    rule (``[search] setting``) at ``off`` (0: off) and at ``on``."""
     runs = {
-        (up_to, mode): newest(with_rule(config, up_to), judged, mode)
+        (up_to, mode): newest(with_rule(config, up_to, setting), judged, mode)
         for up_to in (off, on) for mode in ("keyword", "hybrid")
     }  # fmt: skip
 

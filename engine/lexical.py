@@ -249,6 +249,16 @@ class LexicalIndex:
         ]  # fmt: skip
         return min(sizes, default=0)
 
+    def share(self, word: str) -> float:
+        """At least which share of papers hold ``word``: the largest over the default fields
+        of its document frequency (a word of several tokens: its rarest) over all papers."""
+        searcher = self.index.searcher()
+        counts = [
+            min(searcher.doc_freq(name, t) for t in tokens)
+            for name, tokens in self._field_tokens(word) if tokens
+        ]  # fmt: skip
+        return max(counts, default=0) / searcher.num_docs if searcher.num_docs else 0.0
+
     def _field_tokens(self, word: str) -> list[tuple[str, list[str]]]:
         """(field, tokens) of ``word`` as each default field analyses it."""
         return [(name, self._analyzers[name].analyze(word)) for name in DEFAULT_FIELDS]

@@ -26,6 +26,7 @@ from papersift.engine.match import (
     keyword_query,
 )
 from papersift.engine.query import Clause, ParsedQuery, parse_user_query
+from papersift.engine.rarer_words import RarerWords, rarer_words
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
 from papersift.engine.title_match import title_matches
 from papersift.engine.why import Evidence, filter_lines, query_words
@@ -61,6 +62,9 @@ class Plan:
     # Hybrid sorted other than by relevance: the z-score relevance order would use, where
     # ``rule`` holds the stricter one of ``[search] semantic_zscore_sorted`` (else None).
     relevance_zscore: float | None
+    # Sorted other than by relevance, a long query's stricter keyword matches
+    # (``engine.rarer_words``), which ``keyword.query`` then is; else None.
+    rarer: RarerWords | None
     researchers: tuple[ResearcherRef, ...]
     warnings: tuple[str, ...]
 
@@ -95,7 +99,9 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         cfg.semantic_band, cfg.semantic_zscore, cfg.match_rarest_up_to,
     )  # fmt: skip
     text, rule = request.query, cfg_rule
-    if len(text) > cfg.max_query_length:  # a pasted abstract: papers like this text
+    # A pasted abstract: papers like this text.
+    like_text = len(text) > cfg.max_query_length
+    if like_text:
         text = _cut(text, cfg.max_query_length)
         rule = replace(
             rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2), rarest_up_to=0
@@ -141,27 +147,45 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         # matches instead of below them: only close ones are listed (bench/RESULTS.md).
         relevance_zscore = rule.zscore
         rule = replace(rule, zscore=cfg.semantic_zscore_sorted)
+    rarer = None
+    if mode != "semantic" and sort != "relevance" and not like_text:
+        # Sorted by date, a loose match would sit beside the best ones: a long query's
+        # matches must hold its rarer words (bench/RESULTS.md, session 31).
+        rarer = rarer_words(lex, kq, rule, cfg.match_common_above_sorted)
+        kq = kq if rarer is None else replace(kq, query=rarer.query)
     titles: list[int] = []
     if sort == "relevance" and mode != "semantic":
         titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
     named = named_researchers(engine, parsed) if request.page == 1 else ()
     return Plan(
         request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict, constraint,
-        tuple(titles), share, relevance_zscore, named, tuple(warnings),
+        tuple(titles), share, relevance_zscore, rarer, named, tuple(warnings),
     )  # fmt: skip
 
 
 SORT_NAMES = {"newest": "date, newest first", "oldest": "date, oldest first", "cited": "citations"}
 
 
-def sorted_note(sort: Sort, total: int, by_words: int | None, left_out: int) -> tuple[str, ...]:
-    """One note for a hybrid answer sorted other than by relevance, saying what its order
-    hides (empty when nothing): that most of its papers match by meaning only (``by_words``
-    of the ``total`` match the query's words by the keyword rule; the others may hold some
-    of them), mixed in with the rest where relevance order would put them after (in a
-    corpus on one field they can be hundreds: bench/RESULTS.md, session 27); and that
-    ``left_out`` papers matching by meaning alone, less closely than ``[search]
-    semantic_zscore_sorted`` asks, are not listed (relevance order lists them)."""
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """What a list sorted other than by relevance leaves out that relevance order lists:
+    papers matching by meaning alone, less closely than ``[search] semantic_zscore_sorted``
+    asks, and papers holding fewer of a long query's rarer words (``engine.rarer_words``)."""
+
+    meaning: int = 0
+    words: int = 0
+
+
+def sorted_note(
+    sort: Sort, total: int, by_words: int | None, left_out: LeftOut, common: Sequence[str] = ()
+) -> tuple[str, ...]:
+    """One note for an answer sorted other than by relevance, saying what its order hides
+    (empty when nothing): that most of a hybrid answer's papers match by meaning only
+    (``by_words`` of the ``total`` match the query's words by the keyword rule; the others
+    may hold some of them), mixed in with the rest where relevance order would put them
+    after (in a corpus on one field they can be hundreds: bench/RESULTS.md, session 27);
+    and what ``left_out`` counts (``common``: the words that counted only after the
+    rarer ones)."""
     if sort == "relevance":
         return ()
     parts = []
@@ -175,11 +199,19 @@ def sorted_note(sort: Sort, total: int, by_words: int | None, left_out: int) -> 
                 f"in with the {by_words:,} that match the query's words (keyword search lists "
                 "those alone)"
             )
-    if left_out > 0:
-        parts.append(
-            f"{left_out:,} more papers match by meaning alone, less closely than these "
-            "(relevance order lists them too)"
+    more = []
+    if left_out.words > 0:
+        words = ", ".join(f"'{w}'" for w in common)
+        more.append(
+            f"{left_out.words:,} more papers match fewer of the query's rarer words, "
+            f"counting common ones ({words}) instead"
         )
+    if left_out.meaning > 0:
+        more.append(
+            f"{left_out.meaning:,} more papers match by meaning alone, less closely than these"
+        )
+    if more:
+        parts.append("; ".join(more) + " (relevance order lists them too)")
     return (f"sorted by {SORT_NAMES[sort]}: " + "; ".join(parts),) if parts else ()
 
 

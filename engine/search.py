@@ -49,9 +49,10 @@ from papersift.engine.match import (
     meaning_left_out,
     semantic_matches,
 )
-from papersift.engine.plan import Plan, make_plan, sorted_note
+from papersift.engine.plan import LeftOut, Plan, make_plan, sorted_note
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
+from papersift.engine.rarer_words import sorted_left_out
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
@@ -162,12 +163,16 @@ class SearchEngine(Catalog):
             return missing_result(request, mode, direct_id, size, start)
         plan = make_plan(self, request, size)
         by_words: int | None = None  # hybrid: the matches holding the query's words
-        left_out = 0  # hybrid sorted other than by relevance: loose matches by meaning
+        # Sorted other than by relevance: the looser matches by meaning and by words.
+        left_out = LeftOut()
         if plan.mode == "keyword":
+            loose = self._loose_count(plan)
             hits, total, facets, reach = self._keyword(plan)
+            left_out = LeftOut(words=loose.result() - total if loose else 0)
         else:
             hits, total, facets, reach, by_words, left_out = self._fused(plan)
-        warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out))
+        common = plan.rarer.common if plan.rarer is not None else ()
+        warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out, common))
         return SearchResult(
             request=request,
             mode=plan.mode,
@@ -242,7 +247,7 @@ class SearchEngine(Catalog):
             self.facet_table.start()  # after the answer, as in _over_list
         return hits, total, facets, total
 
-    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int, int | None, int]:
+    def _fused(self, plan: Plan) -> tuple[list[Hit], int, Facets, int, int | None, LeftOut]:
         """Semantic and hybrid: the semantic list above the floor, in hybrid fused with the
         keyword candidates (both lists as retrieved, so the normalisation sees the same
         scores as without a floor) and cut to the match set. Then how many of the matches
@@ -270,6 +275,7 @@ class SearchEngine(Catalog):
                 # of them, the fused list is the match set and the facet table counts it,
                 # where Tantivy would evaluate the query again to count it.
                 lexical = self._pool.submit(lex.search, keyword_side, 2 * n)
+        loose_count = self._loose_count(plan) if hybrid else None
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
@@ -285,11 +291,12 @@ class SearchEngine(Catalog):
         if keyword_side is None or ranked is None:  # semantic
             evidence = plan.evidence((), sem_scores, background=background)
             answer = self._whole_list(semantic, plan, {"semantic": candidates}, evidence)
-            return *answer, None, 0
+            return *answer, None, LeftOut()
         rd, rs = ranked.result()
         # The keyword matches (the first ones), and whether they are all of them.
         if lexical is None:
             kd, every_match = rd, len(rd) < n
+            matched = len(kd)
         else:
             kd, _, matched = lexical.result()
             every_match = matched <= len(kd)
@@ -310,8 +317,17 @@ class SearchEngine(Catalog):
         fused = fused.then(matches[~np.isin(matches, fused.ids, kind="table")])
         fused = fused.put_first(plan.titles)
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
-        unfetched = None if every_match else keyword_side  # keyword matches not in hand
-        left_out = 0 if looser is None else meaning_left_out(looser, held, lex, unfetched)
+        # Keyword matches not in hand; with the rarer-words rule, relevance order's.
+        unfetched = None if every_match else keyword_side
+        if plan.rarer is not None and loose_count is not None:  # the rarer-words rule
+            out = looser.ids[~np.isin(looser.ids, held, kind="table")] if looser else EMPTY.ids
+            listed = semantic.ids[~np.isin(semantic.ids, matches, kind="table")]
+            more = loose_count.result() - matched
+            left_out = LeftOut(*sorted_left_out(lex, plan.keyword, plan.rarer, out, listed, more))
+        else:
+            left_out = LeftOut(
+                0 if looser is None else meaning_left_out(looser, held, lex, unfetched)
+            )
         if every_match:  # the list is the set, its keyword matches all in hand
             answer = self._whole_list(fused, plan, lists, evidence, set(kd))
             return *answer, len(matches), left_out
@@ -335,6 +351,14 @@ class SearchEngine(Catalog):
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         # More keyword matches than semantic candidates: they are most of the list.
         return hits, total, facets, total, None, left_out
+
+    def _loose_count(self, plan: Plan) -> Future[int] | None:
+        """Relevance order's keyword matches counted on the pool thread, when a list
+        sorted by date is stricter (``engine.rarer_words``); else None."""
+        if plan.rarer is None:
+            return None
+        lex = self.data.lexical
+        return self._pool.submit(lex.count, lex.combine(plan.rarer.loose, plan.filt))
 
     def _whole_list(
         self, matches: Ranking, plan: Plan, lists: dict[str, Ranking], evidence: Evidence,

@@ -16,7 +16,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
-from papersift.engine.plan import sorted_note
+from papersift.engine.plan import LeftOut, sorted_note
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
 from papersift.server.app import create_app
@@ -77,29 +77,29 @@ def test_no_note_when_the_words_are_most_of_it(engine: SearchEngine) -> None:
     [(10, 4, True), (10, 5, False), (10, 0, True), (0, 0, False), (10, None, False)],
 )
 def test_the_rule(total: int, by_words: int | None, shown: bool) -> None:
-    assert bool(sorted_note("newest", total, by_words, 0)) is shown
-    assert not sorted_note("relevance", total, by_words, 0)
+    assert bool(sorted_note("newest", total, by_words, LeftOut())) is shown
+    assert not sorted_note("relevance", total, by_words, LeftOut())
     if by_words == 0 and shown:
         assert (
             "none of these 10 papers matches the query's words"
-            in (sorted_note("cited", total, by_words, 0)[0])
+            in (sorted_note("cited", total, by_words, LeftOut())[0])
         )
 
 
 def test_one_note_says_both() -> None:
     """What a date-sorted answer's order hides is one note: the share by meaning only,
     then the looser matches left out (``[search] semantic_zscore_sorted``)."""
-    assert sorted_note("newest", 43, 11, 277) == (
+    assert sorted_note("newest", 43, 11, LeftOut(meaning=277)) == (
         "sorted by date, newest first: 32 of these 43 papers match by meaning only, mixed in "
         "with the 11 that match the query's words (keyword search lists those alone); 277 "
         "more papers match by meaning alone, less closely than these (relevance order lists "
         "them too)",
     )
-    assert sorted_note("oldest", 43, 30, 5) == (
+    assert sorted_note("oldest", 43, 30, LeftOut(meaning=5)) == (
         "sorted by date, oldest first: 5 more papers match by meaning alone, less closely "
         "than these (relevance order lists them too)",
     )
-    assert not sorted_note("relevance", 43, 11, 277)
+    assert not sorted_note("relevance", 43, 11, LeftOut(meaning=277))
 
 
 def _keyword_set(engine: SearchEngine, query: str) -> set[str]:

@@ -139,6 +139,17 @@ class SearchConfig:
         "often a detail: at 6 SciFact's hybrid recall drops, at 5 its keyword recall. 0: off.",
         minimum=0,
     )
+    match_common_above_sorted: float = setting(
+        0.2,
+        "Sorted by date or citations, a keyword match to a query of more free words than "
+        "`match_all_up_to` and `match_rarest_up_to` must hold its number of them among the "
+        "query's rarer words: a word more than this share of papers hold (such as 'using' "
+        "or 'over') counts only once the rarer ones run out. In those orders a loose match "
+        "sits beside the best ones, not below them (bench/RESULTS.md, session 31). Relevance "
+        "order keeps the plain count; 0: off.",
+        minimum=0.0,
+        maximum=1.0,
+    )
     semantic_floor: float = setting(
         0.2,
         "Cosine similarity a paper needs to the query to match it in semantic and hybrid "
