@@ -100,17 +100,20 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     )  # fmt: skip
     text, rule = request.query, cfg_rule
     # A pasted abstract: papers like this text.
-    like_text = len(text) > cfg.max_query_length
+    like_text = len(text) > cfg.max_query_length or len(text.split()) > cfg.like_text_words
     if like_text:
         text = _cut(text, cfg.max_query_length)
         rule = replace(
             rule, fraction=LIKE_TEXT_FRACTION, all_up_to=min(rule.all_up_to, 2), rarest_up_to=0
         )
+        tokens = engine.config.embedding.max_length
         warnings.append(
-            f"a long text: searched for papers like it; the keyword side read its first "
-            f"{len(text):,} of {len(request.query):,} characters, the model its first "
-            f"{engine.config.embedding.max_length} tokens"
-        )
+            "a long text: searched for papers like it; " + (
+                f"the keyword side read its first {len(text):,} of {len(request.query):,} "
+                f"characters, the model its first {tokens} tokens" if text is not request.query
+                else f"the model read its first {tokens} tokens"
+            )
+        )  # fmt: skip
     parsed = parse_user_query(rewrite_author_clauses(text))  # TeX, "Kégl, B."
     warnings.extend(parsed.warnings)
     if parsed.empty and text.strip():  # "(((", an emoji, a field with no value

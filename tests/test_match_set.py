@@ -532,6 +532,19 @@ def test_pasted_abstract_finds_its_paper(engine: SearchEngine) -> None:
     assert any("long text" in w and "first" in w for w in result.warnings)
 
 
+def test_a_short_pasted_abstract_is_a_text_too(engine: SearchEngine) -> None:
+    """Over ``like_text_words`` words, a text under ``max_query_length`` characters is
+    searched as papers like it: with half its words needed, little but itself matched."""
+    papers = engine.search(SearchRequest("", page_size=100)).hits
+    paper = next(h.paper for h in papers if 60 < len(h.paper.abstract.split()) < 120
+                 and len(h.paper.abstract) < 1000)  # fmt: skip
+    result = engine.search(SearchRequest(paper.abstract, mode="keyword"))
+    assert result.hits[0].paper.arxiv_id == paper.arxiv_id and result.total > 1
+    assert any(w.startswith("a long text: searched for papers like it") for w in result.warnings)
+    words = " ".join(paper.abstract.split()[:40])  # a long question stays a query
+    assert not any("long text" in w for w in engine.search(SearchRequest(words)).warnings)
+
+
 def test_cited_sort_without_citations_is_explained(engine: SearchEngine) -> None:
     result = engine.search(SearchRequest("learning", sort="cited", mode="keyword"))
     assert result.total > 0

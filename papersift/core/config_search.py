@@ -112,6 +112,13 @@ class SearchConfig:
         'abstract) is searched as "papers like this text", its keywords cut at this length.',
         minimum=1,
     )
+    like_text_words: int = setting(
+        50,
+        'A query of more words than this (a pasted abstract) is searched as "papers like '
+        'this text", as a longer one than `max_query_length` is: a paper matches with a '
+        "third of its words, not half. SciFact's claims have at most 39 words.",
+        minimum=1,
+    )
     max_text_length: int = setting(
         20000, "Longest text a search accepts at all, in characters.", minimum=1
     )
