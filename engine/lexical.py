@@ -249,15 +249,20 @@ class LexicalIndex:
         ]  # fmt: skip
         return min(sizes, default=0)
 
-    def share(self, word: str) -> float:
-        """At least which share of papers hold ``word``: the largest over the default fields
-        of its document frequency (a word of several tokens: its rarest) over all papers."""
+    def doc_freqs(self, word: str) -> dict[str, int]:
+        """How many papers hold ``word`` in each default field (a word of several tokens:
+        its rarest token's count; a field where it is no token: 0)."""
         searcher = self.index.searcher()
-        counts = [
-            min(searcher.doc_freq(name, t) for t in tokens)
-            for name, tokens in self._field_tokens(word) if tokens
-        ]  # fmt: skip
-        return max(counts, default=0) / searcher.num_docs if searcher.num_docs else 0.0
+        return {
+            name: min((searcher.doc_freq(name, t) for t in tokens), default=0)
+            for name, tokens in self._field_tokens(word)
+        }
+
+    def share(self, word: str) -> float:
+        """At least which share of papers hold ``word``: the largest of its counts in the
+        default fields over all papers."""
+        n = self.num_docs
+        return max(self.doc_freqs(word).values(), default=0) / n if n else 0.0
 
     def _field_tokens(self, word: str) -> list[tuple[str, list[str]]]:
         """(field, tokens) of ``word`` as each default field analyses it."""

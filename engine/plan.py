@@ -18,6 +18,7 @@ from papersift.engine.author_query import (
     name_key,
     rewrite_author_clauses,
 )
+from papersift.engine.lexical import LexicalIndex
 from papersift.engine.match import (
     GraphClause,
     KeywordQuery,
@@ -235,6 +236,12 @@ def usable_mode(
         if asked:
             warnings.append(f"{mode} search needs free text; searched by keywords")
         return "keyword", 1.0
+    if mode == "hybrid" and reads_as_name(engine.data.lexical, parsed):
+        warnings.append(
+            "the query reads as a name (authors hold its words more than titles and "
+            "abstracts do): searched by keywords, as the model does not know people"
+        )
+        return "keyword", 1.0
     if engine.data.vectors.size == 0:
         if writing(engine.data.root) is not None:
             warnings.append("the semantic index is still being built; searched by keywords")
@@ -331,6 +338,20 @@ def named_researchers(engine: SearchEngine, parsed: ParsedQuery) -> tuple[Resear
     found = engine.people.many(compatible_researchers(engine.data.store, name))
     best = sorted(found.values(), key=lambda r: (-r.papers, r.rid))[:NAMED_RESEARCHERS]
     return tuple(ResearcherRef(r.rid, r.name, r.papers) for r in best if r.papers > 0)
+
+
+def reads_as_name(lex: LexicalIndex, parsed: ParsedQuery) -> bool:
+    """Whether every word of a query of one to four plain words is held by more papers'
+    authors than titles and abstracts ("Lariviere", "V. Larivière"): the model does not
+    know people, so the papers nearest in meaning to a name are noise."""
+    clauses = parsed.clauses
+    if not 1 <= len(clauses) <= 4 or not all(c.free and not c.phrase for c in clauses):
+        return False
+    for word in (w for c in clauses for w in c.parts()):
+        held = lex.doc_freqs(word)
+        if held["au"] <= held["ti"] + held["abs"]:
+            return False
+    return True
 
 
 def _cut(text: str, limit: int) -> str:
