@@ -123,6 +123,10 @@ def _text(reply: bytes | str) -> str:
     return " ".join(text.split())
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _due(members: Members, user: str | None) -> list[Member]:
     if user:
         return [members.existing(user)]
@@ -142,7 +146,8 @@ def run_digests(
 ) -> DigestReport:
     """Send (or with ``dry_run`` describe) every due digest; see the module docstring.
 
-    ``say`` takes the per-member lines, ``show`` a dry run's would-be messages (default:
+    ``say`` takes the per-member lines, ``show`` a dry run's would-be messages, each after
+    the line naming its member ("... would send 3 papers in 1 section for ...:"; default:
     ``say``; both default to ``report.lines``)."""
     today = today or today_utc()
     report = DigestReport()
@@ -182,14 +187,17 @@ def run_digests(
             if dry_run:
                 token = unsubscribe_token(secret, member)
                 link = with_query(f"{base_url(config)}/digest/unsubscribe", {"t": token})
-                would_send(f"{member.email}: would send {digest.papers} papers in "
-                           f"{len(digest.sections)} sections for {window.label()}:")  # fmt: skip
+                papers = _count(digest.papers, "paper")
+                sections = _count(len(digest.sections), "section")
+                would_send(
+                    f"{member.email}: would send {papers} in {sections} for {window.label()}:"
+                )
                 would_send(digest_text(digest, base_url(config), link))
                 continue
             assert mailer is not None
             _send_one(subs, mailer, digest, config, secret)
             report.sent += 1
-            out(f"{member.email}: sent {digest.papers} papers for {window.label()}")
+            out(f"{member.email}: sent {_count(digest.papers, 'paper')} for {window.label()}")
     except MailError as exc:
         report.error = str(exc)  # the caller logs or prints it: one line per run
     finally:

@@ -11,18 +11,22 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from papersift import __version__
 from papersift.cli_args import (
+    add_harvest_window,
+    add_search_options,
+    common_options,
     config_of,
-    date_from,
-    date_to,
     full_date,
+    json_option,
     port_number,
     positive,
     print_json,
+    text_last,
 )
 from papersift.core.errors import PapersiftError
 
@@ -31,6 +35,8 @@ log = logging.getLogger("papersift")
 
 # Commands that write to the data directory: each holds its writer lock while it runs.
 WRITERS = frozenset({"import", "index", "harvest", "add", "reindex", "import-ror", "enrich"})
+# Commands whose positional is free text, which may begin with '-' (``text_last``).
+FREE_TEXT = ("search", "match-affiliation")
 
 
 # -- commands -----------------------------------------------------------------------------
@@ -44,6 +50,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     config = config_of(args)
     paths = [Path(p) for p in args.files]
     for p in paths:
+        if p.is_dir():
+            raise PapersiftError(f"{p} is a directory; name the snapshot files in it")
         if not p.is_file():
             raise PapersiftError(f"no such file: {p}")
 
@@ -129,6 +137,11 @@ def cmd_search(args: argparse.Namespace) -> int:
             page_size=args.page_size,
         )
         result = engine.search(request)
+    if not result.hits and result.page > 1:  # past the last page: say so, as the API does
+        from papersift.server.views import past_last
+
+        past = past_last(result, engine.config.search.max_window)
+        result = replace(result, warnings=(*result.warnings, past)) if past else result
     if args.json:
         print_json(cli_result(result))
         return 0
@@ -137,7 +150,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     first = (result.page - 1) * result.page_size
     for r in result.researchers:
         print(f"researcher: {r.name} ({r.papers} papers), /researchers/{r.rid}")
-    print(f"{result.total} results ({result.mode}, {result.took_ms:.1f} ms)")
+    results = "result" if result.total == 1 else "results"
+    print(f"{result.total} {results} ({result.mode}, {result.took_ms:.1f} ms)")
     from papersift.core.tex import plain_text  # pylatexenc: only when there are hits
 
     for i, hit in enumerate(result.hits, start=first + 1):
@@ -237,16 +251,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # -- parser -------------------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The ``papersift`` parser and each command's own, by name."""
     from papersift.engine.results import MODES, SORTS
 
     parser = argparse.ArgumentParser(
         prog="papersift", description="Self-hostable hybrid search engine for research papers."
     )
     parser.add_argument("--version", action="version", version=f"papersift {__version__}")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--config", metavar="PATH", help="config file (default: ./config.toml)")
-    common.add_argument("-v", "--verbose", action="store_true", help="log more detail")
+    common = common_options()
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser(
@@ -255,9 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="import arXiv snapshot JSON-lines files",
         description="Import arXiv bulk-snapshot JSON lines (plain, .gz, .xz).",
     )
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a snapshot file (plain, .gz or .xz)")
     p.add_argument("--limit", type=positive, help="import at most N records per file")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    json_option(p)
     p.add_argument("--no-hint", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=cmd_import)
 
@@ -275,7 +288,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="embed on the Dask scheduler at ADDRESS (e.g. tcp://10.0.0.5:8786) instead of "
         "in this process; overrides [embedding] cluster",
     )
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_index)
 
     p = sub.add_parser(
@@ -284,20 +297,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="search the index",
         description="Search; the query syntax is in the README.",
     )
-    p.add_argument("query", help='words, "phrases", +must, -not, ti: au: abs: cat:, or an arXiv id')
-    p.add_argument("--mode", choices=MODES, help="default: [search] default_mode")
-    p.add_argument("--category", action="append", metavar="CAT", help="filter (repeatable)")
-    p.add_argument("--researcher", action="append", metavar="NAME", help="author filter")
-    p.add_argument("--from", dest="date_from", type=date_from, metavar="YYYY[-MM[-DD]]")
-    p.add_argument("--to", dest="date_to", type=date_to, metavar="YYYY[-MM[-DD]]")
-    p.add_argument("--sort", choices=SORTS, default="relevance")
-    p.add_argument("--page", type=positive, default=1)
-    p.add_argument("--page-size", type=positive)
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument(
+        "query",
+        help='words, "phrases", +must, -not (a leading - works: "-vision transformer"), '
+        "ti: au: abs: cat:, or an arXiv id",
+    )
+    add_search_options(p, MODES, SORTS)
+    json_option(p)
     p.set_defaults(func=cmd_search)
 
-    p = sub.add_parser("stats", parents=[common], help="corpus and index statistics")
-    p.add_argument("--json", action="store_true", help="print as JSON")
+    p = sub.add_parser(
+        "stats",
+        parents=[common],
+        help="corpus and index statistics",
+        description="Papers, embedding coverage and progress, researchers left to cluster, "
+        "dates and top categories; loads no model.",
+    )
+    json_option(p)
     p.set_defaults(func=cmd_stats)
 
     p = sub.add_parser(
@@ -317,10 +333,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Harvest from [harvest] url; resumes an interrupted run, then embeds.",
     )
     p.add_argument("--url", help="OAI-PMH endpoint (default: [harvest] url)")
-    p.add_argument("--from", dest="date_from", type=full_date, metavar="YYYY-MM-DD")
-    p.add_argument("--until", type=full_date, metavar="YYYY-MM-DD")
+    add_harvest_window(p)
     p.add_argument("--no-embed", action="store_true", help="leave the embedding backlog")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_harvest)
 
     p = sub.add_parser(
@@ -331,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("ids", nargs="+", metavar="ID", help="arXiv ids such as 2401.10241")
     p.add_argument("--no-embed", action="store_true", help="leave the embedding backlog")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_add)
 
     from papersift import maintenance_cli
@@ -346,12 +361,13 @@ def build_parser() -> argparse.ArgumentParser:
     from papersift import digest_cli
 
     digest_cli.add_parser(sub, common, config_of, full_date)
-    return parser
+    return parser, sub.choices
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser, commands = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    args = parser.parse_args(text_last(argv, {c: commands[c] for c in FREE_TEXT}))
     # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

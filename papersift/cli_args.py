@@ -1,23 +1,48 @@
-"""What the ``papersift`` commands share: the config a command line names, the argument
-types argparse checks (a bad value is argparse's one-line error) and JSON output."""
+"""What the ``papersift`` commands share: their common options and the config a command
+line names, the argument types argparse checks (a bad value is argparse's one-line error),
+the search and harvest options, free text that begins with '-', and JSON output."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 from papersift.core.config import Config
 from papersift.core.config_load import load_config
+from papersift.core.config_search import SearchConfig
+
+CONFIG_HELP = (
+    "config file (default: $PAPERSIFT_CONFIG, else ./config.toml if there is one, else the "
+    "built-in defaults); PAPERSIFT_<SECTION>_<KEY> variables override it"
+)
+JSON_HELP = "print the result as JSON"
+
+
+def common_options(*, nested: bool = False) -> argparse.ArgumentParser:
+    """``--config`` and ``-v``, as the parent parser of every command. ``nested`` (the
+    actions of ``papersift user``) leaves them out of the result when not given, so that
+    ``user --config X list`` keeps X: argparse lets an action's own default win."""
+    common = argparse.ArgumentParser(add_help=False)
+    config, verbose = (argparse.SUPPRESS, argparse.SUPPRESS) if nested else (None, False)
+    common.add_argument("--config", metavar="PATH", default=config, help=CONFIG_HELP)
+    common.add_argument("-v", "--verbose", action="store_true", default=verbose,
+                        help="log more detail")  # fmt: skip
+    return common
+
+
+def json_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
 def config_path(args: argparse.Namespace) -> str | None:
     """``--config``, else ``PAPERSIFT_CONFIG``, else ./config.toml if there is one (None:
-    the defaults)."""
-    path: str | None = args.config or os.environ.get("PAPERSIFT_CONFIG")
+    the defaults). An empty one counts as not given, as an empty variable usually does."""
+    path: str | None = args.config or os.environ.get("PAPERSIFT_CONFIG") or None
     if path is None and Path("config.toml").is_file():
         path = "config.toml"
     return path
@@ -72,6 +97,109 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a whole number >= 1: {text!r}")
     return value
+
+
+def text_last(argv: Sequence[str], commands: Mapping[str, argparse.ArgumentParser]) -> list[str]:
+    """``argv`` with the free text of one of ``commands`` moved behind ``--`` when it begins
+    with '-' and is none of that command's options: ``search "-vision transformer"`` (the
+    query syntax's exclusion) is then the query, where argparse would take ``-vision`` for
+    ``-v`` with a value. Options before it are left as they are."""
+    args = list(argv)
+    at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    if at is None or args[at] not in commands:
+        return args
+    options = commands[args[at]]._option_string_actions
+    flags = {name[1] for name, a in options.items() if len(name) == 2 and a.nargs == 0}
+    i = at + 1
+    while i < len(args):
+        arg = args[i]
+        if arg == "--" or not arg.startswith("-") or arg == "-":
+            return args  # the text comes as it is, or argparse reads the rest
+        name = arg.partition("=")[0]
+        action = options.get(name)
+        if action is None and name.startswith("--"):  # argparse's abbreviations: --page-s
+            close = {id(a): a for o, a in options.items() if o.startswith(name)}
+            action = next(iter(close.values())) if len(close) == 1 else None
+        if arg.startswith("--") or action is not None or set(arg[1:]) <= flags:
+            # An option (argparse says so if it is unknown or ambiguous); skip its value.
+            takes_value = action is not None and action.nargs != 0 and "=" not in arg
+            i += 2 if takes_value else 1
+            continue
+        return [*args[:i], *args[i + 1 :], "--", arg]
+    return args
+
+
+def add_search_options(
+    p: argparse.ArgumentParser, modes: Sequence[str], sorts: Sequence[str]
+) -> None:
+    """``search``'s filters, order and paging, with the defaults of the settings they
+    fall back on."""
+    d = SearchConfig()
+    p.add_argument(
+        "--mode", choices=modes, help=f"default: [search] default_mode ({d.default_mode})"
+    )
+    p.add_argument(
+        "--category",
+        action="append",
+        metavar="CAT",
+        help="only papers in CAT, in any case; an archive such as cs matches all cs.* "
+        "(repeatable: papers in any of them)",
+    )
+    p.add_argument(
+        "--researcher",
+        action="append",
+        metavar="NAME",
+        help="only papers by NAME, compared as au: compares names (repeatable: by all of them)",
+    )
+    p.add_argument(
+        "--from",
+        dest="date_from",
+        type=date_from,
+        metavar="YYYY[-MM[-DD]]",
+        help="published on or after this date (a year or month: from its first day)",
+    )
+    p.add_argument(
+        "--to",
+        dest="date_to",
+        type=date_to,
+        metavar="YYYY[-MM[-DD]]",
+        help="published on or before this date (a year or month: to its last day)",
+    )
+    p.add_argument("--sort", choices=sorts, default="relevance", help="default: %(default)s")
+    p.add_argument(
+        "--page",
+        type=positive,
+        default=1,
+        metavar="N",
+        help="page of results, from 1 (default: %(default)s); page x page size may "
+        f"not pass [search] max_window ({d.max_window})",
+    )
+    p.add_argument(
+        "--page-size",
+        type=positive,
+        metavar="N",
+        help=f"results per page (default: [search] page_size, {d.page_size}; at most "
+        f"[search] max_page_size, {d.max_page_size})",
+    )
+
+
+def add_harvest_window(p: argparse.ArgumentParser) -> None:
+    """``harvest --from/--until``: the days whose changes to ask the source for."""
+    p.add_argument(
+        "--from",
+        dest="date_from",
+        type=full_date,
+        metavar="YYYY-MM-DD",
+        help="records changed on or after this day (default: where the last run ended; the "
+        "first time, the newest paper's update)",
+    )
+    p.add_argument(
+        "--until",
+        type=full_date,
+        metavar="YYYY-MM-DD",
+        help="records changed on or before this day (default: up to now; a run with --until "
+        "leaves where the next one starts as it was)",
+    )
 
 
 def print_json(data: Any) -> None:

@@ -1,8 +1,10 @@
 """``papersift digest [--dry-run] [--user EMAIL] [--date YYYY-MM-DD]``: the e-mail digests.
 
 Sends now what the ``digest`` job of ``serve`` sends on its schedule (each member's window
-once), or with ``--dry-run`` prints what would be sent (notes on stderr), sending and
-recording nothing.
+once), or with ``--dry-run`` prints what would be sent, sending and recording nothing: on
+stdout each would-be message under a line naming its member ("EMAIL: would send 3 papers in
+1 section for WINDOW:"); on stderr the notes and the other per-member lines (nothing new,
+already sent, not confirmed).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ def cmd_digest(args: argparse.Namespace, config: Config) -> int:
 
     if not (config.data_dir / "members.sqlite").is_file():
         raise PapersiftError(f"no accounts in {config.data_dir}; add one with `papersift user add`")
-    # A dry run's output is the would-be messages (`--dry-run > out.txt`); its per-member
-    # lines are notes. A real run's per-member lines are its output.
+    # A dry run's output is the would-be messages, each under the line naming its member
+    # (`--dry-run > out.txt`); its other per-member lines are notes. A real run's per-member
+    # lines are its output.
     say = _note if args.dry_run else print
     with open_engine(config) as engine:
         report = run_digests(engine, config, today=args.date, user=args.user,
@@ -60,7 +63,11 @@ def add_parser(
         help="send members' e-mail digests now (or --dry-run: print them)",
         description="Send each member's daily or weekly digest for its last window, once.",
     )
-    p.add_argument("--dry-run", action="store_true", help="print what would be sent; send nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the messages that would be sent on stdout (the notes on stderr); send nothing",
+    )
     p.add_argument("--user", metavar="EMAIL", help="only this member")
     p.add_argument(
         "--date", type=date_type, metavar="YYYY-MM-DD",

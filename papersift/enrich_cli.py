@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from papersift.cli_args import config_of, positive, print_json
+from papersift.cli_args import config_of, json_option, positive, print_json
 from papersift.core.errors import PapersiftError
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.indexer.enrich_run import enrich_files, enrich_online
 
+    _ids_or_files(args.ids or (), args.from_file or ())
     data = DataDir(config_of(args), create=False)
     requests = cached = 0
     try:
@@ -41,6 +42,17 @@ def cmd_enrich(args: argparse.Namespace) -> int:
         extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
         print(report.line() + extra)
     return 0
+
+
+def _ids_or_files(ids: Sequence[str], files: Sequence[str]) -> None:
+    """One of the two: ids beside ``--from-file`` were checked, then ignored, and an id after
+    it was read as a file ("no such file: 2401.10241")."""
+    from papersift.core.paper import parse_arxiv_id
+
+    stray = [f for f in files if not Path(f).exists() and parse_arxiv_id(f)]
+    if files and (ids or stray):
+        named = f" ({stray[0]!r} is an arXiv id, not a file)" if stray else ""
+        raise PapersiftError(f"give either arXiv ids or --from-file FILE..., not both{named}")
 
 
 def _check_ids(data: DataDir, ids: Sequence[str]) -> None:
@@ -67,6 +79,8 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
 
     config = config_of(args)
     path = Path(args.file)
+    if path.is_dir():
+        raise PapersiftError(f"{path} is a directory; name the ROR data file in it")
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
     skipped: list[str] = []
@@ -117,8 +131,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         help="import the ROR registry (institutions)",
         description="Import a ROR schema v2 dump (JSON lines or JSON array, plain or .gz).",
     )
-    p.add_argument("file", metavar="FILE")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument("file", metavar="FILE", help="the ROR data dump, schema v2")
+    json_option(p)
     p.set_defaults(func=cmd_import_ror)
 
     p = sub.add_parser(
@@ -128,8 +142,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Match TEXT (as a paper prints an affiliation) against the imported ROR "
         "registry with the matcher enrichment uses; no match rather than a wrong one.",
     )
-    p.add_argument("text", metavar="TEXT")
-    p.add_argument("--json", action="store_true", help="print the match and reasons as JSON")
+    p.add_argument(
+        "text",
+        metavar="TEXT",
+        help='the affiliation, e.g. "Dept. of Physics, University of Oxford, UK" (quoted)',
+    )
+    json_option(p)
     p.set_defaults(func=cmd_match_affiliation)
 
     p = sub.add_parser(
@@ -140,7 +158,13 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "(cached), or read saved work JSON with --from-file.",
     )
     p.add_argument("ids", nargs="*", metavar="ID", help="only these arXiv ids (default: all)")
-    p.add_argument("--from-file", nargs="+", metavar="FILE", help="saved OpenAlex/S2 JSON")
+    p.add_argument(
+        "--from-file",
+        nargs="+",
+        metavar="FILE",
+        help="read saved OpenAlex work / Semantic Scholar paper JSON instead of asking (not "
+        "with IDs)",
+    )
     p.add_argument("--limit", type=positive, help="ask about at most N papers")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_enrich)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papersift.cli_args import config_of, config_path, print_json
+from papersift.cli_args import config_of, config_path, json_option, print_json
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -68,7 +68,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
             "keyword index as one segment."
         ),
     )
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_reindex)
 
     p = sub.add_parser(
@@ -78,7 +78,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Read-only health checks; exit status 1 if any check FAILs.",
     )
     p.add_argument("--fix", action="store_true", help="first do the safe repairs (server stopped)")
-    p.add_argument("--json", action="store_true", help="print the checks as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser(
@@ -88,5 +88,5 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Copy store, indexes, vectors and manifest into DEST (a new folder).",
     )
     p.add_argument("dest", metavar="DEST", help="a folder that does not exist yet")
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    json_option(p)
     p.set_defaults(func=cmd_backup)

@@ -16,8 +16,15 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from papersift.cli_args import common_options, json_option
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError
+
+# A generated password stays valid until the member changes it (engine.members: MIN_PASSWORD).
+PASSWORD = (
+    " (valid until the member changes it at /account), or with --password-stdin read one of "
+    "at least 10 characters"
+)
 
 
 def _members(config: Config) -> Any:
@@ -104,26 +111,44 @@ def cmd_user(args: argparse.Namespace, config: Config) -> int:
 def add_parser(
     sub: Any, common: argparse.ArgumentParser, config_of: Callable[[argparse.Namespace], Config]
 ) -> None:
-    p = sub.add_parser(  # ``common`` goes on each action: argparse lets a nested default win
+    """``user`` and its actions; ``--config`` and ``-v`` work before the action or after it."""
+    p = sub.add_parser(
         "user",
+        parents=[common],
         help="add, list, confirm, remove lab members' accounts or reset a password",
         description="Manage the accounts members sign in with (see /signin).",
     )
+    own = common_options(nested=True)  # on each action too, without undoing the above
     acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    a = acts.add_parser("add", parents=[common], help="create an account")
-    a.add_argument("email", metavar="EMAIL")
+    a = acts.add_parser(
+        "add",
+        parents=[own],
+        help="create an account (prints a generated password)",
+        description=f"Create an account and print a generated password{PASSWORD}.",
+    )
+    a.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
     a.add_argument("--name", help="the member's name")
     a.add_argument("--researcher", type=int, metavar="ID", help="their researcher profile id")
-    r = acts.add_parser("reset", parents=[common], help="set a new password")
-    r.add_argument("email", metavar="EMAIL")
-    for q in (a, r):
-        q.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
-    c = acts.add_parser(
-        "confirm", parents=[common], help="confirm a signed-up address without its mailed link"
+    r = acts.add_parser(
+        "reset",
+        parents=[own],
+        help="set a new password (prints a generated one); ends their sessions",
+        description=f"Set a new password and print it{PASSWORD}; the account's sessions end.",
     )
-    c.add_argument("email", metavar="EMAIL")
-    d = acts.add_parser("remove", parents=[common], help="delete an account and its library")
-    d.add_argument("email", metavar="EMAIL")
-    ls = acts.add_parser("list", parents=[common], help="list the accounts")
-    ls.add_argument("--json", action="store_true", help="print them as JSON")
+    r.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
+    for q in (a, r):
+        q.add_argument(
+            "--password-stdin",
+            action="store_true",
+            help="read the password (at least 10 characters) from one line of standard input "
+            "instead of printing a generated one",
+        )
+    c = acts.add_parser(
+        "confirm", parents=[own], help="confirm a signed-up address without its mailed link"
+    )
+    c.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
+    d = acts.add_parser("remove", parents=[own], help="delete an account and its library")
+    d.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
+    ls = acts.add_parser("list", parents=[own], help="list the accounts")
+    json_option(ls)
     p.set_defaults(func=lambda args: cmd_user(args, config_of(args)))

@@ -133,7 +133,7 @@ def test_a_dry_run_prints_only_the_digests_on_stdout(
     out, err = capsys.readouterr()
     lines = out.rstrip("\n").splitlines()
     assert lines[0].startswith("lee@lab.example: would send ") and lines[0].endswith(
-        "for 2026-06-29 to 2026-07-05:"
+        " in 1 section for 2026-06-29 to 2026-07-05:"  # one saved search; not "1 sections"
     )
     assert lines[1] == "Weekly papers for Lee, 2026-06-29 to 2026-07-05"
     assert lines[-1].startswith("Unsubscribe: http://") and "/digest/unsubscribe?t=" in lines[-1]
