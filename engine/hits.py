@@ -14,7 +14,6 @@ from __future__ import annotations
 import html
 import math
 import re
-import time
 from collections.abc import Container, Mapping, Sequence
 
 import tantivy
@@ -23,7 +22,7 @@ from papersift.core.accents import accented
 from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
 from papersift.engine.highlight import FieldTerms, query_fields, snippet_html
-from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
+from papersift.engine.results import Hit
 from papersift.engine.why import (
     Evidence,
     Found,
@@ -85,34 +84,6 @@ def make_hits(
         why = explain(evidence, paper, ranks, found, match) if evidence is not None else None
         hits.append(Hit(paper, float(score), title_html, abstract_html, ranks, why))
     return hits
-
-
-def direct_result(
-    request: SearchRequest, mode: Mode, paper: Paper, size: int, start: float
-) -> SearchResult:
-    """The answer to a query that is one paper's arXiv id: that paper alone."""
-    title, abstract = snippets(paper, None)
-    hit = Hit(paper, 1.0, title, abstract, {})
-    facets = {
-        "categories": tuple(FacetCount(c, 1) for c in paper.categories),
-        "years": (FacetCount(str(paper.published.year), 1),),
-    }
-    took_ms = (time.perf_counter() - start) * 1000
-    page = (hit,) if request.page == 1 else ()
-    return SearchResult(request, mode, page, 1, request.page, size, facets, (), paper, took_ms)
-
-
-def missing_result(
-    request: SearchRequest, mode: Mode, arxiv_id: str, size: int, start: float
-) -> SearchResult:
-    """The answer to a query that is an arXiv id this index does not hold: nothing, said so."""
-    took_ms = (time.perf_counter() - start) * 1000
-    warning = f"arXiv:{arxiv_id} is not in this index (https://arxiv.org/abs/{arxiv_id})"
-    facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
-    return SearchResult(
-        request, mode, (), 0, request.page, size, facets, (warning,), None, took_ms,
-        missing_id=arxiv_id,
-    )  # fmt: skip
 
 
 class Highlight:

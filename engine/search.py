@@ -28,9 +28,10 @@ from papersift.engine import fusion
 from papersift.engine.background import similarity_cut
 from papersift.engine.catalog import Catalog
 from papersift.engine.datadir import DataDir
+from papersift.engine.direct import direct_answer
 from papersift.engine.facet_table import FacetTable
 from papersift.engine.graph import GraphCounts
-from papersift.engine.hits import direct_result, make_hits, missing_result
+from papersift.engine.hits import make_hits
 from papersift.engine.like_text import similar_to_text
 from papersift.engine.list_facets import (
     CATEGORIES_YEARS,
@@ -50,7 +51,6 @@ from papersift.engine.match import (
     semantic_matches,
 )
 from papersift.engine.plan import LeftOut, Plan, make_plan, sorted_note
-from papersift.engine.query import arxiv_id_in
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.rarer_words import sorted_left_out
 from papersift.engine.researcher_table import ResearcherTable
@@ -154,13 +154,10 @@ class SearchEngine(Catalog):
             )
         if len(request.query) > cfg.max_text_length:
             raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
-        direct_id = arxiv_id_in(request.query)
-        if direct_id is not None:
-            mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
-            paper = self.paper(direct_id)
-            if paper is not None:
-                return direct_result(request, mode, paper, size, start)
-            return missing_result(request, mode, direct_id, size, start)
+        mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
+        direct = direct_answer(self, request, mode, size, start)
+        if direct is not None:
+            return direct
         plan = make_plan(self, request, size)
         by_words: int | None = None  # hybrid: the matches holding the query's words
         # Sorted other than by relevance: the looser matches by meaning and by words.

@@ -252,6 +252,14 @@ class PaperStore(EmbeddedMarks):
             ).fetchone()
         return None if row is None else int(row[0])
 
+    def docid_of_doi(self, doi: str) -> int | None:
+        """The paper with this DOI (any case), if one has it."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT docid FROM papers WHERE doi = ? COLLATE NOCASE LIMIT 1", (doi,)
+            ).fetchone()
+        return None if row is None else int(row[0])
+
     def get(self, docids: Sequence[int]) -> dict[int, Paper]:
         """Papers by docid (missing ones are left out)."""
         out: dict[int, Paper] = {}

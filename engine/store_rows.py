@@ -36,6 +36,8 @@ CREATE INDEX IF NOT EXISTS papers_seq ON papers(seq);
 CREATE INDEX IF NOT EXISTS papers_text_hash ON papers(docid, text_hash);
 -- The embedding backlog goes newest first: walked from the top by (published, docid).
 CREATE INDEX IF NOT EXISTS papers_published ON papers(published);
+-- A query that is a DOI opens its paper (engine.direct); DOIs ignore case.
+CREATE INDEX IF NOT EXISTS papers_doi ON papers(doi COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS tombstones (docid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS embedded (
     docid INTEGER NOT NULL, model TEXT NOT NULL, text_hash TEXT NOT NULL,

@@ -1,0 +1,85 @@
+"""A query that names one paper: its arXiv id (bare, ``arXiv:``-prefixed or a URL) or its
+DOI (bare, ``doi:``-prefixed or a doi.org URL). The answer is that paper alone, which the
+search page opens, or an empty one that says the paper is not in this index.
+
+A user review pasted the DOI a paper page shows: as words it matched 309 unrelated papers.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+
+from papersift.core.paper import Paper
+from papersift.engine.catalog import Catalog
+from papersift.engine.hits import snippets
+from papersift.engine.query import arxiv_id_in
+from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
+
+# Crossref's pattern for modern DOIs (10.prefix/suffix), with the forms people paste.
+_DOI = re.compile(
+    r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(?P<doi>10\.\d{4,9}/\S+)$", re.IGNORECASE
+)
+
+
+ARXIV_DOI = "10.48550/arxiv."
+
+
+def doi_in(query: str) -> str | None:
+    """The DOI if the whole query is one, lowercased (DOIs ignore case)."""
+    m = _DOI.match(query.strip())
+    return m.group("doi").rstrip(".").lower() if m else None
+
+
+def direct_answer(
+    catalog: Catalog, request: SearchRequest, mode: Mode, size: int, start: float
+) -> SearchResult | None:
+    """The answer to a query that names one paper, or None when it names none."""
+    doi = doi_in(request.query)
+    # arXiv's own DOIs (10.48550/arXiv.2401.10241) name the paper by its id.
+    arxiv_id = arxiv_id_in(
+        doi[len(ARXIV_DOI) :] if doi and doi.startswith(ARXIV_DOI) else request.query
+    )
+    if arxiv_id is not None:
+        paper = catalog.paper(arxiv_id)
+        if paper is not None:
+            return direct_result(request, mode, paper, size, start)
+        warning = f"arXiv:{arxiv_id} is not in this index (https://arxiv.org/abs/{arxiv_id})"
+        return missing_result(request, mode, warning, size, start, arxiv_id)
+    if doi is not None:
+        docid = catalog.data.store.docid_of_doi(doi)
+        found = catalog.data.store.get([docid]) if docid is not None else {}
+        if docid in found:
+            return direct_result(request, mode, found[docid], size, start)
+        warning = f"no paper in this index has the DOI {doi} (https://doi.org/{doi})"
+        return missing_result(request, mode, warning, size, start)
+    return None
+
+
+def direct_result(
+    request: SearchRequest, mode: Mode, paper: Paper, size: int, start: float
+) -> SearchResult:
+    """The answer to a query that names one paper: that paper alone."""
+    title, abstract = snippets(paper, None)
+    hit = Hit(paper, 1.0, title, abstract, {})
+    facets = {
+        "categories": tuple(FacetCount(c, 1) for c in paper.categories),
+        "years": (FacetCount(str(paper.published.year), 1),),
+    }
+    took_ms = (time.perf_counter() - start) * 1000
+    page = (hit,) if request.page == 1 else ()
+    return SearchResult(request, mode, page, 1, request.page, size, facets, (), paper, took_ms)
+
+
+def missing_result(
+    request: SearchRequest, mode: Mode, warning: str, size: int, start: float,
+    arxiv_id: str | None = None,
+) -> SearchResult:  # fmt: skip
+    """The answer to a query that names a paper this index does not hold: nothing, said so
+    (``arxiv_id``: the id it named, if it was one)."""
+    took_ms = (time.perf_counter() - start) * 1000
+    facets: dict[str, tuple[FacetCount, ...]] = {"categories": (), "years": ()}
+    return SearchResult(
+        request, mode, (), 0, request.page, size, facets, (warning,), None, took_ms,
+        missing_id=arxiv_id,
+    )  # fmt: skip
