@@ -4,7 +4,9 @@
 Each format is written by a well-kept library of its own where PyPI has one: BibTeX by
 bibtexparser 2 (entries in the form arXiv suggests: ``@misc`` with ``eprint``,
 ``archivePrefix`` and ``primaryClass``), RIS by rispy; CSL-JSON is plain JSON (the schema
-of citeproc, Zotero and pandoc). Titles stay TeX as arXiv gives them, with braces balanced.
+of citeproc, Zotero and pandoc). BibTeX titles stay TeX as arXiv gives them (TeX is BibTeX's
+own markup), with braces balanced; RIS and CSL-JSON, which have no markup, get the text as
+Unicode (``\\'Etude`` -> ``Étude``, ``$\\alpha$`` -> ``α``), as the feeds do.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from bibtexparser.entrypoint import write_string
 from bibtexparser.library import Library
 
 from papersift.core.paper import Paper
+from papersift.core.tex import ascii_words, plain_text
 
 ARXIV_ABS = "https://arxiv.org/abs/"
 # format -> (media type, file extension)
@@ -74,11 +77,17 @@ def bibtex_fields(p: Paper) -> list[tuple[str, str]]:
 
 
 def bibtex_key(paper: Paper) -> str:
-    """``<first author's surname><year><first word of 4+ letters>``, ASCII letters only."""
-    last = paper.authors[0].name.split()[-1] if paper.authors else "arxiv"
-    last = re.sub(r"[^A-Za-z]", "", last).lower() or "arxiv"
-    word = next((w for w in re.findall(r"[A-Za-z]{4,}", paper.title)), "paper").lower()
-    return f"{last}{paper.published.year}{word}"
+    """``<first author's surname><year><first word of 4+ letters>``, in ASCII letters read
+    from the names and the title with their TeX and accents (``Soubeyran``, 2019,
+    ``Biblioth\\`eque ...`` -> ``soubeyran2019bibliotheque``)."""
+    surname = paper.authors[0].name.split()[-1] if paper.authors else ""
+    last = _NOT_LETTER.sub("", "".join(ascii_words(surname))) or "arxiv"
+    words = _KEY_WORD.findall(" ".join(ascii_words(paper.title)))
+    return f"{last}{paper.published.year}{words[0] if words else 'paper'}"
+
+
+_KEY_WORD = re.compile(r"[a-z]{4,}")
+_NOT_LETTER = re.compile(r"[^a-z]")
 
 
 def _unique_keys(papers: Sequence[Paper]) -> list[str]:
@@ -123,11 +132,11 @@ def to_ris(papers: Sequence[Paper]) -> str:
     for p in papers:
         rec: dict[str, object] = {
             "type_of_reference": "JOUR" if p.journal_ref else "GEN",
-            "title": " ".join(p.title.split()),
+            "title": plain_text(p.title),
             "authors": [_ris_name(a.name) for a in p.authors],
             "year": str(p.published.year),
             "date": p.published.strftime("%Y/%m/%d"),
-            "abstract": " ".join(p.abstract.split()),
+            "abstract": plain_text(p.abstract),
             "urls": [ARXIV_ABS + p.arxiv_id],
             "publisher": "arXiv",
             "id": f"arXiv:{p.arxiv_id}",
@@ -136,7 +145,7 @@ def to_ris(papers: Sequence[Paper]) -> str:
         if p.doi:
             rec["doi"] = p.doi
         if p.journal_ref:
-            rec["journal_name"] = " ".join(p.journal_ref.split())
+            rec["journal_name"] = plain_text(p.journal_ref)
         records.append(rec)
     text: str = rispy.dumps(records, implementation=_Ris)
     return text
@@ -160,10 +169,10 @@ def csl_item(p: Paper) -> dict[str, object]:
     item: dict[str, object] = {
         "id": f"arXiv:{p.arxiv_id}",
         "type": "article",
-        "title": " ".join(p.title.split()),
+        "title": plain_text(p.title),
         "author": names,
         "issued": {"date-parts": [[p.published.year, p.published.month, p.published.day]]},
-        "abstract": " ".join(p.abstract.split()),
+        "abstract": plain_text(p.abstract),
         "URL": ARXIV_ABS + p.arxiv_id,
         "number": p.arxiv_id,
         "publisher": "arXiv",
@@ -172,7 +181,7 @@ def csl_item(p: Paper) -> dict[str, object]:
     if p.doi:
         item["DOI"] = p.doi
     if p.journal_ref:
-        item["container-title"] = " ".join(p.journal_ref.split())
+        item["container-title"] = plain_text(p.journal_ref)
     return item
 
 

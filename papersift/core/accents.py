@@ -1,4 +1,5 @@
-"""TeX accents as the letters they make, and letters without their accents, for search.
+"""TeX accents as the letters they make, and letters without their accents, for search,
+name keys and URL slugs.
 
 arXiv's metadata writes accented letters in TeX: ``Schr\\"odinger``, ``Erd\\H{o}s``,
 ``Poincar\\'e``, ``{\\o}``. Indexed as they are, the tokenizer breaks the word at the
@@ -115,3 +116,21 @@ def fold_same_length(text: str) -> str:
     "ae", the ligature "ﬁ" -> "fi") this gives one, so "why this result" may miss such a
     word; search and highlighting use the index's own folding."""
     return text if text.isascii() else text.translate(FOLD_SAME_LENGTH)
+
+
+# Accents that NFKD splits off Latin, Greek and Cyrillic letters.  Not every combining
+# mark: the kana voicing marks (U+3099) must survive, or "が" would match "か".
+_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+# Letters that NFKD does not decompose.
+_FOLD = str.maketrans({
+    "ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "ß": "ss", "æ": "ae", "Æ": "AE", "œ": "oe",
+    "Œ": "OE", "đ": "d", "Đ": "D", "ı": "i", "þ": "th", "Þ": "Th", "ð": "d", "Ð": "D",
+})  # fmt: skip
+
+
+def strip_accents(text: str) -> str:
+    """``text`` without accents, ligatures and compatibility forms spelled out: ``Kégl`` ->
+    Kegl, ``Œuvre`` -> OEuvre, ``Straße`` -> Strasse, ``ﬁ`` -> fi, ``𝐡`` -> h. Other
+    scripts stay whole (Hangul and kana are recomposed)."""
+    text = unicodedata.normalize("NFKD", text.translate(_FOLD))
+    return unicodedata.normalize("NFC", _COMBINING.sub("", text))

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from papersift.core.accents import strip_accents
 from papersift.core.paper import Author
 
 __all__ = ["is_affiliation", "normalise_name", "parse_authors"]
@@ -30,30 +31,6 @@ _LETTER = re.compile(r"[^\W\d_]")
 _INITIAL_DASH = re.compile(r"(?<=\.) -(?=\w)")  # authors_parsed writes "C.-P." as "C. -P."
 
 _NON_ALNUM = re.compile(r"[\W_]+")
-# Accents that NFKD splits off Latin, Greek and Cyrillic letters.  Not every combining
-# mark: the kana voicing marks (U+3099) must survive, or "が" would match "か".
-_COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
-# Letters that NFKD does not decompose.
-_FOLD = str.maketrans(
-    {
-        "ø": "o",
-        "Ø": "O",
-        "ł": "l",
-        "Ł": "L",
-        "ß": "ss",
-        "æ": "ae",
-        "Æ": "AE",
-        "œ": "oe",
-        "Œ": "OE",
-        "đ": "d",
-        "Đ": "D",
-        "ı": "i",
-        "þ": "th",
-        "Þ": "Th",
-        "ð": "d",
-        "Ð": "D",
-    }
-)
 # Words that make an author-list piece an organisation (capitalised, whole words).
 _ORGANISATION = re.compile(
     r"\b(?:Universit(?:y|ät|é|à|eit|ad|at)|Univ\.|Institut(?:e|o)?|Istituto|Department|Dept\."
@@ -79,9 +56,7 @@ def normalise_name(name: str) -> str:
     """Matching key for a name: ``"Balázs Kégl"`` -> ``"balazs kegl"``, ``"C.-P. Yuan"``
     -> ``"c p yuan"``; a leading "the" of a collaboration is dropped."""
     if not name.isascii():
-        name = unicodedata.normalize("NFKD", name.translate(_FOLD))
-        # Recompose what is left so that Hangul and kana stay whole characters.
-        name = unicodedata.normalize("NFC", _COMBINING.sub("", name))
+        name = strip_accents(name)
     key = " ".join(_NON_ALNUM.sub(" ", name.casefold()).split())
     if key.startswith("the ") and _COLLECTIVE.search(key):
         key = key[4:]

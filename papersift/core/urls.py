@@ -3,32 +3,27 @@ links, and query strings (always encoded, so ``q="an & b"`` or ``q="a#b"`` survi
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from urllib.parse import urlencode
 
 from papersift.core.paper import Paper
+from papersift.core.tex import ascii_words
 
 SLUG_WORDS = 10  # a paper slug: the title's first words ...
 SLUG_CHARS = 80  # ... up to this many characters
 NAME_SLUG_WORDS = 8  # a researcher or institution slug
-_TEX_COMMAND = re.compile(r"\\[a-zA-Z]+")
-_WORD = re.compile(r"[a-z0-9]+")
 
 QueryValue = str | int | float | None
 Query = Mapping[str, QueryValue | Iterable[str]] | Iterable[tuple[str, QueryValue]]
 
 
 def slug(text: str, words: int = NAME_SLUG_WORDS, chars: int = SLUG_CHARS) -> str:
-    """``Zero Bubble $\\alpha$-Pipeline`` -> ``zero-bubble-alpha-pipeline``: ASCII words,
-    at most ``words`` of them and ``chars`` characters; "" when nothing Latin is left."""
-    if "\\" in text:
-        text = _TEX_COMMAND.sub(lambda m: " " + m.group(0)[1:] + " ", text)
-    if not text.isascii():  # a search page makes 24 slugs, a sitemap one per paper
-        text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    """``Biblioth\\`eque de la communaut\\'e`` -> ``bibliotheque-de-la-communaute``,
+    ``Zero Bubble $\\alpha$-Pipeline`` -> ``zero-bubble-alpha-pipeline``: the ASCII words of
+    the text with its TeX read (:func:`papersift.core.tex.ascii_words`), at most ``words``
+    of them and ``chars`` characters; "" when nothing Latin is left."""
     out = ""
-    for word in _WORD.findall(text.lower())[:words]:
+    for word in ascii_words(text)[:words]:
         candidate = f"{out}-{word}" if out else word
         if len(candidate) > chars:
             break
