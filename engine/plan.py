@@ -131,6 +131,10 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     graph = graph_clause(engine)
     kq = keyword_query(lex, parsed, rule, categories=categories, author=author, graph=graph)
     warnings.extend(kq.warnings)
+    unheld = [w for w in kq.free_words if w is not None and not lex.postings([w])]
+    if unheld and not like_text:  # most often a typo, which the model reads past
+        words = ", ".join(f"'{w}'" for w in dict.fromkeys(unheld))
+        warnings.append(f"no paper holds {words}: check the spelling")
     constraint = constraint_query(lex, parsed, categories=categories, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]

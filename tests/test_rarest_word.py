@@ -115,8 +115,13 @@ def test_a_word_no_paper_holds_is_not_the_one_required(engine: SearchEngine) -> 
     lex = engine.data.lexical
     assert rarest_clause([5, 0, 2, 9]) == 2 and rarest_clause([0, 0]) is None
     query = f"{COMMON[0]} {COMMON[1]} {RARE} xkqzvwp"
+    result = engine.search(SearchRequest(query, mode="keyword"))
     got = docids(engine, every_id(engine, SearchRequest(query, mode="keyword")))
     assert got == matches(lex, all_of([COMMON[0], COMMON[1], RARE])) != set()
+    # The answer names the word no paper holds, in any mode (hybrid reads past typos).
+    note = "no paper holds 'xkqzvwp': check the spelling"
+    assert note in result.warnings and note in engine.search(SearchRequest(query)).warnings
+    assert not any("no paper holds" in w for w in engine.search(SearchRequest(QUERY)).warnings)
 
 
 def test_longer_queries_keep_the_count_unless_configured(
