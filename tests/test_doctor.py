@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -171,16 +172,21 @@ def test_model_files_default_and_relative_to_the_config(tmp_path: Path) -> None:
     assert resolve_model_files(config) == (lab / "m" / "model.onnx", Path.home() / "tok.json")
 
 
-def test_model_without_tokenizer_fails_in_doctor_and_in_the_engine(
+def test_model_without_tokenizer_fails_at_load_in_doctor_and_in_the_engine(
     small: Config, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Refused when the config loads (doctor's config row, not after "config parses");
+    the engine still refuses a config built without the loader."""
     model = str(default_model_path())
-    config = make_config(small.base_dir, embedding={"model": model})  # same data directory
+    with pytest.raises(ConfigError, match="tokenizer must be set with model"):
+        make_config(small.base_dir, embedding={"model": model})  # same data directory
+    code, report = run_doctor(small, capsys)  # its config.toml, written before it was loaded
+    check = by_name(report)["config"]
+    assert code == 1 and check["status"] == "FAIL" and "tokenizer" in check["detail"]
+    assert len(report["checks"]) == 1
+    config = replace(small, embedding=replace(small.embedding, model=model))
     with pytest.raises(ConfigError, match="tokenizer"):
         resolve_model_files(config)
-    code, report = run_doctor(config, capsys)
-    check = by_name(report)["model"]
-    assert code == 1 and check["status"] == "FAIL" and "tokenizer" in check["detail"]
     data = DataDir(config, create=False)
     try:
         with pytest.raises(ConfigError, match="tokenizer"):
