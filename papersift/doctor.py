@@ -38,6 +38,9 @@ def config_check(path: str | None) -> Check:
 def diagnose(config: Config) -> list[Check]:
     """All checks of one data directory; a failed prerequisite skips what depends on it."""
     root = config.data_dir
+    if root.exists() and not root.is_dir():
+        detail = f"{root} is a file, not a folder"
+        return [Check("data directory", "FAIL", detail, "fix [data] dir / PAPERSIFT_DATA_DIR")]
     if not root.is_dir():
         return [
             Check(
