@@ -139,10 +139,7 @@ def store_unreadable(root: Path, exc: StoreUnreadable) -> Check:
 
 def check_researchers(root: Path, store: StoreFacts) -> Check:
     """Papers an import left for the backlog's identity clustering (``papersift index``)."""
-    try:
-        pending = identity_backlog(root)
-    except StoreUnreadable as exc:
-        return Check("researchers", "WARN", f"cannot read the identity state: {exc}")
+    pending = identity_backlog(root)  # StoreUnreadable: the store's row says it (diagnose)
     if pending:
         return Check(
             "researchers",
