@@ -24,7 +24,7 @@ import numpy as np
 
 from papersift import __version__
 from papersift.core.config import Config
-from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir
+from papersift.core.errors import IndexVersionError, PapersiftError, make_data_dir, not_a_folder
 from papersift.core.resources import demo_import_hint
 from papersift.engine.atomic import sweep_temp_files, write_json_atomic
 from papersift.engine.embed import Embedder, default_model_id
@@ -65,6 +65,26 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     return data
 
 
+def check_root(root: Path, *, create: bool) -> dict[str, Any] | None:
+    """The manifest of the data directory ``root``, or None for a new one (``create``);
+    creates nothing, so a command can check before it takes the writer lock. Raises the
+    one-line error for a file, a folder of something else, or no index (not ``create``)."""
+    if root.exists() and not root.is_dir():
+        raise not_a_folder(root)
+    manifest = read_manifest(root)
+    if manifest is None:
+        if root.exists() and any(p.name != LOCK_NAME for p in root.iterdir()):
+            raise IndexVersionError(
+                f"{root} holds files but no {MANIFEST}: it is not a papersift data "
+                f"directory (or was made by an older version); {_rebuild_hint(root)}"
+            )
+        if not create:
+            raise IndexVersionError(
+                f"no index at {root}; run `papersift import FILE...` first " + demo_import_hint()
+            )
+    return manifest
+
+
 def _rebuild_hint(root: Path) -> str:
     return (
         f"move {root} aside (or point PAPERSIFT_DATA_DIR at a new folder) and rebuild with "
@@ -83,18 +103,8 @@ class DataDir(LexicalSync):
         self.config = config
         self.graph_in_memory = graph_in_memory
         self.root = config.data_dir
-        manifest = read_manifest(self.root)
+        manifest = check_root(self.root, create=create)
         if manifest is None:
-            if self.root.exists() and any(p.name != LOCK_NAME for p in self.root.iterdir()):
-                raise IndexVersionError(
-                    f"{self.root} holds files but no {MANIFEST}: it is not a papersift data "
-                    f"directory (or was made by an older version); {_rebuild_hint(self.root)}"
-                )
-            if not create:
-                raise IndexVersionError(
-                    f"no index at {self.root}; run `papersift import FILE...` first "
-                    + demo_import_hint()
-                )
             make_data_dir(self.root)
             manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}
         version = manifest.get("schema_version")

@@ -27,7 +27,7 @@ from pathlib import Path
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 
-from papersift.core.errors import PapersiftError
+from papersift.core.errors import DataDirError, PapersiftError, not_writable, unwritable
 
 FILENAME = "members.sqlite"
 # 2: saved searches, follows, digest choices, feed tokens; 3: confirmed; 4: signed-out
@@ -217,13 +217,30 @@ class Members:
 
     def __init__(self, root: Path) -> None:
         self.path = root / FILENAME
-        root.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():  # password hashes: readable by this user only
-            self.path.touch(mode=0o600)
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
         self.lock = threading.RLock()
+        db = None
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            if not self.path.exists():  # password hashes: readable by this user only
+                self.path.touch(mode=0o600)
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db = db
+            self._open()
+        except BaseException as exc:
+            if db is not None:
+                db.close()
+            if not isinstance(exc, OSError | sqlite3.Error):
+                raise
+            # No write access (reading needs it too: SQLite's WAL), or no database.
+            reason = unwritable(root) if root.is_dir() else None
+            if reason is not None:
+                raise not_writable(root, reason) from None
+            raise DataDirError(f"{self.path} cannot be opened ({exc})") from None
         self._hasher = PasswordHasher()  # argon2id with the library's (RFC 9106) defaults
         self._dummy = self._hasher.hash(secrets.token_hex(16))
+
+    def _open(self) -> None:
+        """Set the connection up and bring the schema to this version."""
         db = self._db
         db.execute("PRAGMA busy_timeout = 10000")
         db.execute("PRAGMA journal_mode = WAL")

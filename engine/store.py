@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from papersift.core.errors import DataDirError
+from papersift.core.errors import DataDirError, not_writable, unwritable
 from papersift.core.paper import Paper
 from papersift.core.records import RecordError, checked
 from papersift.engine.enrichment import carry_enrichment
@@ -71,8 +71,12 @@ class PaperStore(EmbeddedMarks):
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.executescript(SCHEMA)
-        except sqlite3.DatabaseError as exc:  # not a database, or a damaged one
+        except sqlite3.DatabaseError as exc:  # not a database, a damaged one, or no access
             self._db.close()
+            # SQLite writes beside the store even to read it (its WAL's shared memory).
+            reason = unwritable(path.parent)
+            if reason is not None:
+                raise not_writable(path.parent, reason) from None
             raise DataDirError(
                 f"{path} cannot be read ({exc}): restore the data directory from a backup "
                 "(`papersift doctor` checks every part of it)"

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from papersift.core.errors import PapersiftError, make_data_dir
+from papersift.core.errors import PapersiftError, make_data_dir, not_writable
 
 LOCK_NAME = "writer.lock"
 _POLL = 0.2  # seconds between tries while waiting
@@ -65,7 +65,10 @@ def writer_lock(root: Path, what: str, *, wait: float = 0.0) -> Iterator[None]:
             finally:
                 depth[0] -= 1
             return
-        fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(key / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only mount, no permission
+            raise not_writable(root, exc.strerror or type(exc).__name__) from None
         try:
             while True:
                 try:

@@ -34,10 +34,11 @@ from pathlib import Path
 from typing import Any
 
 from papersift.core.config import Config
-from papersift.core.errors import PapersiftError
+from papersift.core.errors import PapersiftError, not_a_folder, not_writable, unwritable
 from papersift.engine.datadir import MANIFEST, read_manifest
 from papersift.engine.members import FILENAME as MEMBERS_FILE
 from papersift.engine.members import SECRET_FILE
+from papersift.engine.store import DatabaseError
 from papersift.engine.store_files import backup_store, copy_sqlite
 
 ATTEMPTS = 20
@@ -79,9 +80,28 @@ def backup(config: Config, dest: Path) -> BackupReport:
     """Copy ``config``'s data directory into the new folder ``dest`` (see the module doc)."""
     start = time.monotonic()
     root = config.data_dir
+    if root.exists() and not root.is_dir():
+        raise not_a_folder(root)
     if read_manifest(root) is None or not (root / "papers.sqlite").is_file():
         raise BackupError(f"no papersift data directory at {root}")
-    _prepare(root, dest)
+    made = _prepare(root, dest)
+    try:
+        return _copy(root, dest, start)
+    except BaseException as exc:
+        # Leave nothing behind: a rerun would find the destination not empty.
+        for path in [made] if made is not None else list(dest.iterdir()):
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        reason = unwritable(root) if isinstance(exc, DatabaseError) else None
+        if reason is not None:  # SQLite writes beside a store even to copy it (its WAL)
+            raise not_writable(root, reason) from None
+        raise
+
+
+def _copy(root: Path, dest: Path, start: float) -> BackupReport:
+    """Copy into the empty folder ``dest`` in the order the module doc gives."""
     for attempt in range(1, ATTEMPTS + 1):
         before = _read_meta(root)
         papers = backup_store(root / "papers.sqlite", dest / "papers.sqlite")
@@ -116,8 +136,9 @@ def backup(config: Config, dest: Path) -> BackupReport:
     )
 
 
-def _prepare(root: Path, dest: Path) -> None:
-    """Create the empty folder ``dest``, or say in one line why it cannot be the backup.
+def _prepare(root: Path, dest: Path) -> Path | None:
+    """Create the empty folder ``dest``, or say in one line why it cannot be the backup;
+    returns the outermost folder made (``dest`` or a parent), None if ``dest`` was there.
 
     A destination inside the data directory is refused: every later backup would copy it.
     """
@@ -133,10 +154,12 @@ def _prepare(root: Path, dest: Path) -> None:
             raise BackupError(f"backup destination {dest} exists and is not a folder")
         if dest.is_dir() and any(dest.iterdir()):
             raise BackupError(f"backup destination {dest} exists and is not empty")
+        missing = [p for p in (dest, *dest.parents) if not p.exists()]
         dest.mkdir(parents=True, exist_ok=True)
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (resolve)
         reason = getattr(exc, "strerror", None) or str(exc)
         raise BackupError(f"cannot create backup destination {dest}: {reason}") from None
+    return missing[-1] if missing else None
 
 
 def _read_meta(root: Path) -> bytes:

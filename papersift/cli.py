@@ -27,14 +27,13 @@ from papersift.cli_args import (
     positive,
     print_json,
     text_last,
+    writing_to,
 )
 from papersift.core.errors import PapersiftError
 
 log = logging.getLogger("papersift")
 
 
-# Commands that write to the data directory: each holds its writer lock while it runs.
-WRITERS = frozenset({"import", "index", "harvest", "add", "reindex", "import-ror", "enrich"})
 # Commands whose positional is free text, which may begin with '-' (``text_last``).
 FREE_TEXT = ("search", "match-affiliation")
 
@@ -43,7 +42,6 @@ FREE_TEXT = ("search", "match-affiliation")
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from papersift.engine.datadir import DataDir
     from papersift.indexer.build import import_files
     from papersift.indexer.snapshot import SkippedLine
 
@@ -59,7 +57,7 @@ def cmd_import(args: argparse.Namespace) -> int:
         if not args.json:
             print(f"skipped line {s.line}: {s.reason}", file=sys.stderr)
 
-    with DataDir(config) as data:
+    with writing_to(config, "import") as data:
         report = import_files(
             data,
             paths,
@@ -91,10 +89,9 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from papersift.engine.datadir import DataDir
     from papersift.indexer.build import index_backlog
 
-    with DataDir(config_of(args), create=False) as data:
+    with writing_to(config_of(args), "index", create=False) as data:
         data.sync_lexical()
         tty = not args.json and sys.stderr.isatty()
         clustered, done = index_backlog(data, limit=args.limit, progress=tty, cluster=args.cluster)
@@ -203,7 +200,6 @@ def _harvest_json(report: Any) -> dict[str, Any]:
 
 def cmd_harvest(args: argparse.Namespace) -> int:
     from papersift.core.dates import check_order
-    from papersift.engine.datadir import DataDir
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import harvest
 
@@ -212,7 +208,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise PapersiftError(str(exc)) from None
     tty = not args.json and sys.stderr.isatty()
-    with DataDir(config_of(args)) as data:
+    with writing_to(config_of(args), "harvest") as data:
         report = harvest(
             data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
         )
@@ -225,11 +221,14 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from papersift.engine.datadir import DataDir
+    from papersift.core.paper import parse_arxiv_id
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import add_ids
 
-    with DataDir(config_of(args)) as data:
+    bad = [raw for raw in args.ids if parse_arxiv_id(raw) is None]
+    if bad:  # before the data directory is opened (or made)
+        raise PapersiftError(f"not an arXiv id: {bad[0]!r}")
+    with writing_to(config_of(args), "add") as data:
         report, missing = add_ids(data, args.ids)
         embedded = 0 if args.no_embed else embed_backlog(data)
     if args.json:
@@ -374,13 +373,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     logging.getLogger("papersift").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
-        if args.command not in WRITERS:
-            return int(args.func(args))
-        from papersift.engine.writer_lock import writer_lock
-
-        # One writer per data directory: a second one says who holds it, in one line.
-        with writer_lock(config_of(args).data_dir, f"`papersift {args.command}`"):
-            return int(args.func(args))
+        return int(args.func(args))
     except PapersiftError as exc:
         print(f"papersift: error: {exc}", file=sys.stderr)
         return 1

@@ -1,16 +1,18 @@
 """What the ``papersift`` commands share: their common options and the config a command
 line names, the argument types argparse checks (a bad value is argparse's one-line error),
-the search and harvest options, free text that begins with '-', and JSON output."""
+the search and harvest options, free text that begins with '-', the data directory opened to
+write, and JSON output."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from papersift.core.config import Config
 from papersift.core.config_load import load_config
@@ -39,6 +41,10 @@ def json_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help=JSON_HELP)
 
 
+if TYPE_CHECKING:
+    from papersift.engine.datadir import DataDir
+
+
 def config_path(args: argparse.Namespace) -> str | None:
     """``--config``, else ``PAPERSIFT_CONFIG``, else ./config.toml if there is one (None:
     the defaults). An empty one counts as not given, as an empty variable usually does."""
@@ -51,6 +57,21 @@ def config_path(args: argparse.Namespace) -> str | None:
 def config_of(args: argparse.Namespace) -> Config:
     """The config the command line names (``config_path``)."""
     return load_config(config_path(args))
+
+
+@contextmanager
+def writing_to(config: Config, command: str, *, create: bool = True) -> Iterator[DataDir]:
+    """The data directory opened for ``papersift COMMAND`` to write, under its writer lock
+    (one writer at a time; a second is told who holds it). A command opens it once its
+    arguments are checked, so one refused creates nothing; ``create=False``: it must hold
+    an index already (``index``, ``reindex``, ``enrich``)."""
+    from papersift.engine.datadir import DataDir, check_root
+    from papersift.engine.writer_lock import writer_lock
+
+    check_root(config.data_dir, create=create)
+    lock = writer_lock(config.data_dir, f"`papersift {command}`")
+    with lock, DataDir(config, create=create) as data:
+        yield data
 
 
 def full_date(text: str) -> date:

@@ -25,7 +25,9 @@ from papersift.doctor_checks import (
     check_vectors,
     check_writable,
     segment_docids,
+    store_unreadable,
 )
+from papersift.engine.store_files import StoreUnreadable
 
 __all__ = ["Check", "Status", "config_check", "diagnose", "ok", "repair", "table"]
 
@@ -38,6 +40,9 @@ def config_check(path: str | None) -> Check:
 def diagnose(config: Config) -> list[Check]:
     """All checks of one data directory; a failed prerequisite skips what depends on it."""
     root = config.data_dir
+    if root.exists() and not root.is_dir():
+        detail = f"{root} is a file, not a folder"
+        return [Check("data directory", "FAIL", detail, "fix [data] dir / PAPERSIFT_DATA_DIR")]
     if not root.is_dir():
         return [
             Check(
@@ -55,13 +60,20 @@ def diagnose(config: Config) -> list[Check]:
         return out
     store_check, store = check_store(root)
     out.append(store_check)
-    if store is not None:
-        out.append(check_lexical(config, root, store))
-        out.append(check_researchers(root, store))
+    at = len(out) - 1
+    try:
+        if store is not None:
+            out.append(check_lexical(config, root, store))
+            out.append(check_researchers(root, store))
+    except StoreUnreadable as exc:  # damaged past the counts check_store reads
+        out[at], store = store_unreadable(root, exc), None
     model_check, model = check_model(config, root, manifest)
     out.append(model_check)
-    if store is not None and model is not None:
-        out.extend(check_vectors(root, *model, store.papers))
+    try:
+        if store is not None and model is not None:
+            out.extend(check_vectors(root, *model, store.papers))
+    except StoreUnreadable as exc:
+        out[at] = store_unreadable(root, exc)
     if model is not None:
         out.extend(check_graphs(root, model[0]))
     return out
@@ -69,12 +81,30 @@ def diagnose(config: Config) -> list[Check]:
 
 def repair(config: Config, say: Callable[[str], None] = print) -> None:
     """Rebuild the lexical index from the store if it disagrees; forget embeddings whose
-    vectors are gone. Run with the server stopped (it takes the index writer)."""
+    vectors are gone. Run with the server stopped (it takes the index writer); holds the
+    writer lock as every writer does, so it refuses, naming the holder, while one runs."""
+    from papersift.engine.writer_lock import writer_lock
+
+    root = config.data_dir
+    if not root.is_dir():
+        return  # nothing to repair (the checks say why), and nothing to create
+    with writer_lock(root, "`papersift doctor --fix`"):
+        _repair(config, {c.name: c for c in diagnose(config)}, say)
+
+
+def _repair(config: Config, checks: dict[str, Check], say: Callable[[str], None]) -> None:
     from papersift.engine.datadir import DataDir
 
-    checks = {c.name: c for c in diagnose(config)}
     root = config.data_dir
-    if checks.get("lexical index", Check("", "OK", "")).status == "FAIL":
+
+    def failed(name: str) -> bool:
+        return name in checks and checks[name].status == "FAIL"
+
+    for first in ("manifest", "store"):  # what the repairs rebuild from
+        if failed(first):
+            say(f"nothing repaired: the {first} must be fixed first (below)")
+            return
+    if failed("lexical index"):
         shutil.rmtree(root / "lexical", ignore_errors=True)
         with DataDir(config, create=False) as data:  # rebuilds an index that held commits
             n = data.store.count()
@@ -83,7 +113,7 @@ def repair(config: Config, say: Callable[[str], None] = print) -> None:
                 n = data.sync_lexical()
                 data.lexical.close_writer()
         say(f"rebuilt the lexical index from the store ({n} changes replayed)")
-    if checks.get("vectors", Check("", "OK", "")).status == "FAIL":
+    if failed("vectors"):
         with DataDir(config, create=False) as data:
             model, dim = data.indexing_embedder.model_id, data.indexing_embedder.dim
             live, _ = segment_docids(root, model, dim, data.store.all_text_hashes())

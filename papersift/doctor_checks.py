@@ -6,7 +6,6 @@ Safe next to a running server: SQLite is opened read-only, the indexes are only 
 from __future__ import annotations
 
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -14,10 +13,11 @@ from typing import Any, Literal
 import numpy as np
 
 from papersift.core.config import Config
-from papersift.core.errors import ConfigError, PapersiftError
+from papersift.core.errors import WRITE_ACCESS, ConfigError, PapersiftError, unwritable
 from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
 from papersift.engine.lexical import REBUILD
 from papersift.engine.store_files import (
+    STORE_FILE,
     StoreFacts,
     StoreUnreadable,
     embedding_state,
@@ -50,16 +50,10 @@ def _size(root: Path) -> int:
 
 
 def check_writable(root: Path) -> Check:
-    try:
-        with tempfile.NamedTemporaryFile(dir=root, prefix=".doctor-"):
-            pass
-    except OSError as exc:
-        return Check(
-            "data directory",
-            "FAIL",
-            f"{root} is not writable ({exc.strerror})",
-            f"give the user running papersift write access: chown -R USER {root}",
-        )
+    reason = unwritable(root)
+    if reason is not None:
+        detail = f"{root} is not writable ({reason})"
+        return Check("data directory", "FAIL", detail, WRITE_ACCESS.format(root=root))
     return Check("data directory", "OK", f"{root} exists and is writable")
 
 
@@ -112,7 +106,7 @@ def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
 
 
 def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
-    path = root / "papers.sqlite"
+    path = root / STORE_FILE
     if not path.is_file():
         return Check(
             "store",
@@ -123,21 +117,29 @@ def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
     try:
         store = store_facts(root)
     except StoreUnreadable as exc:
-        return Check(
-            "store",
-            "FAIL",
-            f"{path} cannot be read: {exc}",
-            "restore the data directory from a backup",
-        ), None
+        return store_unreadable(root, exc), None
     return Check("store", "OK", f"{store.papers} papers, change sequence {store.seq}"), store
+
+
+def store_unreadable(root: Path, exc: StoreUnreadable) -> Check:
+    """The store's FAIL row: the folder is not writable (SQLite reads a store in WAL mode
+    only where it can write its shared memory), or the file is damaged."""
+    path = root / STORE_FILE
+    reason = unwritable(root)
+    if reason is not None:
+        detail = f"{path} cannot be read while {root} is not writable ({reason}): {exc}"
+        return Check("store", "FAIL", detail, WRITE_ACCESS.format(root=root))
+    return Check(
+        "store",
+        "FAIL",
+        f"{path} cannot be read: {exc}",
+        "restore the data directory from a backup, or rebuild it",
+    )
 
 
 def check_researchers(root: Path, store: StoreFacts) -> Check:
     """Papers an import left for the backlog's identity clustering (``papersift index``)."""
-    try:
-        pending = identity_backlog(root)
-    except StoreUnreadable as exc:
-        return Check("researchers", "WARN", f"cannot read the identity state: {exc}")
+    pending = identity_backlog(root)  # StoreUnreadable: the store's row says it (diagnose)
     if pending:
         return Check(
             "researchers",

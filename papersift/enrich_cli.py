@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from papersift.cli_args import config_of, json_option, positive, print_json
+from papersift.cli_args import config_of, json_option, positive, print_json, writing_to
 from papersift.core.errors import PapersiftError
 
 if TYPE_CHECKING:
@@ -17,13 +17,11 @@ if TYPE_CHECKING:
 
 
 def cmd_enrich(args: argparse.Namespace) -> int:
-    from papersift.engine.datadir import DataDir
     from papersift.indexer.enrich_run import enrich_files, enrich_online
 
     _ids_or_files(args.ids or (), args.from_file or ())
-    data = DataDir(config_of(args), create=False)
     requests = cached = 0
-    try:
+    with writing_to(config_of(args), "enrich", create=False) as data:
         _check_ids(data, args.ids or ())
         if args.from_file:
             report = enrich_files(data, [Path(f) for f in args.from_file])
@@ -34,8 +32,6 @@ def cmd_enrich(args: argparse.Namespace) -> int:
                 limit=args.limit,
                 progress=not args.json and sys.stderr.isatty(),
             )
-    finally:
-        data.close()
     if args.json:
         print_json({**report.as_json(), "requests": requests, "cached": cached})
     else:
@@ -73,7 +69,6 @@ def _check_ids(data: DataDir, ids: Sequence[str]) -> None:
 def cmd_import_ror(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from papersift.engine.datadir import DataDir
     from papersift.engine.institutions import Institutions
     from papersift.engine.ror import read_ror
 
@@ -84,7 +79,7 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
     skipped: list[str] = []
-    with DataDir(config) as data:
+    with writing_to(config, "import-ror") as data:
         registry = Institutions(data.store)
         before = registry.count()
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
@@ -105,7 +100,7 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.engine.institutions import Institutions
 
-    data = DataDir(config_of(args))
+    data = DataDir(config_of(args), create=False)  # reads only: makes no empty index
     try:
         found = explain(Institutions(data.store), args.text)
     except ValueError as exc:

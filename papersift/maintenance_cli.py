@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from papersift.cli_args import config_of, config_path, json_option, print_json
+from papersift.cli_args import config_of, config_path, json_option, print_json, writing_to
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
-    from papersift.engine.datadir import DataDir
     from papersift.indexer.harvest import reindex
 
-    with DataDir(config_of(args), create=False) as data:
+    with writing_to(config_of(args), "reindex", create=False) as data:
         done = reindex(data, progress=not args.json and sys.stderr.isatty())
         papers = data.store.count()
     if args.json:

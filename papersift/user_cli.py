@@ -18,7 +18,7 @@ from typing import Any
 
 from papersift.cli_args import common_options, json_option
 from papersift.core.config import Config
-from papersift.core.errors import PapersiftError
+from papersift.core.errors import PapersiftError, not_a_folder
 
 # A generated password stays valid until the member changes it (engine.members: MIN_PASSWORD).
 PASSWORD = (
@@ -30,6 +30,8 @@ PASSWORD = (
 def _members(config: Config) -> Any:
     from papersift.engine.members import Members
 
+    if config.data_dir.exists() and not config.data_dir.is_dir():
+        raise not_a_folder(config.data_dir)
     if not config.data_dir.is_dir():
         raise PapersiftError(f"no data directory at {config.data_dir}; run `papersift import`")
     return Members(config.data_dir)

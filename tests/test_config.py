@@ -56,6 +56,12 @@ def test_shipped_config_equals_defaults() -> None:
         ('[harvest]\napi_url = "ftp://x"\n', "[harvest] api_url must be an http:// or https://"),
         ('[enrich]\nopenalex_url = "api.openalex.org"\n', "[enrich] openalex_url must be an"),
         ('[server]\nbase_url = "https://"\n', "[server] base_url must be an http:// or https://"),
+        ("[search]\nmatch_fraction = nan\n", "[search] match_fraction must be a finite number"),
+        ("[search]\ntitle_boost = inf\n", "[search] title_boost must be a finite number, got inf"),
+        ("[embedding]\nmax_length = 1000\n", "[embedding] max_length must be <= 512, got 1000"),
+        ('[server]\nhost = " "\n', "[server] host must not be empty; to listen on every addr"),
+        ("[embedding]\nquantize = true\nfloat32_cache = false\n", "quantize needs [embedding] f"),
+        ('[embedding]\nmodel = "m.onnx"\n', "[embedding] tokenizer must be set with model"),
     ],
 )
 def test_bad_config_is_one_line_naming_it(tmp_path: Path, text: str, needle: str) -> None:
@@ -74,6 +80,29 @@ def test_env_overrides(tmp_path: Path) -> None:
         load_config(path, env={"PAPERSIFT_SERVER_PORT": "eighty"})
     cfg = load_config(None, env={"PAPERSIFT_EMBEDDING_FLOAT32_CACHE": "false"})
     assert cfg.embedding.float32_cache is False
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("PAPERSIFT_SEARCH_SEMANTIC_FLOOR", "nan"), ("PAPERSIFT_SEARCH_TITLE_BOOST", "inf"),
+     ("PAPERSIFT_SEARCH_CONVEX_WEIGHT", "NaN"), ("PAPERSIFT_HARVEST_DELAY_SECONDS", "-inf")],
+)  # fmt: skip
+def test_non_finite_numbers_are_refused(name: str, value: str) -> None:
+    """NaN passed every bound (each comparison with it is false), inf every minimum."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, env={name: value})
+    assert str(err.value) == f"config: {name} must be a finite number, got {value!r}"
+
+
+def test_an_empty_host_is_refused() -> None:
+    """It passed, and `serve` listened on every interface without saying so."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, env={"PAPERSIFT_SERVER_HOST": ""})
+    assert str(err.value) == (
+        "config: PAPERSIFT_SERVER_HOST must not be empty; to listen on every address, set it "
+        "to 0.0.0.0 explicitly"
+    )
+    assert load_config(None, env={"PAPERSIFT_SERVER_HOST": "0.0.0.0"}).server.host == "0.0.0.0"
 
 
 def test_missing_file(tmp_path: Path) -> None:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
+import threading
+from contextlib import closing
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +23,7 @@ from papersift.engine.embed_progress import format_duration, record_progress
 from papersift.engine.model_files import resolve_model_files
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
+from papersift.engine.writer_lock import writer_lock
 from papersift.indexer.build import embed_backlog, import_files
 from tests.corpus import make_config, sample_records, write_jsonl
 
@@ -125,6 +130,66 @@ def test_unreadable_manifest_fails(small: Config) -> None:
     assert check.status == "FAIL" and "rebuild" in check.fix
 
 
+def damage_index_pages(path: Path, index: str) -> None:
+    """Zero the pages of one index of a SQLite file, as a disk error in the middle of it
+    would: what reads only the store's counts still works, what reads that index fails."""
+    with closing(sqlite3.connect(path)) as db:
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = [n for (n,) in db.execute("SELECT pageno FROM dbstat WHERE name = ?", (index,))]
+    assert pages
+    with path.open("r+b") as fh:
+        for n in pages:
+            fh.seek((n - 1) * size)
+            fh.write(bytes(size))
+
+
+def test_a_store_damaged_past_its_counts_is_the_stores_fail_row(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``stats`` and ``search`` send a user with a damaged store to doctor, which ended in
+    "papersift: error: database disk image is malformed" (also with --json and --fix)."""
+    damage_index_pages(small.data_dir / "papers.sqlite", "papers_text_hash")
+    code, report = run_doctor(small, capsys)
+    checks = by_name(report)
+    assert code == 1 and checks["store"]["status"] == "FAIL"
+    assert "malformed" in checks["store"]["detail"] and "backup" in checks["store"]["fix"]
+    assert {"config", "data directory", "free disk", "manifest", "lexical index",
+            "researchers", "model"} <= set(checks)  # fmt: skip
+    code = main(["doctor", "--fix", "--config", str(small.base_dir / "config.toml")])
+    out, err = capsys.readouterr()
+    assert code == 1 and "FAIL  store" in out
+    assert err == "nothing repaired: the store must be fixed first (below)\n"
+
+
+def test_fix_waits_for_no_writer(small: Config, capsys: pytest.CaptureFixture[str]) -> None:
+    """It deleted and rebuilt the keyword index while `papersift index` wrote to it."""
+    shutil.rmtree(small.data_dir / "lexical")
+    held, done = threading.Event(), threading.Event()
+
+    def index_run() -> None:
+        with writer_lock(small.data_dir, "`papersift index`"):
+            held.set()
+            done.wait(60)
+
+    thread = threading.Thread(target=index_run)
+    thread.start()
+    try:
+        assert held.wait(10)
+        code = main(["doctor", "--fix", "--config", str(small.base_dir / "config.toml")])
+        err = capsys.readouterr().err
+    finally:
+        done.set()
+        thread.join()
+    assert code == 1 and err.startswith("papersift: error: pid ") and err.count("\n") == 1
+    assert "(`papersift index`, since " in err  # the message every writer gives
+    assert err.endswith(
+        f"is writing to {small.data_dir}; run `papersift doctor --fix` again when it finishes\n"
+    )
+    assert not (small.data_dir / "lexical").exists()
+    code, report = run_doctor(small, capsys, "--fix")  # once it has finished
+    assert code == 0 and by_name(report)["lexical index"]["status"] == "OK"
+
+
 @pytest.mark.slow
 def test_lost_vectors_fail_and_fix_requeues_them(
     small: Config, capsys: pytest.CaptureFixture[str]
@@ -157,6 +222,7 @@ def test_bad_config_and_missing_data_dir(
     assert main(["doctor", "--config", str(empty)]) == 1
     out = capsys.readouterr().out
     assert "does not exist" in out and "papersift import" in out
+    assert main(["doctor", "--fix", "--config", str(empty)]) == 1
     assert not (tmp_path / "nowhere").exists()  # the doctor only looks
 
 
@@ -171,16 +237,21 @@ def test_model_files_default_and_relative_to_the_config(tmp_path: Path) -> None:
     assert resolve_model_files(config) == (lab / "m" / "model.onnx", Path.home() / "tok.json")
 
 
-def test_model_without_tokenizer_fails_in_doctor_and_in_the_engine(
+def test_model_without_tokenizer_fails_at_load_in_doctor_and_in_the_engine(
     small: Config, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Refused when the config loads (doctor's config row, not after "config parses");
+    the engine still refuses a config built without the loader."""
     model = str(default_model_path())
-    config = make_config(small.base_dir, embedding={"model": model})  # same data directory
+    with pytest.raises(ConfigError, match="tokenizer must be set with model"):
+        make_config(small.base_dir, embedding={"model": model})  # same data directory
+    code, report = run_doctor(small, capsys)  # its config.toml, written before it was loaded
+    check = by_name(report)["config"]
+    assert code == 1 and check["status"] == "FAIL" and "tokenizer" in check["detail"]
+    assert len(report["checks"]) == 1
+    config = replace(small, embedding=replace(small.embedding, model=model))
     with pytest.raises(ConfigError, match="tokenizer"):
         resolve_model_files(config)
-    code, report = run_doctor(config, capsys)
-    check = by_name(report)["model"]
-    assert code == 1 and check["status"] == "FAIL" and "tokenizer" in check["detail"]
     data = DataDir(config, create=False)
     try:
         with pytest.raises(ConfigError, match="tokenizer"):

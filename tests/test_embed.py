@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import hashlib
 import json
@@ -15,6 +16,7 @@ import onnxruntime as ort
 import pytest
 from tokenizers import Tokenizer
 
+from papersift.core.config_search import EmbeddingConfig
 from papersift.core.errors import PapersiftError
 from papersift.core.resources import demo_corpus_path
 from papersift.engine import model_graphs
@@ -140,6 +142,21 @@ def demo_texts() -> list[str]:
 
 
 @pytest.mark.slow
+def test_max_length_is_bounded_by_the_models_positions(abstracts: dict[str, str]) -> None:
+    """``[embedding] max_length`` stops at 512, the positions of the bundled model: one more
+    token and the model fails on a long text (a traceback from onnxruntime, before the
+    setting had a maximum)."""
+    field = next(f for f in dataclasses.fields(EmbeddingConfig) if f.name == "max_length")
+    limit = field.metadata["maximum"]
+    text = " ".join(abstracts.values())
+    tok = Tokenizer.from_file(str(default_tokenizer_path()))
+    tok.no_truncation()
+    assert len(tok.encode(text).ids) > limit + 1
+    assert embedder_for(max_length=limit).embed_query(text).shape == (384,)
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match=f"512 by {limit + 1}"):
+        embedder_for(max_length=limit + 1).embed_query(text)
+
+
 def test_fused_cache_built_once_and_matches(
     emb: Embedder, abstracts: dict[str, str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -19,6 +19,7 @@ from papersift.core.config_setting import setting
 from papersift.core.setting_parsers import (
     LabMember,
     parse_cron,
+    parse_host,
     parse_http_url,
     parse_http_url_or_empty,
     parse_members,
@@ -42,7 +43,11 @@ class DataConfig:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    host: str = setting("127.0.0.1", "Address `serve` listens on.")
+    host: str = setting(
+        "127.0.0.1",
+        "Address `serve` listens on; `0.0.0.0` listens on every address.",
+        parse=parse_host,
+    )
     port: int = setting(8000, "Port `serve` listens on.", minimum=1, maximum=65535)
     workers: int = setting(
         0, "Worker threads answering searches; 0 uses one per CPU core.", minimum=0

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 import tomllib
 import types
@@ -56,6 +57,8 @@ def _coerce(name: str, raw: Any, kind: type, meta: Mapping[str, Any], from_env: 
         value = float(value)
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
         raise ConfigError(f"config: {name} must be {_kind(kind)}, got {raw!r}")
+    if isinstance(value, float) and not math.isfinite(value):  # nan passes every bound
+        raise ConfigError(f"config: {name} must be a finite number, got {raw!r}")
     choices = meta.get("choices") or ()
     if choices and value not in choices:
         raise ConfigError(f"config: {name} must be one of {', '.join(choices)}, got {raw!r}")
@@ -133,6 +136,14 @@ def _check_together(config: Config) -> None:
             f"config: [search] page_size ({s.page_size}) must be at most [search] "
             f"max_page_size ({s.max_page_size})"
         )
+    e = config.embedding
+    if e.quantize and not e.float32_cache:  # it was ignored without a word
+        raise ConfigError(
+            "config: [embedding] quantize needs [embedding] float32_cache = true (the int8 "
+            "graph is built from the cached float32 one)"
+        )
+    if e.model and not e.tokenizer:  # the bundled tokenizer would make vectors of another space
+        raise ConfigError("config: [embedding] tokenizer must be set with model")
 
 
 def env_variable(section: str, key: str) -> str:

@@ -18,14 +18,21 @@ class EmbeddingConfig:
     )
     tokenizer: str = setting(
         "",
-        "Path to the model's `tokenizer.json`; empty uses the vendored MiniLM tokenizer.",
+        "Path to the model's `tokenizer.json` (needed with `model`); empty uses the vendored "
+        "MiniLM tokenizer.",
     )
     model_id: str = setting(
         "",
         "Name recorded in the manifest for the model's vectors; empty derives it from the "
         "model file. Vectors of different ids never mix.",
     )
-    max_length: int = setting(256, "Tokens per text; longer texts are truncated.", minimum=8)
+    max_length: int = setting(
+        256,
+        "Tokens per text; longer texts are truncated. At most 512: the bundled MiniLM, as "
+        "BERT models do, has 512 positions, and a longer text fails inside the model.",
+        minimum=8,
+        maximum=512,
+    )
     batch_size: int = setting(8, "Texts per model run while embedding the backlog.", minimum=1)
     threads: int = setting(
         0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 
@@ -32,6 +33,8 @@ class DataDirError(PapersiftError):
 
 def make_data_dir(root: Path) -> None:
     """Create the data directory (and its parents), or say in one line why it cannot be."""
+    if root.exists() and not root.is_dir():
+        raise not_a_folder(root)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -40,3 +43,38 @@ def make_data_dir(root: Path) -> None:
             f"cannot create the data directory {root}: {reason} "
             "(set [data] dir in config.toml or PAPERSIFT_DATA_DIR)"
         ) from None
+
+
+def not_a_folder(root: Path) -> DataDirError:
+    """The error for a data directory path that names a file."""
+    return DataDirError(
+        f"the data directory {root} is a file, not a folder "
+        "(set [data] dir in config.toml or PAPERSIFT_DATA_DIR)"
+    )
+
+
+def unwritable(root: Path) -> str | None:
+    """Why the folder ``root`` cannot be written to (the system's reason), or None if it can.
+
+    Tried with a temporary file, as a write would be."""
+    try:
+        with tempfile.NamedTemporaryFile(dir=root, prefix=".papersift-probe-"):
+            pass
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+# What to do about a data directory that is not writable (the CLI's line and doctor's row).
+WRITE_ACCESS = (
+    "give the user running papersift write access to it (chown -R USER {root}) or mount it "
+    "read-write"
+)
+
+
+def not_writable(root: Path, reason: str) -> DataDirError:
+    """The error for a data directory papersift cannot write to: even reading needs that
+    (SQLite keeps the store's shared-memory file beside it)."""
+    return DataDirError(
+        f"the data directory {root} is not writable ({reason}): " + WRITE_ACCESS.format(root=root)
+    )

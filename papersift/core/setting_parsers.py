@@ -140,3 +140,16 @@ def parse_http_url_or_empty(name: str, raw: Any, from_env: bool) -> str:
     if isinstance(raw, str) and not raw.strip():
         return ""
     return parse_http_url(name, raw, from_env)
+
+
+def parse_host(name: str, raw: Any, from_env: bool) -> str:
+    """An address to listen on; empty is refused: uvicorn read it as every address."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"config: {name} must be a string, got {raw!r}")
+    host = raw.strip()
+    if not host:
+        raise ConfigError(
+            f"config: {name} must not be empty; to listen on every address, set it to "
+            "0.0.0.0 explicitly"
+        )
+    return host
