@@ -1,5 +1,6 @@
 """The researcher directory finds a researcher under every spelling their papers record,
-accents, case and punctuation aside (``engine.people_names``). Over HTTP, on real papers."""
+accents, case and punctuation aside (``engine.people_names``); the search page's empty
+state points to the researcher a name query's card names. Over HTTP, on real papers."""
 
 from __future__ import annotations
 
@@ -149,3 +150,52 @@ def test_store_made_before_the_name_table(fresh_config: Config) -> None:
         assert len(_found(client, "Boerner")) == 1
     engine.close()
     assert _words(path) == written
+
+
+def _empty_state(client: TestClient, url: str) -> tuple[list[str], Any]:
+    doc = page(client, url)
+    cards = [a.get("href") for a in doc.cssselect(".researcher-cards a.researcher-card")]
+    assert "No papers found" in doc.cssselect(".result-count")[0].text_content()
+    return cards, doc.cssselect(".results .empty")[0]
+
+
+@pytest.mark.parametrize("q", ["V. Larivière", "Lariviere, V.", "Larivière V"])
+def test_no_papers_for_a_name_points_to_its_researcher(client: TestClient, q: str) -> None:
+    """The words match no paper (no paper holds the word "v"), but they name a researcher:
+    the card is shown, and the empty state sends the reader to their papers."""
+    body = client.get("/api/v1/search", params={"q": q}).json()
+    assert body["total"] == 0
+    (card,) = body["researchers"]
+    assert card["name"] == "Vincent Larivière" and card["papers"] == 2
+    href = researcher_url(card["id"], card["name"])
+    cards, empty = _empty_state(client, f"/search?q={q}")
+    assert cards == [href]
+    note = empty.cssselect("p.named")[0]
+    assert " ".join(note.text_content().split()).startswith(
+        "No paper matches these words; Vincent Larivière’s 2 papers are on their page."
+    )
+    assert [a.get("href") for a in note.cssselect("a")] == [href]
+    assert "Check the spelling" not in empty.text_content()
+
+
+def test_filtered_name_and_unknown_words(client: TestClient) -> None:
+    _, empty = _empty_state(client, "/search?q=Vincent Larivière&to=1990-01-01")
+    note = " ".join(empty.cssselect("p.named")[0].text_content().split())
+    assert note.startswith("No paper matches these words with these filters; Vincent Larivière’s")
+    assert "Search again without any filter" in empty.text_content()
+    cards, empty = _empty_state(client, "/search?q=xkqzvwp flurbish")
+    assert cards == [] and empty.cssselect("p.named") == []
+    assert "Check the spelling" in empty.text_content()
+
+
+def test_author_clause_reads_initials_last(client: TestClient) -> None:
+    """``au:"Lariviere V"`` (a bibliography's order without its comma) reaches nobody as
+    typed, so it is read as ``V Lariviere``: the papers of ``au:"Vincent Larivière"``."""
+
+    def ids(q: str) -> set[str]:
+        body = client.get("/api/v1/search", params={"q": q, "mode": "keyword"}).json()
+        return {h["paper"]["id"] for h in body["hits"]}
+
+    expected = ids('au:"Vincent Larivière"')
+    assert len(expected) == 2
+    assert ids('au:"Lariviere V"') == ids('au:"Lariviere, V."') == expected
