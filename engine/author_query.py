@@ -70,12 +70,29 @@ def _reaches(query: NameParts, key: NameParts) -> bool:
     return len(query.given[0]) == 1 or len(key.given[0]) > 1
 
 
+def surname_first(parts: NameParts) -> NameParts | None:
+    """``Lariviere V`` read as bibliographies write it, initials last (``V Lariviere``);
+    None unless the name is one word of two letters or more followed by initials only."""
+    first, *rest = parts.key.split()
+    if not rest or len(first) < 2 or any(len(t) > 1 for t in rest):
+        return None
+    return split_name(" ".join([*rest, first]))
+
+
 def compatible_researchers(store: PaperStore, text: str) -> list[int]:
     """Researchers with an authorship whose name the typed name reaches; [] for a surname
-    alone or a collaboration (those stay plain word matches)."""
+    alone or a collaboration (those stay plain word matches). A name that reaches nobody
+    as typed is tried with its trailing initials first (``surname_first``): a query's
+    comma is gone before the researcher cards look the name up (``Lariviere, V.``)."""
     parts = split_name(normalise_name(text))
     if parts.collective or not parts.given:
         return []
+    rids = _reached(store, parts)
+    flipped = None if rids else surname_first(parts)
+    return _reached(store, flipped) if flipped is not None else rids
+
+
+def _reached(store: PaperStore, parts: NameParts) -> list[int]:
     with store.reading() as db:  # the identity tables (engine.people) exist: DataDir made them
         rows = db.execute(
             "SELECT DISTINCT key, rid FROM authorships WHERE block = ? AND rid IS NOT NULL",

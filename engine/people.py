@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
-from papersift.core.authors import normalise_name
 from papersift.core.names import compatible, split_name
+from papersift.engine.people_names import fill_names, find, query_words
 from papersift.engine.results import FacetCount
 from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
@@ -114,6 +114,7 @@ class People:
         self.store = store
         with store.reading() as db:
             ensure_schema(db)
+        fill_names(store, PEOPLE_SEQ)
 
     def docids_of(self, rids: Sequence[int]) -> list[int]:
         """Sorted docids of the papers every one of these researchers wrote (the search
@@ -184,20 +185,14 @@ class People:
         return out
 
     def search(self, query: str, limit: int = 50, offset: int = 0) -> tuple[list[Researcher], int]:
-        """Researchers whose name contains every word of ``query``, most papers first."""
-        words = normalise_name(query).split()
-        where = " AND ".join(["papers > 0", "merged_into IS NULL"] + ["key LIKE ?"] * len(words))
-        args: list[object] = [f"%{w}%" for w in words]
+        """Researchers one of whose spellings has a word starting with each word of
+        ``query``, accents, case and punctuation aside (``engine.people_names``), most
+        papers first; every researcher for an empty query."""
         with self.store.reading() as db:
-            total = int(db.execute(f"SELECT COUNT(*) FROM researchers WHERE {where}", args)
-                        .fetchone()[0])  # fmt: skip
-            rows = db.execute(
-                f"SELECT rid, name, key, papers, collective FROM researchers WHERE {where} "
-                "ORDER BY papers DESC, name LIMIT ? OFFSET ?",
-                [*args, limit, offset],
-            ).fetchall()
+            rows, total = find(db, query_words(query), limit, offset)
         return [
-            Researcher(int(r[0]), str(r[1]), str(r[2]), int(r[3]), bool(r[4])) for r in rows
+            Researcher(int(str(r[0])), str(r[1]), str(r[2]), int(str(r[3])), bool(r[4]))
+            for r in rows
         ], total
 
     def count(self) -> int:

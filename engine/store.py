@@ -59,6 +59,7 @@ class PaperStore(EmbeddedMarks):
 
     def __init__(self, path: Path, *, readonly: bool = False) -> None:
         self.path = path
+        self.readonly = readonly  # derived tables are then neither made nor migrated
         uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
         self._db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         self._lock = threading.RLock()

@@ -31,6 +31,7 @@ from papersift.engine.people import (
     encode_ids,
     ensure_schema,
 )
+from papersift.engine.people_names import NAMES_SEQ, fill_names, write_names
 from papersift.engine.store import PaperStore
 from papersift.indexer.identity import Row, Unit, cluster, display
 from papersift.indexer.lab import anchor_ids, lab_changes, lab_pending
@@ -72,6 +73,7 @@ def refresh_identities(
     with store.reading() as db:
         ensure_schema(db)
         db.executescript(INSTITUTION_SCHEMA)  # the affiliations table, refreshed below
+    fill_names(store, PEOPLE_SEQ)  # the directory's name words, rewritten below as well
     if int(store.get_meta(PEOPLE_SEQ) or 0) >= store.seq and not (lab and lab_pending(store, lab)):
         return IdentityReport()
     known = known or {}
@@ -92,8 +94,9 @@ def refresh_identities(
         touched: set[int] = {d for d, _ in changed}
         touched |= _recluster_blocks(db, sorted(blocks), new_rows)
         touched -= set(dead)
-        db.execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (PEOPLE_SEQ, str(upto))
+        db.executemany(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+            [(PEOPLE_SEQ, str(upto)), (NAMES_SEQ, str(upto))],
         )
     return IdentityReport(len(changed), len(blocks), len(touched))
 
@@ -162,6 +165,7 @@ class _Writes:
     moved: list[tuple[int, int, int]] = field(default_factory=list)
     gone: list[tuple[int | None, int]] = field(default_factory=list)
     before: set[int] = field(default_factory=set)
+    names: dict[int, set[str]] = field(default_factory=dict)  # rid -> its authorships' keys
 
     def apply(self, db: sqlite3.Connection) -> None:
         for chunk in _chunks(sorted(self.before)):
@@ -187,6 +191,7 @@ class _Writes:
         db.executemany(
             "UPDATE researchers SET papers = 0, merged_into = ? WHERE rid = ?", self.gone
         )
+        write_names(db, self.names, self.before)
 
 
 def _recluster_blocks(
@@ -249,6 +254,7 @@ def _plan_single(block: str, r: Row, next_rid: int, writes: _Writes, touched: se
     rid = next_rid
     writes.researchers.append((rid, r.name, r.key, block, 1, int(split_name(r.key).collective)))
     writes.ids += [(s, v, rid) for s, v in r.ids]
+    writes.names[rid] = {r.key}
     if r.new:
         writes.inserted.append(
             (r.docid, r.position, r.n_authors, r.name, r.key, block, _encode(r.ids), rid)
@@ -314,6 +320,7 @@ def _plan_block(
             (rid, name, key, block, len(u.docids), int(split_name(key).collective))
         )
         writes.ids += [(s, v, rid) for s, vs in u.ids.items() for v in vs]
+        writes.names[rid] = {r.key for r in u.rows}  # a block holds all of a researcher's rows
         for r in u.rows:
             if r.new:
                 writes.inserted.append(

@@ -23,7 +23,8 @@ class Researcher(Struct):
 
 
 class ResearcherList(Struct):
-    """One page of researchers whose name holds every word of ``q``, most papers first."""
+    """One page of researchers with a name, in any spelling their papers record, that has
+    a word starting with each word of ``q`` (accents and case aside), most papers first."""
 
     q: str
     total: Count

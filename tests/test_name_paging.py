@@ -26,7 +26,9 @@ from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
 
-QUERIES = ["an & b", "a#b", "x+y", "é"]
+# Each word of a name query starts a word of the name (engine.people_names): "an & m", as
+# "an & b" no longer does, matches several researchers of the test corpus.
+QUERIES = ["an & m", "a#b", "x+y", "é"]
 ROR = Path(__file__).parent / "fixtures" / "ror" / "ror_subset_v2.jsonl.gz"
 _ID = re.compile(r"^/(?:researchers|institutions)/(\d+)(?:-|$)")
 
@@ -148,10 +150,10 @@ def test_institution_pages_page_to_the_end(
 
 def test_the_default_page_sizes_page_too(client: TestClient, engine: SearchEngine) -> None:
     """Unpatched: the researcher pages' own size (50) and the API's default (20)."""
-    expected = _researchers(engine, "e")
+    expected = _researchers(engine, "s")
     assert len(expected) > 50  # more than one page of each
-    assert _follow_pages(client, "/researchers", "ol.researchers", "e") == expected
-    r = client.get("/api/v1/researchers", params={"q": "e"})
+    assert _follow_pages(client, "/researchers", "ol.researchers", "s") == expected
+    r = client.get("/api/v1/researchers", params={"q": "s"})
     body = r.json()
     assert len(body["researchers"]) == 20
-    assert parse_qs(urlsplit(body["next"]).query) == {"q": ["e"], "page": ["2"], "limit": ["20"]}
+    assert parse_qs(urlsplit(body["next"]).query) == {"q": ["s"], "page": ["2"], "limit": ["20"]}
