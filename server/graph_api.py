@@ -143,7 +143,7 @@ async def similar(request: Request) -> Response:
         )
     filters = similar_filters(body)
     result = await c.call(c.engine.similar_text, text, filters, body.page, body.page_size)
-    page = search_page(result, site_root(request), cfg.max_window)
+    page = search_page(result, site_root(request), cfg.max_window, sortable=False)
     # The text is the caller's: not echoed back; a POST has no next URL (post page + 1).
     echo = msgspec.structs.replace(page.request, q="")
     out = msgspec.structs.replace(page, request=echo, next=None)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 
@@ -138,8 +139,71 @@ def list_page(engine: SearchEngine, req: SearchRequest, config: SearchConfig) ->
     return replace(first, request=req, page=req.page, hits=())
 
 
+@dataclass(frozen=True, slots=True)
+class WindowNote:
+    """A list that runs on past the pages that can be asked for (the result window): how
+    many results the pages reach, and links that reach the rest."""
+
+    shown: int  # results the pages reach
+    total: int
+    sort_link: Link | None  # the other date order, which starts at the other end of the list
+    # On the last page of a date-sorted list: the date filter that continues it, as
+    # (parameter, day), and the search page with it.
+    continue_from: tuple[str, date] | None = None
+    continue_link: Link | None = None
+
+    def text(self) -> str:
+        """The note as one line (the API's warnings): what is cut and how to see the rest."""
+        other = f", or {self.sort_link.label}," if self.sort_link else ""
+        line = (
+            f"only the first {self.shown:,} of {self.total:,} results can be paged through: "
+            f"narrow by year or other filters{other} to see the rest"
+        )
+        if self.continue_from:
+            name, day = self.continue_from
+            line += f" ({name}={day.isoformat()} continues this list after this page)"
+        return line
+
+    def relinked(self, url: Callable[[str], str]) -> WindowNote:
+        """The note with each link's URL passed through ``url`` (a list on a page of its own,
+        such as a researcher's, rather than the search page)."""
+        sort = replace(self.sort_link, url=url(self.sort_link.url)) if self.sort_link else None
+        more = self.continue_link
+        return replace(
+            self, sort_link=sort, continue_link=replace(more, url=url(more.url)) if more else None
+        )
+
+
+def window_note(
+    result: SearchResult, max_window: int, *, sortable: bool = True
+) -> WindowNote | None:
+    """The note for ``result`` when its pages end before its results do, else None;
+    ``sortable``: the list can be asked for in date order (a search, not similar text)."""
+    reach = result.total if result.reachable is None else min(result.total, result.reachable)
+    last = last_page(result, max_window)
+    reach = min(reach, last * result.page_size)
+    if reach >= result.total:
+        return None
+    req = result.request
+    other = "newest" if req.sort == "oldest" else "oldest"
+    sort_link = Link(f"sort {other} first", search_url(req, sort=other)) if sortable else None
+    note = WindowNote(reach, result.total, sort_link)
+    if result.page != last or not result.hits or req.sort not in ("newest", "oldest"):
+        return note
+    # Dates filter inclusively: the last hit's day comes again, so no paper is skipped; a
+    # window that is all one day (already filtered to it) has no further step to offer.
+    day = result.hits[-1].paper.published
+    if day in (req.filters.date_to, req.filters.date_from):
+        return note
+    name, side = ("to", "before") if req.sort == "newest" else ("from", "after")
+    url = with_filters(req, **{f"date_{name}": day})
+    label = f"Continue with the papers published on or {side} {day.day} {day:%b %Y}"
+    return replace(note, continue_from=(name, day), continue_link=Link(label, url))
+
+
 def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
-    """Previous/next links and a window of page numbers (None marks a gap)."""
+    """Previous/next links, a window of page numbers (None marks a gap) and, when the
+    pages end before the results do, the note that says so (``truncated``)."""
     req = result.request
     last = last_page(result, max_window)
     page = result.page
@@ -155,7 +219,7 @@ def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
         "prev": search_url(req, page=page - 1) if page > 1 else None,
         "next": search_url(req, page=page + 1) if page < last else None,
         "items": items if last > 1 else [],
-        "truncated": result.pages > last,
+        "truncated": window_note(result, max_window),
     }
 
 

@@ -1,0 +1,130 @@
+"""What a second demo review found, over the real app and index served by uvicorn: lists the
+result window cuts short say so, every year facet can be clicked, the window's 400 and the
+last page agree, mode and sort in any case, the similar API's messages, markdown."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from papersift.core.config import Config
+from papersift.core.urls import researcher_url
+from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
+from tests.web_helpers import parse_html, serving
+
+pytest_plugins = ["tests.web_fixtures"]
+
+WINDOW = 100  # the result window of ``narrow``: smaller than the session index
+
+
+@pytest.fixture(scope="module")
+def narrow(engine: SearchEngine, built_config: Config) -> Iterator[httpx.Client]:
+    """The app over the session index with a result window of 100 results, served."""
+    config = replace(built_config, search=replace(built_config.search, max_window=WINDOW))
+    with (
+        serving(create_app(engine, config)) as url,
+        httpx.Client(base_url=url, timeout=60) as c,
+    ):
+        yield c
+
+
+def page(c: httpx.Client, url: str, status: int = 200) -> Any:
+    r = c.get(url)
+    assert r.status_code == status, (url, r.status_code, r.text[:300])
+    assert r.headers["content-type"].startswith("text/html")
+    return parse_html(r.text)
+
+
+def text_of(doc: Any, selector: str) -> str:
+    return " ".join(" ".join(n.text_content().split()) for n in doc.cssselect(selector))
+
+
+def query_of(href: str) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(href).query)
+
+
+def published(doc: Any) -> list[str]:
+    """The first-version dates of a result page's hits, as the API gives them."""
+    return [t.get("datetime") for t in doc.cssselect(".hit .hit-meta time")]
+
+
+# --- 1. a list the result window cuts short says so, and how to reach the rest ---------------
+
+
+def test_last_reachable_page_says_the_rest_cannot_be_paged(narrow: httpx.Client) -> None:
+    first = narrow.get("/api/v1/search").json()  # browsing: every paper, newest first
+    total, last, size = first["total"], first["pages"], first["page_size"]
+    shown = last * size
+    assert total > WINDOW >= shown and first["reachable"] == shown
+    assert not any("paged through" in w for w in first["warnings"])  # said on the last page
+    doc = page(narrow, f"/search?page={last}")
+    assert f"page {last} of {last} (pages reach the first {shown})" in text_of(doc, ".result-count")
+    note = text_of(doc, ".results .window-note")
+    assert f"Showing the first {shown} of {total:,}: only these can be paged through" in note
+    links = {a.text_content(): a.get("href") for a in doc.cssselect(".results .window-note a")}
+    assert query_of(links["sort oldest first"]) == {"sort": ["oldest"]}
+    assert page(narrow, links["sort oldest first"]).cssselect(".hit")
+    # The last page's last paper: the link continues the list from its day, which comes
+    # again (dates filter inclusively), so nothing between is lost.
+    day = published(doc)[-1]
+    (cont,) = [href for label, href in links.items() if label.startswith("Continue")]
+    assert query_of(cont) == {"to": [day]}
+    more = narrow.get("/api/v1/search", params={"to": day}).json()
+    assert more["hits"][0]["paper"]["published"] == day
+    assert total - shown <= more["total"] < total
+    # The API says the same on its last page, with the parameter that continues the list.
+    api = narrow.get("/api/v1/search", params={"page": last}).json()
+    assert api["next"] is None and api["reachable"] == shown
+    (warning,) = [w for w in api["warnings"] if "paged through" in w]
+    assert f"only the first {shown} of {total:,} results" in warning and f"to={day}" in warning
+
+
+def test_every_page_of_a_cut_list_says_so_and_oldest_first_continues(
+    narrow: httpx.Client,
+) -> None:
+    doc = page(narrow, "/search?page=2")
+    note = text_of(doc, ".results .window-note")
+    assert "only these can be paged through" in note and "Continue" not in note
+    last = narrow.get("/api/v1/search?sort=oldest").json()["pages"]
+    doc = page(narrow, f"/search?sort=oldest&page={last}")
+    links = {a.text_content(): a.get("href") for a in doc.cssselect(".results .window-note a")}
+    assert query_of(links["sort newest first"]) == {}  # newest is browsing's default
+    (cont,) = [href for label, href in links.items() if label.startswith("Continue")]
+    assert query_of(cont) == {"from": [published(doc)[-1]], "sort": ["oldest"]}
+    # A search its pages hold whole has no note, and its ``reachable`` is its total.
+    body = narrow.get("/api/v1/search", params={"q": "pipeline parallelism"}).json()
+    assert body["reachable"] == body["total"] <= WINDOW
+    assert not page(narrow, "/search?q=pipeline+parallelism").cssselect(".window-note")
+
+
+def test_category_page_past_the_window_says_so(narrow: httpx.Client, engine: SearchEngine) -> None:
+    top = engine.stats().categories[0]
+    assert top.count > WINDOW
+    last = WINDOW // 24
+    doc = page(narrow, f"/categories/{top.value}?page={last}")
+    assert f"of {top.count:,}: only these can be paged through" in text_of(doc, ".window-note")
+    (cont,) = [a for a in doc.cssselect(".window-note a") if "Continue" in a.text_content()]
+    assert query_of(cont.get("href"))["category"] == [top.value]
+
+
+def test_researcher_page_links_the_rest_to_itself(
+    engine: SearchEngine, built_config: Config
+) -> None:
+    found, _ = engine.people.search("", 1, 0)  # the researcher with the most papers
+    top = found[0]
+    assert top.papers > 3
+    tiny = replace(built_config, search=replace(built_config.search, max_window=3))
+    url = researcher_url(top.rid, top.name)
+    with serving(create_app(engine, tiny)) as root, httpx.Client(base_url=root) as c:
+        doc = page(c, f"{url}?page_size=1&page=3")
+        note = text_of(doc, ".window-note")
+        assert f"Showing the first 3 of {top.papers}" in note
+        for a in doc.cssselect(".window-note a"):  # on this page, not the search page
+            assert urlsplit(a.get("href")).path == url
+            assert page(c, a.get("href")).cssselect(".hit")
