@@ -19,7 +19,7 @@ SORT_LABELS = {
     "cited": "Most cited",
 }
 MODE_LABELS = {"hybrid": "Hybrid", "keyword": "Keyword", "semantic": "Semantic"}
-FACET_LIMIT = 15
+FACET_LIMIT = 15  # facet values shown at first; the search page folds the rest away
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +36,11 @@ def _year_bounds(year: int) -> tuple[date, date]:
 
 
 def category_facets(result: SearchResult) -> list[Link]:
+    """Every category the search counted, most papers first, each toggling its filter."""
     req = result.request
     chosen = req.filters.categories
     out = []
-    for fc in result.facets.get("categories", ())[:FACET_LIMIT]:
+    for fc in result.facets.get("categories", ()):
         active = fc.value in chosen
         cats = tuple(c for c in chosen if c != fc.value) if active else (*chosen, fc.value)
         out.append(
@@ -55,9 +56,10 @@ def category_facets(result: SearchResult) -> list[Link]:
 
 
 def year_facets(result: SearchResult) -> list[Link]:
+    """Every year the search counted, newest first, each toggling that year's date filter."""
     req = result.request
     out = []
-    for fc in result.facets.get("years", ())[:FACET_LIMIT]:
+    for fc in result.facets.get("years", ()):
         if not fc.value.isdecimal():
             continue
         start, end = _year_bounds(int(fc.value))

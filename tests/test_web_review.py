@@ -128,3 +128,26 @@ def test_researcher_page_links_the_rest_to_itself(
         for a in doc.cssselect(".window-note a"):  # on this page, not the search page
             assert urlsplit(a.get("href")).path == url
             assert page(c, a.get("href")).cssselect(".hit")
+
+
+# --- 2. every year (and category) the search counted can be clicked ------------------------
+
+
+def test_every_year_facet_can_be_clicked(narrow: httpx.Client) -> None:
+    years = narrow.get("/api/v1/search").json()["facets"]["years"]
+    assert len(years) > 15  # the session index spans more years than the page shows at first
+    doc = page(narrow, "/search")
+    (section,) = [s for s in doc.cssselect(".facets section") if text_of(s, "h2") == "Year"]
+    shown = [a.text_content().strip() for a in section.cssselect(":scope > ul a")]
+    (more,) = section.cssselect(":scope > details.facet-more")  # plain HTML, no script
+    assert more.get("open") is None
+    assert text_of(more, "summary") == f"{len(years) - 15} more years"
+    folded = {a.text_content().strip(): a.get("href") for a in more.cssselect("ul a")}
+    assert shown + list(folded) == [y["value"] for y in years] and len(shown) == 15
+    oldest = years[-1]
+    chosen = narrow.get("/api/v1/search?" + urlsplit(folded[oldest["value"]]).query).json()
+    assert chosen["total"] == oldest["count"]
+    assert {h["paper"]["published"][:4] for h in chosen["hits"]} == {oldest["value"]}
+    cats = narrow.get("/api/v1/search").json()["facets"]["categories"]
+    doc_cats = [s for s in doc.cssselect(".facets section") if text_of(s, "h2") == "Categories"]
+    assert len(doc_cats[0].cssselect("a")) == len(cats)
