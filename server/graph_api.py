@@ -23,7 +23,14 @@ from papersift.engine.results import Filters
 from papersift.server.api import search_page
 from papersift.server.context import ctx
 from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
-from papersift.server.params import ParamError, check_dates, clean_text, parse_date, parse_search
+from papersift.server.params import (
+    ParamError,
+    check_dates,
+    clean_text,
+    parse_date,
+    parse_search,
+    window_error,
+)
 from papersift.server.templating import json_response
 from papersift.server.urls import parse_paper_path, site_root
 
@@ -135,12 +142,7 @@ async def similar(request: Request) -> Response:
     if size > cfg.max_page_size:
         raise ParamError("page_size", f"Give a page_size from 1 to {cfg.max_page_size}.")
     if body.page * size > cfg.max_window:
-        last = max(1, cfg.max_window // size)
-        raise ParamError(
-            "page",
-            f"Only the first {cfg.max_window} results can be paged through: with "
-            f"{size} per page the last page is {last}.",
-        )
+        raise window_error(cfg.max_window, size, body.page)
     filters = similar_filters(body)
     result = await c.call(c.engine.similar_text, text, filters, body.page, body.page_size)
     page = search_page(result, site_root(request), cfg.max_window, sortable=False)

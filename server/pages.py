@@ -87,9 +87,12 @@ def _index_empty(engine: SearchEngine) -> bool:
 async def search(request: Request) -> Response:
     c = ctx(request)
     req = parse_search(
-        request.query_params, c.config.search, known_categories=await c.known_categories()
+        request.query_params,
+        c.config.search,
+        known_categories=await c.known_categories(),
+        window=False,  # a page past the window but after the last page says so, as any past it
     )
-    result = await c.call(c.engine.search, req)
+    result = await c.call(views.list_page, c.engine, req, c.config.search)
     if wants_markdown(request):
         return cached_response(
             request,

@@ -129,15 +129,16 @@ def past_last(result: SearchResult, max_window: int) -> str | None:
 
 
 def list_page(engine: SearchEngine, req: SearchRequest, config: SearchConfig) -> SearchResult:
-    """One page of a list that has its own end (a category's or a researcher's papers), for a
-    request parsed with ``window=False``: a page past the result window is the empty page
-    after the last one when the list ends inside the window, else the window's 400."""
+    """One page of a list that has its own end (a search's, a category's or a researcher's
+    papers), for a request parsed with ``window=False``: a page past the result window is
+    the empty page after the last one when the list ends inside the window, else the
+    window's 400."""
     size = req.page_size or config.page_size
     if req.page * size <= config.max_window:
         return engine.search(req)
     first = engine.search(replace(req, page=1))
     if first.total > last_page(first, config.max_window) * size:  # runs on past the window
-        raise window_error(config.max_window, size)
+        raise window_error(config.max_window, size, req.page)
     return replace(first, request=req, page=req.page, hits=())
 
 

@@ -151,3 +151,33 @@ def test_every_year_facet_can_be_clicked(narrow: httpx.Client) -> None:
     cats = narrow.get("/api/v1/search").json()["facets"]["categories"]
     doc_cats = [s for s in doc.cssselect(".facets section") if text_of(s, "h2") == "Categories"]
     assert len(doc_cats[0].cssselect("a")) == len(cats)
+
+
+# --- 3. the window's 400 and the page past the last one agree -------------------------------
+
+SHORT = "q=parsing&mode=keyword&page_size=5"  # fewer results than the window holds
+
+
+def test_window_error_names_the_window_and_past_the_end_the_last_page(
+    narrow: httpx.Client,
+) -> None:
+    first = narrow.get(f"/api/v1/search?{SHORT}").json()
+    last, reach = first["pages"], WINDOW // 5  # the list's last page, the window's
+    assert 1 < last < reach and first["total"] <= WINDOW
+    r = narrow.get(f"/api/v1/search?{SHORT}&page={reach + 1}")
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == (
+        f"Page {reach + 1} is past the result window: with 5 per page at most {reach} pages "
+        f"can be reached (the first {WINDOW} results)."
+    )
+    for past in (last + 1, reach):  # inside the window, after the list's end: its last page
+        body = narrow.get(f"/api/v1/search?{SHORT}&page={past}").json()
+        assert f"page {past} is past the last page ({last})" in body["warnings"]
+    # The page says the same past the window: the list's last page, and a link to it.
+    doc = page(narrow, f"/search?{SHORT}&page={reach + 1}")
+    assert f"page {reach + 1} is past the last page ({last})" in text_of(doc, ".past-last")
+    links = {a.text_content(): a.get("href") for a in doc.cssselect(".past-last a")}
+    assert query_of(links[f"Go to the last page ({last})"])["page"] == [str(last)]
+    # A list that runs on past the window: the page is the window's 400, worded as the API's.
+    doc = page(narrow, f"/search?page_size=5&page={reach + 1}", status=400)
+    assert f"with 5 per page at most {reach} pages can be reached" in text_of(doc, "main")
