@@ -56,10 +56,11 @@ def _single(params: QueryParams, name: str, strict: bool) -> str:
 
 
 def _choice(params: QueryParams, name: str, choices: Collection[str], strict: bool) -> str:
+    """One of ``choices`` in any case (``KEYWORD``, as categories are), lower-cased."""
     value = _single(params, name, strict)
-    if value and value not in choices:
+    if value and value.lower() not in choices:
         raise ParamError(name, f"Unknown {name} {_show(value)}; use one of: {', '.join(choices)}.")
-    return value
+    return value.lower()
 
 
 def _show(value: str, limit: int = 40) -> str:

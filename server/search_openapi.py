@@ -58,8 +58,8 @@ def search_parameters(
         ),
         param(
             "mode",
-            "keyword (BM25), semantic (embeddings) or hybrid (both, fused). Default (or empty): "
-            "the server's.",
+            "keyword (BM25), semantic (embeddings) or hybrid (both, fused); any case. Default "
+            "(or empty): the server's.",
             {"enum": ["", *MODES]},
         ),
         param(
@@ -120,7 +120,7 @@ def search_parameters(
         ),
         param(
             "sort",
-            "Default (or empty): relevance with a query, newest without.",
+            "Any case. Default (or empty): relevance with a query, newest without.",
             {"enum": ["", *SORTS]},
         ),
         param(

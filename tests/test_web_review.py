@@ -181,3 +181,26 @@ def test_window_error_names_the_window_and_past_the_end_the_last_page(
     # A list that runs on past the window: the page is the window's 400, worded as the API's.
     doc = page(narrow, f"/search?page_size=5&page={reach + 1}", status=400)
     assert f"with 5 per page at most {reach} pages can be reached" in text_of(doc, "main")
+
+
+# --- 4. mode and sort in any case, as categories -------------------------------------------
+
+
+def test_mode_and_sort_in_any_case(narrow: httpx.Client) -> None:
+    want = narrow.get("/api/v1/search?q=parsing&mode=keyword&sort=oldest&category=cs.CL").json()
+    r = narrow.get("/api/v1/search?q=parsing&mode=KEYWORD&sort=Oldest&category=CS.CL")
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["request"] == want["request"] and body["mode"] == "keyword"
+    assert body["hits"] and body["hits"] == want["hits"]
+    doc = page(narrow, "/search?q=parsing&mode=Keyword&sort=OLDEST")
+    current = [a.text_content() for a in doc.cssselect(".switch a[aria-current]")]
+    assert current == ["Keyword", "Oldest"]
+    # Links from the page carry the values as the API names them.
+    assert all("KEYWORD" not in a.get("href") for a in doc.cssselect(".pager a"))
+    assert page(narrow, "/categories/cs.CL?sort=OLDEST").cssselect(".hit")
+    for bad in ("mode=keywords", "sort=NEWER"):
+        r = narrow.get(f"/api/v1/search?q=parsing&{bad}")
+        name, value = bad.split("=")
+        assert r.status_code == 400 and r.json()["error"]["parameter"] == name
+        assert r.json()["error"]["message"].startswith(f"Unknown {name} '{value}'; use one of:")
