@@ -204,3 +204,51 @@ def test_mode_and_sort_in_any_case(narrow: httpx.Client) -> None:
         name, value = bad.split("=")
         assert r.status_code == 400 and r.json()["error"]["parameter"] == name
         assert r.json()["error"]["message"].startswith(f"Unknown {name} '{value}'; use one of:")
+
+
+# --- 5. the similar API words its errors as search does ------------------------------------
+
+KNOWN = "text, page, page_size, category, researcher, from, to"
+SIZES = "'page_size' must be a whole number from 1 to 100"  # the session config's maximum
+
+
+@pytest.mark.parametrize(
+    ("body", "parameter", "message"),
+    [
+        ({"page_size": 500}, "page_size", f"{SIZES}, not 500."),
+        ({"page_size": 0}, "page_size", f"{SIZES}, not 0."),
+        ({"page": "2"}, "page", f"'page' must be a whole number from 1 to {WINDOW}, not '2'."),
+        ({"page": True}, "page", f"'page' must be a whole number from 1 to {WINDOW}, not true."),
+        ({"mode": "keyword"}, "mode", f"Unknown field 'mode'; known: {KNOWN}."),
+        ({"from": "May 2024"}, "from", "'from' must be a date such as 2024, 2024-05 or "
+         "2024-05-17, not 'May 2024'."),
+        ({"category": "cs.IR"}, "category", "'category' must be a list of at most 20 "
+         "categories such as cs.IR or cs, not 'cs.IR'."),
+        ({"text": 5}, "text", "'text' must be a string of 1 to 20,000 characters (an abstract "
+         "or a paragraph), not 5."),
+    ],
+)  # fmt: skip
+def test_similar_errors_read_as_search_errors(
+    narrow: httpx.Client, body: dict[str, Any], parameter: str, message: str
+) -> None:
+    r = narrow.post("/api/v1/similar", json={"text": "graph neural networks", **body})
+    assert r.status_code == 400
+    assert r.json()["error"] == {
+        "status": 400,
+        "code": "bad_request",
+        "message": message,
+        "parameter": parameter,
+    }
+    # The search endpoint words the same fault the same way.
+    if parameter in ("page_size", "from"):  # a query string's values are all strings
+        sent = body[parameter]
+        search = narrow.get("/api/v1/search", params={parameter: sent}).json()
+        assert search["error"]["message"] == message.replace(f"not {sent}.", f"not '{sent}'.")
+
+
+def test_similar_without_text_names_the_field(narrow: httpx.Client) -> None:
+    r = narrow.post("/api/v1/similar", json={"page": 1})
+    assert r.json()["error"]["parameter"] == "text"
+    assert r.json()["error"]["message"].startswith("'text' is required: a string of 1 to ")
+    r = narrow.post("/api/v1/similar", json=["graph neural networks"])
+    assert r.status_code == 400 and KNOWN in r.json()["error"]["message"]
