@@ -90,7 +90,8 @@ Base URL: {root}
 ## Reading this site as a program
 
 - Send `Accept: text/markdown` to any page URL to get markdown instead of HTML: a paper
-  page returns the paper, a search page returns the results, any other page this guide.
+  page returns the paper, a search page the results, a category, researcher or
+  institution page (or a list of them) itself, any other page this guide.
 - [JSON API]({root}/developers): `GET {root}/api/v1/...`, described by
   [OpenAPI 3.1]({root}/openapi.json). Errors are `{{"error": {{"status", "code", "message"}}}}`.
 - Please keep to a few requests per second.

@@ -252,3 +252,24 @@ def test_similar_without_text_names_the_field(narrow: httpx.Client) -> None:
     assert r.json()["error"]["message"].startswith("'text' is required: a string of 1 to ")
     r = narrow.post("/api/v1/similar", json=["graph neural networks"])
     assert r.status_code == 400 and KNOWN in r.json()["error"]["message"]
+
+
+# --- 6. markdown from every page, as the developers page and llms.txt promise ---------------
+
+MD = {"Accept": "text/markdown"}
+
+
+def test_every_page_answers_markdown(narrow: httpx.Client) -> None:
+    guide = narrow.get("/llms.txt").text
+    promise = text_of(page(narrow, "/developers"), "#markdown + p")
+    assert promise.startswith("Ask any page for text/markdown and you get markdown")
+    assert "Send `Accept: text/markdown` to any page URL" in guide
+    for url in ("/feeds", "/similar", "/similar?text=hello", "/signin"):
+        r = narrow.get(url, headers=MD)
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/markdown")
+        assert r.text == guide and "Accept" in r.headers["vary"], url
+        # A browser still gets the page.
+        assert narrow.get(url).headers["content-type"].startswith("text/html")
+    # A posted form is answered as a form, whatever the Accept header.
+    r = narrow.post("/similar", data={"text": "graph neural networks"}, headers=MD)
+    assert r.headers["content-type"].startswith("text/html")
