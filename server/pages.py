@@ -96,7 +96,9 @@ async def search(request: Request) -> Response:
     if wants_markdown(request):
         return cached_response(
             request,
-            search_markdown(result, site_root(request), author_links_of(request)),
+            search_markdown(
+                result, site_root(request), author_links_of(request), c.config.search.max_window
+            ),
             MARKDOWN,
             headers={"Vary": "Accept, Accept-Encoding"},
         )
@@ -279,7 +281,11 @@ async def category(request: Request) -> Response:
     result = await c.call(views.list_page, c.engine, req, c.config.search)
     if wants_markdown(request):
         return cached_response(
-            request, search_markdown(result, site_root(request), author_links_of(request)), MARKDOWN
+            request,
+            search_markdown(
+                result, site_root(request), author_links_of(request), c.config.search.max_window
+            ),
+            MARKDOWN,
         )
     name = category_name(cat)
     title = f"{cat}: {name}" if name != cat else cat

@@ -273,3 +273,17 @@ def test_every_page_answers_markdown(narrow: httpx.Client) -> None:
     # A posted form is answered as a form, whatever the Accept header.
     r = narrow.post("/similar", data={"text": "graph neural networks"}, headers=MD)
     assert r.headers["content-type"].startswith("text/html")
+
+
+def test_markdown_search_says_what_the_window_cuts(narrow: httpx.Client) -> None:
+    last = narrow.get("/api/v1/search").json()["pages"]
+    text = narrow.get(f"/search?page={last}", headers=MD).text
+    notes = [line for line in text.splitlines() if line.startswith("> Note: ")]
+    assert any(f"only the first {last * 24} of" in n for n in notes), text[:500]
+    cont = [line for line in text.splitlines() if line.startswith("Continue with the papers")]
+    assert len(cont) == 1 and "/search?to=" in cont[0]
+    assert f"papers; page {last} of {last}." in text and "Next page:" not in text
+    first = narrow.get(f"/api/v1/search?{SHORT}").json()["pages"]
+    past = narrow.get(f"/search?{SHORT}&page={first + 1}", headers=MD).text
+    assert f"papers; {first} pages." in past
+    assert f"> Note: page {first + 1} is past the last page ({first})" in past
