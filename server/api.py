@@ -47,18 +47,26 @@ async def search(request: Request) -> Response:
     return json_response(request, page, etag=False)
 
 
-def search_page(result: SearchResult, root: str, max_window: int) -> SearchResponse:
+def search_page(
+    result: SearchResult, root: str, max_window: int, *, sortable: bool = True
+) -> SearchResponse:
     """A search answer with its ``next`` link: the same search, one page on, while that
     page exists and lies within the result window. ``pages`` counts only the pages that
-    can be asked for; a page past the last says so in ``warnings``."""
+    can be asked for and ``reachable`` the results on them; a page past the last says so
+    in ``warnings``, and so does the last page of a list the window cuts short, with how to
+    reach the rest (``sortable``: by the other date order too)."""
     req = result.request
     last = views.last_page(result, max_window)
     has_next = result.page < last
     nxt = root + search_url(req, "/api/v1/search", page=req.page + 1) if has_next else None
     body = search_body(result, root, nxt)
+    note = views.window_note(result, max_window, sortable=sortable)
+    reachable = note.shown if note else result.total
     past = views.past_last(result, max_window)
+    if note and result.page == last:
+        past = note.text()
     warnings = [*body.warnings, past] if past else body.warnings
-    return msgspec.structs.replace(body, pages=last, warnings=warnings)
+    return msgspec.structs.replace(body, pages=last, reachable=reachable, warnings=warnings)
 
 
 async def paper(request: Request) -> Response:

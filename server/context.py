@@ -93,6 +93,10 @@ class AppContext:
             cached.cited = None
         return cached.stats
 
+    def last_stats(self) -> Stats | None:
+        """The stats snapshot last taken, without taking one (None before the first)."""
+        return self._stats.stats
+
     async def known_categories(self) -> dict[str, str]:
         """Lower-cased category or archive (``cs`` for ``cs.IR``) -> its spelling; built once
         per stats snapshot (every search asks)."""

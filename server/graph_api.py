@@ -8,6 +8,7 @@ their pages, hits and ``next`` links are exactly the search API's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
@@ -19,11 +20,21 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from papersift.core.config_search import SearchConfig
 from papersift.engine.results import Filters
 from papersift.server.api import search_page
 from papersift.server.context import ctx
 from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
-from papersift.server.params import ParamError, check_dates, clean_text, parse_date, parse_search
+from papersift.server.params import (
+    MAX_FILTER_VALUES,
+    MAX_RESEARCHER_LENGTH,
+    ParamError,
+    check_dates,
+    clean_text,
+    parse_date,
+    parse_search,
+    window_error,
+)
 from papersift.server.templating import json_response
 from papersift.server.urls import parse_paper_path, site_root
 
@@ -98,6 +109,59 @@ def schema_error(exc: msgspec.ValidationError, expected: Mapping[str, str]) -> P
     return ParamError(name, f"{text}.")
 
 
+def _sent(value: Any) -> str:
+    """A value of a JSON body for an error message: a string quoted as the search
+    parameters' errors quote one, anything else as JSON; shortened."""
+    shown = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+    shown = shown if len(shown) <= 40 else shown[:40] + "…"
+    return repr(shown) if isinstance(value, str) else shown
+
+
+def invalid(name: str, accepted: str, value: Any) -> ParamError:
+    """``'page_size' must be a whole number from 1 to 100, not 500.``, as search says it."""
+    return ParamError(name, f"'{name}' must be {accepted}, not {_sent(value)}.")
+
+
+def body_error(
+    exc: msgspec.ValidationError,
+    data: Any,
+    struct: type[msgspec.Struct],
+    accepted: Mapping[str, str],
+) -> ParamError:
+    """A body ``data`` that does not fit ``struct``, worded as the search parameters' errors
+    are: the field at fault, what it accepts (``accepted``: field -> what) and the value
+    sent, rather than msgspec's own words."""
+    known = [f.encode_name for f in msgspec.structs.fields(struct)]
+    if not isinstance(data, dict):
+        return ParamError(
+            "body", f"The body must be a JSON object with the fields {', '.join(known)}."
+        )
+    text = str(exc)
+    if m := re.search(r"unknown field `([^`]*)`", text):
+        name = m.group(1)
+        return ParamError(name, f"Unknown field {_sent(name)}; known: {', '.join(known)}.")
+    if m := re.search(r"missing required field `([^`]*)`", text):
+        name = m.group(1)
+        return ParamError(name, f"'{name}' is required: {accepted.get(name, 'a value')}.")
+    m = re.search(r"at `\$\.([A-Za-z_]+)", text)
+    name = m.group(1) if m else "body"
+    return invalid(name, accepted.get(name, "another value"), data.get(name))
+
+
+def similar_accepts(cfg: SearchConfig) -> dict[str, str]:
+    """What each field of a similar-text body accepts, for its error messages."""
+    return {
+        "text": f"a string of 1 to {cfg.max_text_length:,} characters (an abstract or a paragraph)",
+        "page": f"a whole number from 1 to {cfg.max_window}",
+        "page_size": f"a whole number from 1 to {cfg.max_page_size}",
+        "category": f"a list of at most {MAX_FILTER_VALUES} categories such as cs.IR or cs",
+        "researcher": f"a list of at most {MAX_FILTER_VALUES} author names of at most "
+        f"{MAX_RESEARCHER_LENGTH} characters",
+        "from": DATE_EXPECTED,
+        "to": DATE_EXPECTED,
+    }
+
+
 def similar_filters(body: SimilarRequest) -> Filters:
     date_from = parse_date("from", body.from_.strip(), end=False)
     date_to = parse_date("to", body.to.strip(), end=True)
@@ -114,36 +178,34 @@ async def similar(request: Request) -> Response:
     c = ctx(request)
     cfg = c.config.search
     raw = await read_body(request, body_limit(cfg.max_text_length))
+    accepts = similar_accepts(cfg)
+    data = decode_json(raw)
+    if isinstance(data, dict):  # 5.0 is an integer to JSON Schema: so it is to us
+        for key in ("page", "page_size"):
+            if isinstance(data.get(key), float) and data[key].is_integer():
+                data[key] = int(data[key])
     try:
-        data = decode_json(raw)
-        if isinstance(data, dict):  # 5.0 is an integer to JSON Schema: so it is to us
-            for key in ("page", "page_size"):
-                if isinstance(data.get(key), float) and data[key].is_integer():
-                    data[key] = int(data[key])
         body = msgspec.convert(data, SimilarRequest)
     except msgspec.ValidationError as exc:
-        raise schema_error(exc, {"from": DATE_EXPECTED, "to": DATE_EXPECTED}) from None
+        raise body_error(exc, data, SimilarRequest, accepts) from None
     if len(body.text) > cfg.max_text_length:  # as sent: the documented maxLength
         raise ParamError(
             "text",
-            f"The text has {len(body.text):,} characters; the limit is {cfg.max_text_length:,}.",
+            f"'text' has {len(body.text):,} characters; the limit is {cfg.max_text_length:,}.",
         )
     text = clean_text(body.text)
     if not text:
-        raise ParamError("text", "The text is empty: paste an abstract or a paragraph.")
+        raise ParamError(
+            "text", "'text' holds no words: paste an abstract or a paragraph to match."
+        )
     size = body.page_size or cfg.page_size
     if size > cfg.max_page_size:
-        raise ParamError("page_size", f"Give a page_size from 1 to {cfg.max_page_size}.")
+        raise invalid("page_size", accepts["page_size"], size)
     if body.page * size > cfg.max_window:
-        last = max(1, cfg.max_window // size)
-        raise ParamError(
-            "page",
-            f"Only the first {cfg.max_window} results can be paged through: with "
-            f"{size} per page the last page is {last}.",
-        )
+        raise window_error(cfg.max_window, size, body.page)
     filters = similar_filters(body)
     result = await c.call(c.engine.similar_text, text, filters, body.page, body.page_size)
-    page = search_page(result, site_root(request), cfg.max_window)
+    page = search_page(result, site_root(request), cfg.max_window, sortable=False)
     # The text is the caller's: not echoed back; a POST has no next URL (post page + 1).
     echo = msgspec.structs.replace(page.request, q="")
     out = msgspec.structs.replace(page, request=echo, next=None)

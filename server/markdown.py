@@ -18,6 +18,7 @@ from papersift.server import meta
 from papersift.server.negotiate import qualities
 from papersift.server.params import search_url
 from papersift.server.taxonomy import category_name
+from papersift.server.views import last_page, past_last, window_note
 
 MARKDOWN = "text/markdown; charset=utf-8"
 AuthorLinks = Callable[[Paper], Sequence[tuple[Author, str]]]
@@ -90,7 +91,8 @@ Base URL: {root}
 ## Reading this site as a program
 
 - Send `Accept: text/markdown` to any page URL to get markdown instead of HTML: a paper
-  page returns the paper, a search page returns the results, any other page this guide.
+  page returns the paper, a search page the results, a category, researcher or
+  institution page (or a list of them) itself, any other page this guide.
 - [JSON API]({root}/developers): `GET {root}/api/v1/...`, described by
   [OpenAPI 3.1]({root}/openapi.json). Errors are `{{"error": {{"status", "code", "message"}}}}`.
 - Please keep to a few requests per second.
@@ -184,18 +186,28 @@ def paper_markdown(paper: Paper, root: str, links: AuthorLinks) -> str:
     return "\n".join(lines)
 
 
-def search_markdown(result: SearchResult, root: str, links: AuthorLinks, heading: str = "") -> str:
-    """Search results (or a researcher's papers: ``heading``) as a numbered list."""
+def search_markdown(
+    result: SearchResult, root: str, links: AuthorLinks, window: int, heading: str = ""
+) -> str:
+    """Search results (or a category's papers: ``heading``) as a numbered list; ``window``:
+    the result window, which ends the pages (said so when it cuts the list short)."""
     req = result.request
     if not heading:
         heading = f"Search results for “{req.query}”" if req.query else "Latest papers"
-    lines = [f"# {md_text(heading)}", "",
-             f"{result.total:,} papers; page {result.page} of {result.pages}."]  # fmt: skip
-    lines += [f"> Note: {md_text(w)}" for w in result.warnings]
+    last = last_page(result, window)
+    where = f"page {result.page} of {last}" if result.page <= last else f"{last} pages"
+    lines = [f"# {md_text(heading)}", "", f"{result.total:,} papers; {where}."]
+    cut, past = window_note(result, window), past_last(result, window)
+    notes = [*result.warnings, *([cut.text()] if cut else []), *([past] if past else [])]
+    lines += [f"> Note: {md_text(w)}" for w in notes]
     lines.append("")
     lines += hit_lines(result, root, links)
-    if result.page < result.pages:
+    if result.page < last:
         lines += ["", f"Next page: {md_url(root + search_url(req, page=result.page + 1))}"]
+    for link in (cut.continue_link, cut.sort_link) if cut else ():
+        if link:
+            label = link.label[:1].upper() + link.label[1:]
+            lines += ["", f"{md_text(label)}: {md_url(root + link.url)}"]
     lines.append("")
     return "\n".join(lines)
 

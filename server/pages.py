@@ -87,13 +87,18 @@ def _index_empty(engine: SearchEngine) -> bool:
 async def search(request: Request) -> Response:
     c = ctx(request)
     req = parse_search(
-        request.query_params, c.config.search, known_categories=await c.known_categories()
+        request.query_params,
+        c.config.search,
+        known_categories=await c.known_categories(),
+        window=False,  # a page past the window but after the last page says so, as any past it
     )
-    result = await c.call(c.engine.search, req)
+    result = await c.call(views.list_page, c.engine, req, c.config.search)
     if wants_markdown(request):
         return cached_response(
             request,
-            search_markdown(result, site_root(request), author_links_of(request)),
+            search_markdown(
+                result, site_root(request), author_links_of(request), c.config.search.max_window
+            ),
             MARKDOWN,
             headers={"Vary": "Accept, Accept-Encoding"},
         )
@@ -124,6 +129,7 @@ async def search(request: Request) -> Response:
         req=req,
         category_facets=views.category_facets(result),
         year_facets=views.year_facets(result),
+        facet_limit=views.FACET_LIMIT,
         chips=views.filter_chips(result),
         clear_url=views.clear_filters_url(result),
         sorts=views.sort_links(result, cited := await c.citations_known()),
@@ -275,7 +281,11 @@ async def category(request: Request) -> Response:
     result = await c.call(views.list_page, c.engine, req, c.config.search)
     if wants_markdown(request):
         return cached_response(
-            request, search_markdown(result, site_root(request), author_links_of(request)), MARKDOWN
+            request,
+            search_markdown(
+                result, site_root(request), author_links_of(request), c.config.search.max_window
+            ),
+            MARKDOWN,
         )
     name = category_name(cat)
     title = f"{cat}: {name}" if name != cat else cat

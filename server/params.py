@@ -56,10 +56,11 @@ def _single(params: QueryParams, name: str, strict: bool) -> str:
 
 
 def _choice(params: QueryParams, name: str, choices: Collection[str], strict: bool) -> str:
+    """One of ``choices`` in any case (``KEYWORD``, as categories are), lower-cased."""
     value = _single(params, name, strict)
-    if value and value not in choices:
+    if value and value.lower() not in choices:
         raise ParamError(name, f"Unknown {name} {_show(value)}; use one of: {', '.join(choices)}.")
-    return value
+    return value.lower()
 
 
 def _show(value: str, limit: int = 40) -> str:
@@ -234,7 +235,7 @@ def parse_search(
     page_size = _int(params, "page_size", config.page_size, config.max_page_size, strict)
     page = _int(params, "page", 1, 10**9, strict)
     if window and page * page_size > config.max_window:
-        raise window_error(config.max_window, page_size)
+        raise window_error(config.max_window, page_size, page)
     date_from = parse_date("from", _single(params, "from", strict), end=False)
     date_to = parse_date("to", _single(params, "to", strict), end=True)
     check_dates(date_from, date_to)
@@ -265,13 +266,14 @@ def window_last_page(pages: int, page_size: int, max_window: int) -> int:
     return max(1, min(pages, max_window // page_size))
 
 
-def window_error(max_window: int, page_size: int) -> ParamError:
-    """The 400 for a page past the result window, naming the last page there is."""
+def window_error(max_window: int, page_size: int, page: int) -> ParamError:
+    """The 400 for a page past the result window. It names the window's last page, not the
+    list's: the list may end sooner, and a page past its end is no error."""
     last = max(1, max_window // page_size)
     return ParamError(
         "page",
-        f"Only the first {max_window} results can be paged through: with "
-        f"{page_size} per page the last page is {last}. Narrow the search instead.",
+        f"Page {page} is past the result window: with {page_size} per page at most {last} "
+        f"pages can be reached (the first {max_window} results).",
     )
 
 

@@ -142,7 +142,8 @@ async def researcher(request: Request) -> Response:
         extra_ld=[person_ld(found, root + canonical)],
         robots="noindex,follow" if req.query or req.page > 1 else "index,follow",
     )
-    context.update(_profile_context(profile, result, canonical, await c.citations_known()))
+    cited = await c.citations_known()
+    context.update(_profile_context(profile, result, canonical, cited, c.config.search.max_window))
     context.update(most_cited=most_cited)
     context.update(person=found, result=result, req=req, links=external_links(found))
     context.update(
@@ -158,18 +159,20 @@ def _local(url: str, canonical: str) -> str:
 
 
 def _profile_context(
-    p: Profile, result: SearchResult, canonical: str, cited: bool
+    p: Profile, result: SearchResult, canonical: str, cited: bool, window: int
 ) -> dict[str, Any]:
     rid = p.researcher.rid
     base = result.request  # without this researcher: links keep the page's own filters
     base = replace(base, filters=replace(base.filters, researcher_ids=()))
     shown = replace(result, request=base)
-    pager = views.pagination(shown, 10**9)
+    pager = views.pagination(shown, window)
     pager["prev"] = _local(str(pager["prev"]), canonical) if pager["prev"] else None
     pager["next"] = _local(str(pager["next"]), canonical) if pager["next"] else None
     items = pager["items"]
     assert isinstance(items, list)
     pager["items"] = [replace(i, url=_local(i.url, canonical)) if i else None for i in items]
+    if isinstance(note := pager["truncated"], views.WindowNote):
+        pager["truncated"] = note.relinked(lambda url: _local(url, canonical))
     sorts = [replace(s, url=_local(s.url, canonical)) for s in views.sort_links(shown, cited)]
     in_search = with_filters(base, researcher_ids=(rid,))
     years = [

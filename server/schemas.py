@@ -148,12 +148,23 @@ class SearchResponse(Struct):
             "the result window.",
         ),
     ]
+    reachable: Annotated[
+        int,
+        Meta(
+            ge=0,
+            description="Results the pages reach: `total`, or fewer when the result window "
+            "(`[search] max_window`) ends the pages first. Narrower filters (`from`, `to`, "
+            "`category`) or the other date order (`sort`) reach the rest; the last page's "
+            "`warnings` say how.",
+        ),
+    ]
     took_ms: float | None
     warnings: Annotated[
         list[str],
         Meta(
             description="What the lenient query parser ignored, fallbacks taken, a page "
-            "asked for past the last one (its hits are empty), and, for a hybrid list sorted "
+            "asked for past the last one (its hits are empty), on the last page of a list the "
+            "result window cuts short how to reach the rest, and, for a hybrid list sorted "
             "by date or citations, how many of its papers match by meaning only when they "
             "are most of it, and how many looser matches by meaning relevance order adds "
             "(`[search] semantic_zscore_sorted`)."
@@ -275,6 +286,7 @@ def search_body(result: results.SearchResult, root: str, next_url: str | None) -
         page=result.page,
         page_size=result.page_size,
         pages=result.pages,
+        reachable=min(result.total, result.pages * result.page_size),
         took_ms=number(result.took_ms),
         warnings=list(result.warnings),
         direct=paper_body(result.direct, root) if result.direct else None,

@@ -58,8 +58,8 @@ def search_parameters(
         ),
         param(
             "mode",
-            "keyword (BM25), semantic (embeddings) or hybrid (both, fused). Default (or empty): "
-            "the server's.",
+            "keyword (BM25), semantic (embeddings) or hybrid (both, fused); any case. Default "
+            "(or empty): the server's.",
             {"enum": ["", *MODES]},
         ),
         param(
@@ -120,14 +120,15 @@ def search_parameters(
         ),
         param(
             "sort",
-            "Default (or empty): relevance with a query, newest without.",
+            "Any case. Default (or empty): relevance with a query, newest without.",
             {"enum": ["", *SORTS]},
         ),
         param(
             "page",
             f"1-based. Only the first {cfg.max_window} results can be paged through (the "
-            f"result window): page x page_size may not pass {cfg.max_window}, a 400 names "
-            "the last page.",
+            f"result window): page x page_size may not pass {cfg.max_window}; a 400 says how "
+            "many pages can be reached. A page after the last one (within the window) is "
+            "empty, and its `warnings` name the last page.",
             _or_empty({"type": "integer", "minimum": 1, "maximum": cfg.max_window}),
         ),
         param(

@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, Response
 from papersift.core import tex, urls
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
+from papersift.server.markdown import MARKDOWN, llms_txt, wants_markdown
 from papersift.server.taxonomy import category_name
 from papersift.server.urls import site_root
 
@@ -183,7 +184,15 @@ def render(
     status_code: int = 200,
     headers: dict[str, str] | None = None,
 ) -> Response:
-    """Render a page; ``context`` must carry what base.html needs (see ``page_meta``)."""
+    """Render a page; ``context`` must carry what base.html needs (see ``page_meta``).
+
+    A GET that prefers markdown gets the site guide instead (llms.txt): the developers page
+    and the guide promise markdown from every page, and a page with a markdown form of its
+    own (a paper, a search, a list) answers before it renders."""
+    if status_code == 200 and request.method in ("GET", "HEAD") and wants_markdown(request):
+        guide = llms_txt(site_root(request), request.app.state.ctx.last_stats())
+        all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
+        return cached_response(request, guide, MARKDOWN, headers=all_headers)
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(request=request, **context)
     all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}

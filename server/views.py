@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
 
@@ -18,7 +19,7 @@ SORT_LABELS = {
     "cited": "Most cited",
 }
 MODE_LABELS = {"hybrid": "Hybrid", "keyword": "Keyword", "semantic": "Semantic"}
-FACET_LIMIT = 15
+FACET_LIMIT = 15  # facet values shown at first; the search page folds the rest away
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,10 +36,11 @@ def _year_bounds(year: int) -> tuple[date, date]:
 
 
 def category_facets(result: SearchResult) -> list[Link]:
+    """Every category the search counted, most papers first, each toggling its filter."""
     req = result.request
     chosen = req.filters.categories
     out = []
-    for fc in result.facets.get("categories", ())[:FACET_LIMIT]:
+    for fc in result.facets.get("categories", ()):
         active = fc.value in chosen
         cats = tuple(c for c in chosen if c != fc.value) if active else (*chosen, fc.value)
         out.append(
@@ -54,9 +56,10 @@ def category_facets(result: SearchResult) -> list[Link]:
 
 
 def year_facets(result: SearchResult) -> list[Link]:
+    """Every year the search counted, newest first, each toggling that year's date filter."""
     req = result.request
     out = []
-    for fc in result.facets.get("years", ())[:FACET_LIMIT]:
+    for fc in result.facets.get("years", ()):
         if not fc.value.isdecimal():
             continue
         start, end = _year_bounds(int(fc.value))
@@ -126,20 +129,84 @@ def past_last(result: SearchResult, max_window: int) -> str | None:
 
 
 def list_page(engine: SearchEngine, req: SearchRequest, config: SearchConfig) -> SearchResult:
-    """One page of a list that has its own end (a category's or a researcher's papers), for a
-    request parsed with ``window=False``: a page past the result window is the empty page
-    after the last one when the list ends inside the window, else the window's 400."""
+    """One page of a list that has its own end (a search's, a category's or a researcher's
+    papers), for a request parsed with ``window=False``: a page past the result window is
+    the empty page after the last one when the list ends inside the window, else the
+    window's 400."""
     size = req.page_size or config.page_size
     if req.page * size <= config.max_window:
         return engine.search(req)
     first = engine.search(replace(req, page=1))
     if first.total > last_page(first, config.max_window) * size:  # runs on past the window
-        raise window_error(config.max_window, size)
+        raise window_error(config.max_window, size, req.page)
     return replace(first, request=req, page=req.page, hits=())
 
 
+@dataclass(frozen=True, slots=True)
+class WindowNote:
+    """A list that runs on past the pages that can be asked for (the result window): how
+    many results the pages reach, and links that reach the rest."""
+
+    shown: int  # results the pages reach
+    total: int
+    sort_link: Link | None  # the other date order, which starts at the other end of the list
+    # On the last page of a date-sorted list: the date filter that continues it, as
+    # (parameter, day), and the search page with it.
+    continue_from: tuple[str, date] | None = None
+    continue_link: Link | None = None
+
+    def text(self) -> str:
+        """The note as one line (the API's warnings): what is cut and how to see the rest."""
+        other = f", or {self.sort_link.label}," if self.sort_link else ""
+        line = (
+            f"only the first {self.shown:,} of {self.total:,} results can be paged through: "
+            f"narrow by year or other filters{other} to see the rest"
+        )
+        if self.continue_from:
+            name, day = self.continue_from
+            line += f" ({name}={day.isoformat()} continues this list after this page)"
+        return line
+
+    def relinked(self, url: Callable[[str], str]) -> WindowNote:
+        """The note with each link's URL passed through ``url`` (a list on a page of its own,
+        such as a researcher's, rather than the search page)."""
+        sort = replace(self.sort_link, url=url(self.sort_link.url)) if self.sort_link else None
+        more = self.continue_link
+        return replace(
+            self, sort_link=sort, continue_link=replace(more, url=url(more.url)) if more else None
+        )
+
+
+def window_note(
+    result: SearchResult, max_window: int, *, sortable: bool = True
+) -> WindowNote | None:
+    """The note for ``result`` when its pages end before its results do, else None;
+    ``sortable``: the list can be asked for in date order (a search, not similar text)."""
+    reach = result.total if result.reachable is None else min(result.total, result.reachable)
+    last = last_page(result, max_window)
+    reach = min(reach, last * result.page_size)
+    if reach >= result.total:
+        return None
+    req = result.request
+    other = "newest" if req.sort == "oldest" else "oldest"
+    sort_link = Link(f"sort {other} first", search_url(req, sort=other)) if sortable else None
+    note = WindowNote(reach, result.total, sort_link)
+    if result.page != last or not result.hits or req.sort not in ("newest", "oldest"):
+        return note
+    # Dates filter inclusively: the last hit's day comes again, so no paper is skipped; a
+    # window that is all one day (already filtered to it) has no further step to offer.
+    day = result.hits[-1].paper.published
+    if day in (req.filters.date_to, req.filters.date_from):
+        return note
+    name, side = ("to", "before") if req.sort == "newest" else ("from", "after")
+    url = with_filters(req, **{f"date_{name}": day})
+    label = f"Continue with the papers published on or {side} {day.day} {day:%b %Y}"
+    return replace(note, continue_from=(name, day), continue_link=Link(label, url))
+
+
 def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
-    """Previous/next links and a window of page numbers (None marks a gap)."""
+    """Previous/next links, a window of page numbers (None marks a gap) and, when the
+    pages end before the results do, the note that says so (``truncated``)."""
     req = result.request
     last = last_page(result, max_window)
     page = result.page
@@ -155,7 +222,7 @@ def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
         "prev": search_url(req, page=page - 1) if page > 1 else None,
         "next": search_url(req, page=page + 1) if page < last else None,
         "items": items if last > 1 else [],
-        "truncated": result.pages > last,
+        "truncated": window_note(result, max_window),
     }
 
 

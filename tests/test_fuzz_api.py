@@ -50,7 +50,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 # the connection: excused, as that one rule.
 MAX_HEAD = HEAD_LIMIT - 512  # less a margin for the request line and headers
 MAX_TEXT_LENGTH = SearchConfig().max_text_length  # the fuzzed servers use the default
-_WINDOW = re.compile(r"with (\d+) per page the last page is (\d+)")
+_WINDOW = re.compile(r"with (\d+) per page at most (\d+) pages can be reached")
 _FILTERS = ("category", "researcher", "researcher_id", "institution")
 # Operations that read the search parameters (server.params.parse_search).
 _SEARCHES = (
