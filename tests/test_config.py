@@ -60,7 +60,6 @@ def test_shipped_config_equals_defaults() -> None:
         ("[search]\ntitle_boost = inf\n", "[search] title_boost must be a finite number, got inf"),
         ("[embedding]\nmax_length = 1000\n", "[embedding] max_length must be <= 512, got 1000"),
         ('[server]\nhost = " "\n', "[server] host must not be empty; to listen on every addr"),
-        ("[embedding]\nquantize = true\nfloat32_cache = false\n", "quantize needs [embedding] f"),
         ('[embedding]\nmodel = "m.onnx"\n', "[embedding] tokenizer must be set with model"),
     ],
 )

@@ -137,11 +137,8 @@ def _check_together(config: Config) -> None:
             f"max_page_size ({s.max_page_size})"
         )
     e = config.embedding
-    if e.quantize and not e.float32_cache:  # it was ignored without a word
-        raise ConfigError(
-            "config: [embedding] quantize needs [embedding] float32_cache = true (the int8 "
-            "graph is built from the cached float32 one)"
-        )
+    # quantize without float32_cache is allowed: turning the cache off is how a corpus goes
+    # back to the plain model, its int8 vectors serving queries until re-embedded.
     if e.model and not e.tokenizer:  # the bundled tokenizer would make vectors of another space
         raise ConfigError("config: [embedding] tokenizer must be set with model")
 

@@ -55,7 +55,8 @@ class EmbeddingConfig:
         "nDCG@10 within 0.002. Off by default: the 1.5x the switch was to earn was not shown "
         "on an idle machine (bench/RESULTS.md). It has a model id of its own: switching "
         "re-embeds the corpus, and queries keep the old vectors until the new ones cover "
-        "them. Needs `float32_cache`.",
+        "them. Needs `float32_cache`: with it off the plain model indexes again, and "
+        "queries keep the int8 vectors until the new ones cover them.",
     )
     query_int8: bool = setting(
         True,
