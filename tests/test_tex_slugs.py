@@ -1,6 +1,6 @@
 """TeX in arXiv titles and abstracts, read where URLs, citation keys and exports are made:
 slugs and keys from the text with its accents as letters folded to ASCII (not split at each
-accent command), RIS with Unicode text, the API's plain-text title; old slugs redirect.
+accent command), RIS with Unicode text; old slugs redirect.
 
 Real demo papers throughout: unit checks on their titles, then a small real index of every
 demo paper with TeX in its title, served over HTTP by the real app."""
@@ -158,18 +158,4 @@ def test_exports_carry_unicode_and_keys(site: str, papers: dict[str, Paper]) -> 
         entries[BIBLIOTHEQUE]
         .fields_dict["title"]
         .value.startswith("{Biblioth\\`eque de la communaut\\'e")
-    )
-
-
-def test_api_title_text(site: str) -> None:
-    """``title`` stays arXiv's record; ``title_text`` is what the page's <title> shows."""
-    with httpx.Client(base_url=site, timeout=30) as http:
-        paper = http.get(f"/api/v1/papers/{ETUDE}").json()["paper"]
-        page = parse_html(http.get(paper["url"]).text)
-    assert paper["title"].startswith("\\'Etude sur les portails")
-    assert paper["title_text"].startswith("Étude sur les portails et agrégateurs")
-    assert page.cssselect("title")[0].text == paper["title_text"] + " - papersift"
-    assert paper["url"].endswith(
-        f"/papers/{ETUDE}-etude-sur-les-portails-et-agregateurs-des-"
-        "ressources-pedagogiques-universitaires"
     )
