@@ -10,25 +10,21 @@ from __future__ import annotations
 import re
 import time
 
-from papersift.core.paper import Paper
+from papersift.core.paper import Paper, arxiv_doi_suffix, clean_doi
 from papersift.engine.catalog import Catalog
 from papersift.engine.hits import snippets
 from papersift.engine.query import arxiv_id_in
 from papersift.engine.results import FacetCount, Hit, Mode, SearchRequest, SearchResult
 
-# Crossref's pattern for modern DOIs (10.prefix/suffix), with the forms people paste.
-_DOI = re.compile(
-    r"^(?:https?://(?:dx\.)?doi\.org/|doi:\s*)?(?P<doi>10\.\d{4,9}/\S+)$", re.IGNORECASE
-)
-
-
-ARXIV_DOI = "10.48550/arxiv."
+# Crossref's pattern for modern DOIs (10.prefix/suffix), once ``clean_doi`` has read the
+# forms people paste (doi.org URLs, ``doi:``).
+_DOI = re.compile(r"10\.\d{4,9}/\S+")
 
 
 def doi_in(query: str) -> str | None:
     """The DOI if the whole query is one, lowercased (DOIs ignore case)."""
-    m = _DOI.match(query.strip())
-    return m.group("doi").rstrip(".").lower() if m else None
+    doi = (clean_doi(query) or "").rstrip(".")
+    return doi if _DOI.fullmatch(doi) else None
 
 
 def direct_answer(
@@ -37,9 +33,7 @@ def direct_answer(
     """The answer to a query that names one paper, or None when it names none."""
     doi = doi_in(request.query)
     # arXiv's own DOIs (10.48550/arXiv.2401.10241) name the paper by its id.
-    arxiv_id = arxiv_id_in(
-        doi[len(ARXIV_DOI) :] if doi and doi.startswith(ARXIV_DOI) else request.query
-    )
+    arxiv_id = arxiv_id_in((doi and arxiv_doi_suffix(doi)) or request.query)
     if arxiv_id is not None:
         paper = catalog.paper(arxiv_id)
         if paper is not None:

@@ -241,13 +241,7 @@ class LexicalIndex:
         """About how many postings Tantivy walks for a clause of ``words`` in the default
         fields: the smallest word's document frequency summed over the fields (the term
         dictionaries' counts; a word of several tokens counts its rarest)."""
-        searcher = self.index.searcher()
-        sizes = [
-            sum(min(searcher.doc_freq(name, t) for t in tokens)
-                for name, tokens in self._field_tokens(word) if tokens)
-            for word in words
-        ]  # fmt: skip
-        return min(sizes, default=0)
+        return min((sum(self.doc_freqs(word).values()) for word in words), default=0)
 
     def doc_freqs(self, word: str) -> dict[str, int]:
         """How many papers hold ``word`` in each default field (a word of several tokens:

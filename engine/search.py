@@ -317,7 +317,11 @@ class SearchEngine(Catalog):
         # Keyword matches not in hand; with the rarer-words rule, relevance order's.
         unfetched = None if every_match else keyword_side
         if plan.rarer is not None and loose_count is not None:  # the rarer-words rule
-            out = looser.ids[~np.isin(looser.ids, held, kind="table")] if looser else EMPTY.ids
+            out = (
+                EMPTY.ids
+                if looser is None
+                else looser.ids[~np.isin(looser.ids, held, kind="table")]
+            )
             listed = semantic.ids[~np.isin(semantic.ids, matches, kind="table")]
             more = loose_count.result() - matched
             left_out = LeftOut(*sorted_left_out(lex, plan.keyword, plan.rarer, out, listed, more))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from papersift.core.authors import normalise_name
 from papersift.core.names import compatible, split_name
-from papersift.core.paper import Author, Paper
+from papersift.core.paper import Author, Paper, clean_doi
 from papersift.core.records import RecordError, checked
 from papersift.engine.affiliation_match import matcher
 from papersift.engine.enrichment import AFFILIATIONS_KEY
@@ -86,17 +86,6 @@ class EnrichReport:
             "affiliations_matched": self.affiliations_matched,
             "graph_updated": self.graph_updated,
         }  # fmt: skip
-
-
-def clean_doi(text: str | None) -> str | None:
-    """``https://doi.org/10.7717/PeerJ.4375`` -> ``10.7717/peerj.4375``."""
-    if not text:
-        return None
-    t = text.strip().lower()
-    for prefix in ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "doi:"):
-        if t.startswith(prefix):
-            t = t[len(prefix) :]
-    return t if t.startswith("10.") else None
 
 
 def match_authors(ours: Sequence[Author], theirs: Sequence[WorkAuthor]) -> dict[int, int]:

@@ -7,13 +7,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from papersift.core.paper import parse_arxiv_id
+from papersift.core.paper import arxiv_doi_suffix, clean_doi, parse_arxiv_id
 from papersift.engine.ror import parse_ror_id
-from papersift.indexer.enrich import WorkAuthor, WorkRecord, clean_doi
+from papersift.indexer.enrich import WorkAuthor, WorkRecord
 from papersift.indexer.fetch import HarvestError, RetryableResponse
 
 _ARXIV_URL = re.compile(r"arxiv\.org/(?:abs|pdf)/([^?#]+?)(?:\.pdf)?$", re.I)
-_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
 _ORCID = re.compile(r"(\d{4}-\d{4}-\d{4}-\d{3}[\dX])$", re.I)
 
 
@@ -32,8 +31,8 @@ def _arxiv_id(work: dict[str, Any]) -> str | None:
     ids = work.get("ids") or {}
     dois.append(str(ids.get("doi") or ""))
     for d in dois:
-        m = _ARXIV_DOI.match(clean_doi(d) or "")
-        if m and (parsed := parse_arxiv_id(m.group(1))):
+        suffix = arxiv_doi_suffix(clean_doi(d) or "")
+        if suffix and (parsed := parse_arxiv_id(suffix)):
             return parsed[0]
     for loc in work.get("locations") or []:
         for key in ("landing_page_url", "pdf_url"):
@@ -90,7 +89,7 @@ def parse_work(work: dict[str, Any]) -> WorkRecord:
         )
     cited = work.get("cited_by_count")
     arxiv_id = _arxiv_id(work)
-    doi = None if doi and _ARXIV_DOI.match(doi) else doi
+    doi = None if doi and arxiv_doi_suffix(doi) else doi
     mag = str((work.get("ids") or {}).get("mag") or "")
     keys = [("openalex", work_id), ("doi", doi or ""), ("arxiv", arxiv_id or ""), ("mag", mag)]
     refs = work.get("referenced_works")

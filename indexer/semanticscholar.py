@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from papersift.core.paper import parse_arxiv_id
-from papersift.indexer.enrich import WorkAuthor, WorkRecord, clean_doi
+from papersift.core.paper import clean_doi, parse_arxiv_id
+from papersift.indexer.enrich import WorkAuthor, WorkRecord
 from papersift.indexer.openalex import orcid_of, parse_json_work
 
 FIELDS = (

@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from papersift.core import tex, urls
+from papersift.engine.direct import doi_in
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
 from papersift.server.markdown import MARKDOWN, llms_txt, wants_markdown
@@ -98,6 +99,7 @@ def make_environment() -> Environment:
         static=StaticVersions(STATIC_DIR),
         site_name=meta.SITE_NAME,
         paper_path=urls.paper_path,
+        doi_in=doi_in,  # a search that named a paper by its DOI says so
         researcher_path=urls.name_search_path,
         # Replaced with store-backed versions by server.people_pages.install.
         author_links=people_views.author_links(None),

@@ -26,6 +26,30 @@ def version_number(digits: str) -> int | None:
     return n if 1 <= n <= MAX_VERSION else None
 
 
+_DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/",
+                 "doi:")  # fmt: skip
+_ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.I)
+
+
+def clean_doi(text: str | None) -> str | None:
+    """``https://doi.org/10.7717/PeerJ.4375`` -> ``10.7717/peerj.4375`` (DOIs ignore case);
+    None for what does not start as a DOI does."""
+    if not text:
+        return None
+    t = text.strip().lower()
+    for prefix in _DOI_PREFIXES:
+        if t.startswith(prefix):
+            t = t[len(prefix) :].strip()
+    return t if t.startswith("10.") else None
+
+
+def arxiv_doi_suffix(doi: str) -> str | None:
+    """What follows ``10.48550/arXiv.`` in one of arXiv's own DOIs (its paper's id), else
+    None."""
+    m = _ARXIV_DOI.match(doi)
+    return m.group(1) if m else None
+
+
 def parse_arxiv_id(text: str) -> tuple[str, int | None] | None:
     """Split ``2401.10241v2`` into ``("2401.10241", 2)``; None if it is no arXiv id or its
     version is out of range (see ``version_out_of_range``)."""
