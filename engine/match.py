@@ -87,6 +87,8 @@ class KeywordQuery:
     # ``engine.rarer_words`` weighs when a date-sorted list asks for the rarer ones.
     free: tuple[tantivy.Query, ...] = ()
     free_words: tuple[str | None, ...] = ()
+    # For each free clause that is an unquoted hyphenated word, its parts (else None).
+    hyphenated: tuple[tuple[str, ...] | None, ...] = ()
 
 
 def _stop_only(c: Clause) -> bool:
@@ -126,6 +128,7 @@ def keyword_query(
     free: list[tantivy.Query] = []
     free_parts: list[list[list[str]]] = []  # each free clause's words (an OR group's, each)
     free_words: list[str | None] = []  # each free clause's word, if it is one plain word
+    hyphenated: list[tuple[str, ...] | None] = []  # its parts, if it is a hyphenated word
     # Each free clause's default-field terms, flat (``LexicalIndex.word_terms``); None for
     # a clause that is not plain terms (a phrase, an OR group).
     clause_terms: list[list[tantivy.Query] | None] = []
@@ -145,6 +148,7 @@ def keyword_query(
             if not fielded:
                 free_parts.append([c.parts() for c in group])
                 free_words.append(None)
+                hyphenated.append(None)
                 clause_terms.append(None)
             continue
         c = group[0]
@@ -158,6 +162,7 @@ def keyword_query(
             free.append(parse(c))
             free_parts.append([c.parts()])
             free_words.append(c.parts()[0] if not c.phrase and len(c.parts()) == 1 else None)
+            hyphenated.append(tuple(c.parts()) if not c.phrase and len(c.parts()) > 1 else None)
             clause_terms.append(None if c.phrase else lex.word_terms(c.parts()))
     # Every free word's terms in one list, or None when a clause is not plain terms.
     flat_terms = (
@@ -205,8 +210,9 @@ def keyword_query(
     query = build(need)
     ranking = build(1) if need > 1 else query
     return KeywordQuery(
-        query, ranking, len(free), need, tuple(warnings), tuple(free), tuple(free_words)
-    )
+        query, ranking, len(free), need, tuple(warnings), tuple(free), tuple(free_words),
+        tuple(hyphenated),
+    )  # fmt: skip
 
 
 def rarest_clause(sizes: Sequence[int]) -> int | None:

@@ -158,7 +158,8 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     rarer = None
     if mode != "semantic" and sort != "relevance" and not like_text:
         # Sorted by date, a loose match would sit beside the best ones: a long query's
-        # matches must hold its rarer words (bench/RESULTS.md, session 31).
+        # matches must hold its rarer words (bench/RESULTS.md, session 31), and a
+        # hyphenated word's parts stand together.
         rarer = rarer_words(lex, kq, rule, cfg.match_common_above_sorted)
         kq = kq if rarer is None else replace(kq, query=rarer.query)
     titles: list[int] = []
@@ -185,15 +186,15 @@ class LeftOut:
 
 
 def sorted_note(
-    sort: Sort, total: int, by_words: int | None, left_out: LeftOut, common: Sequence[str] = ()
+    sort: Sort, total: int, by_words: int | None, left_out: LeftOut, reason: str = ""
 ) -> tuple[str, ...]:
     """One note for an answer sorted other than by relevance, saying what its order hides
     (empty when nothing): that most of a hybrid answer's papers match by meaning only
     (``by_words`` of the ``total`` match the query's words by the keyword rule; the others
     may hold some of them), mixed in with the rest where relevance order would put them
     after (in a corpus on one field they can be hundreds: bench/RESULTS.md, session 27);
-    and what ``left_out`` counts (``common``: the words that counted only after the
-    rarer ones)."""
+    and what ``left_out`` counts (``reason``: what the papers left out for their words
+    hold instead, ``RarerWords.reason``)."""
     if sort == "relevance":
         return ()
     parts = []
@@ -209,11 +210,7 @@ def sorted_note(
             )
     more = []
     if left_out.words > 0:
-        words = ", ".join(f"'{w}'" for w in common)
-        more.append(
-            f"{left_out.words:,} more papers match fewer of the query's rarer words, "
-            f"counting common ones ({words}) instead"
-        )
+        more.append(f"{left_out.words:,} more papers {reason}")
     if left_out.meaning > 0:
         more.append(
             f"{left_out.meaning:,} more papers match by meaning alone, less closely than these"

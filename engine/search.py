@@ -168,8 +168,8 @@ class SearchEngine(Catalog):
             left_out = LeftOut(words=loose.result() - total if loose else 0)
         else:
             hits, total, facets, reach, by_words, left_out = self._fused(plan)
-        common = plan.rarer.common if plan.rarer is not None else ()
-        warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out, common))
+        reason = plan.rarer.reason if plan.rarer is not None else ""
+        warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out, reason))
         return SearchResult(
             request=request,
             mode=plan.mode,
@@ -272,7 +272,12 @@ class SearchEngine(Catalog):
                 # of them, the fused list is the match set and the facet table counts it,
                 # where Tantivy would evaluate the query again to count it.
                 lexical = self._pool.submit(lex.search, keyword_side, 2 * n)
-        loose_count = self._loose_count(plan) if hybrid else None
+        # Relevance order's keyword matches when the list's are stricter: up to 2n of
+        # them, counted (1.2 ms more than counting at 663k; 50 of 53 sets fit).
+        loose_matches = (
+            self._pool.submit(lex.search, lex.combine(plan.rarer.loose, plan.filt), 2 * n)
+            if hybrid and plan.rarer is not None else None
+        )  # fmt: skip
         qvec = self.data.embedder.embed_query(plan.semantic_text)
         candidates = self._semantic(qvec, plan.restrict, n)
         reference = self._reference(qvec, plan, n) if plan.filt is not None else None
@@ -316,15 +321,19 @@ class SearchEngine(Catalog):
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
         # Keyword matches not in hand; with the rarer-words rule, relevance order's.
         unfetched = None if every_match else keyword_side
-        if plan.rarer is not None and loose_count is not None:  # the rarer-words rule
+        if plan.rarer is not None and loose_matches is not None:  # the rarer-words rule
             out = (
                 EMPTY.ids
                 if looser is None
                 else looser.ids[~np.isin(looser.ids, held, kind="table")]
             )
             listed = semantic.ids[~np.isin(semantic.ids, matches, kind="table")]
-            more = loose_count.result() - matched
-            left_out = LeftOut(*sorted_left_out(lex, plan.keyword, plan.rarer, out, listed, more))
+            loose_ids, _, loose_total = loose_matches.result()
+            in_hand = np.asarray(loose_ids, np.int64) if len(loose_ids) == loose_total else None
+            left_out = LeftOut(*sorted_left_out(
+                lex, plan.keyword, plan.rarer, out, listed, loose_total - matched, in_hand,
+                unfetched,
+            ))  # fmt: skip
         else:
             left_out = LeftOut(
                 0 if looser is None else meaning_left_out(looser, held, lex, unfetched)
@@ -354,8 +363,8 @@ class SearchEngine(Catalog):
         return hits, total, facets, total, None, left_out
 
     def _loose_count(self, plan: Plan) -> Future[int] | None:
-        """Relevance order's keyword matches counted on the pool thread, when a list
-        sorted by date is stricter (``engine.rarer_words``); else None."""
+        """Relevance order's keyword matches counted on the pool thread, when a keyword
+        list sorted by date is stricter (``engine.rarer_words``); else None."""
         if plan.rarer is None:
             return None
         lex = self.data.lexical

@@ -1,9 +1,10 @@
 """Sorted by date, a long query's matches must hold its rarer words (``[search]
-match_common_above_sorted``, ``engine.rarer_words``).
+match_common_above_sorted``, ``engine.rarer_words``), and a hyphenated word's parts together.
 
 Five free words need three, any three. Sorted by date, the words a paper holds must be the
 query's rarer ones while it has enough: words in more than a fifth of the papers count only
-after those. Relevance order keeps the plain count, and the answer says how many papers the
+after those. A hyphenated word is its parts, each optional; sorted by date they must stand
+together. Relevance order keeps the plain count, and the answer says how many papers the
 date order leaves out. Real index (the session's demo sample), over HTTP for the API; the
 expected sets are Tantivy queries written by hand.
 """
@@ -33,6 +34,7 @@ pytest_plugins = ["tests.web_fixtures"]
 COMMON = ("language", "model", "paper")  # each in over a third of the sample's papers
 RARER = ("translation", "speech")  # each in under a fifth
 QUERY = " ".join((*COMMON, *RARER))
+HYPHENATED = "fine-tuning"  # 17 of the sample's papers write it; more hold "fine" or "tuning"
 
 
 def any_of(groups: list[list[str]]) -> str:
@@ -89,21 +91,44 @@ def test_the_answer_says_how_many_it_leaves_out(engine: SearchEngine) -> None:
 
 
 @pytest.mark.parametrize(
-    "filters", [Filters(), Filters(categories=("cs.CL",)), Filters(date_from=date(2020, 1, 1))]
+    ("query", "filters"),
+    [
+        (QUERY, Filters()),
+        (QUERY, Filters(categories=("cs.CL",))),
+        (QUERY, Filters(date_from=date(2020, 1, 1))),
+        (HYPHENATED, Filters()),
+        ("h-index", Filters()),  # listed by meaning: papers holding "index" alone
+        (f"{HYPHENATED} {QUERY}", Filters()),
+    ],
 )
 def test_hybrid_leaves_out_exactly_what_its_note_says(
-    engine: SearchEngine, filters: Filters
+    engine: SearchEngine, query: str, filters: Filters
 ) -> None:
     """Relevance order's total is the date order's plus the papers its note counts, by
     words and by meaning, each paper once; with filters too."""
-    relevance = engine.search(SearchRequest(QUERY, mode="hybrid", filters=filters))
-    newest = engine.search(SearchRequest(QUERY, mode="hybrid", sort="newest", filters=filters))
+    relevance = engine.search(SearchRequest(query, mode="hybrid", filters=filters))
+    newest = engine.search(SearchRequest(query, mode="hybrid", sort="newest", filters=filters))
     (note,) = [w for w in newest.warnings if w.startswith("sorted by")]
-    words = re.search(r"([\d,]+) more papers match fewer of the query's rarer words", note)
+    words = re.search(r"([\d,]+) more papers (match fewer|hold)", note)
     meaning = re.search(r"([\d,]+) more papers match by meaning alone", note)
     assert words is not None
     counted = sum(int(m.group(1).replace(",", "")) for m in (words, meaning) if m)
     assert relevance.total == newest.total + counted
+
+
+@pytest.mark.parametrize("query", [QUERY, "h-index", f"{HYPHENATED} {QUERY}"])
+def test_the_note_counts_alike_when_relevance_orders_matches_are_many(
+    built_config: Config, query: str
+) -> None:
+    """With few candidates, relevance order's keyword matches are more than the search
+    fetches: which papers it leaves out is then read clause by clause (``clause_holds``),
+    and the totals still add up."""
+    with engine_with(built_config, candidates=10) as few:
+        relevance = few.search(SearchRequest(query, mode="hybrid"))
+        newest = few.search(SearchRequest(query, mode="hybrid", sort="newest"))
+    (note,) = [w for w in newest.warnings if w.startswith("sorted by")]
+    counted = sum(int(m.replace(",", "")) for m in re.findall(r"([\d,]+) more papers", note))
+    assert relevance.total == newest.total + counted > newest.total
 
 
 def test_clause_holds_says_which_clauses_each_paper_matches(engine: SearchEngine) -> None:
@@ -142,3 +167,53 @@ def test_api_sorted_by_date(engine: SearchEngine, http: httpx.Client) -> None:
     assert body["total"] == len(strict)
     assert docids(engine, [h["paper"]["id"] for h in body["hits"]]) <= strict
     assert any("rarer words" in w for w in body["warnings"])
+
+
+def test_sorted_by_date_a_hyphenated_word_holds_its_parts_together(
+    engine: SearchEngine,
+) -> None:
+    """ "fine-tuning" is "fine" or "tuning", both first: sorted by date, only papers holding
+    them together (as a phrase, any punctuation between, or as one word) are listed, and
+    the note counts the rest. Relevance order keeps them all."""
+    lex = engine.data.lexical
+    loose = matches(lex, '"fine" "tuning"')
+    # "finetuning" alone is no match in any order: the rule narrows relevance order's set.
+    strict = loose & matches(lex, '"fine tuning" "finetuning"')
+    assert len(strict) > 2 and strict < loose
+    result = engine.search(SearchRequest(HYPHENATED, mode="keyword", sort="newest"))
+    assert (
+        docids(engine, every_id(engine, SearchRequest(HYPHENATED, mode="keyword", sort="newest")))
+        == strict
+    )
+    assert (
+        f"sorted by date, newest first: {len(loose) - len(strict):,} more papers hold 'fine' "
+        "or 'tuning' but not 'fine-tuning' (relevance order lists them too)"
+    ) in result.warnings
+    relevance = SearchRequest(HYPHENATED, mode="keyword")
+    assert docids(engine, every_id(engine, relevance)) == loose
+    assert not any("fine-tuning'" in w for w in engine.search(relevance).warnings)
+    quoted = SearchRequest(f'"{HYPHENATED}"', mode="keyword", sort="newest")
+    assert docids(engine, every_id(engine, quoted)) == matches(lex, '"fine tuning"')
+
+
+def test_stop_words_inside_a_hyphenated_word_keep_their_place(engine: SearchEngine) -> None:
+    """ "state-of-the-art" is the phrase "state of the art": its stop words are not indexed,
+    but the words around them must stand as far apart as in the query."""
+    lex = engine.data.lexical
+    together = matches(lex, '"state of the art"')
+    assert together and together < matches(lex, '"state" "art"')
+    request = SearchRequest("state-of-the-art", mode="keyword", sort="oldest")
+    assert docids(engine, every_id(engine, request)) == together
+    note = next(w for w in engine.search(request).warnings if w.startswith("sorted by"))
+    assert "hold 'state' or 'art' but not 'state-of-the-art'" in note
+
+
+def test_the_note_names_both_reasons(engine: SearchEngine) -> None:
+    lex = engine.data.lexical
+    text = f"{QUERY} {HYPHENATED} real-world"
+    kq = keyword_query(lex, parse_user_query(text), MatchRule(), categories={}, author=str)
+    rarer = rarer_words(lex, kq, MatchRule(), 0.2)
+    assert rarer is not None and rarer.reason == (
+        "match fewer of the query's rarer words, counting common ones ('language', 'model', "
+        "'paper') instead, or hold parts of 'fine-tuning' or 'real-world' but not the whole word"
+    )
