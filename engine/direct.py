@@ -1,6 +1,7 @@
 """A query that names one paper: its arXiv id (bare, ``arXiv:``-prefixed or a URL) or its
 DOI (bare, ``doi:``-prefixed or a doi.org URL). The answer is that paper alone, which the
-search page opens, or an empty one that says the paper is not in this index.
+search page opens, or an empty one that says the paper is not in this index. A list of
+identifiers is ``engine.id_list``'s.
 
 A user review pasted the DOI a paper page shows: as words it matched 309 unrelated papers.
 """
