@@ -32,6 +32,7 @@ from papersift.engine.direct import direct_answer
 from papersift.engine.facet_table import FacetTable
 from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import make_hits
+from papersift.engine.id_list import id_list_answer
 from papersift.engine.like_text import similar_to_text
 from papersift.engine.list_facets import (
     CATEGORIES_YEARS,
@@ -156,6 +157,7 @@ class SearchEngine(Catalog):
             raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
         mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
         direct = direct_answer(self, request, mode, size, start)
+        direct = direct or id_list_answer(self, request, mode, size, start)  # several ids
         if direct is not None:
             return direct
         plan = make_plan(self, request, size)

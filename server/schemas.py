@@ -133,7 +133,8 @@ class SearchResponse(Struct):
         Meta(
             ge=0,
             description="Papers that match the query (keyword matches by minimum-should-match, "
-            "semantic ones above the similarity floor; in hybrid mode both).",
+            "semantic ones above the similarity floor; in hybrid mode both; for a query that "
+            "lists papers by id, those of them this index holds).",
         ),
     ]
     page: int
@@ -165,7 +166,8 @@ class SearchResponse(Struct):
             "result window cuts short how to reach the rest, and, for a hybrid list sorted "
             "by date or citations, how many of its papers match by meaning only when they "
             "are most of it, and how many looser matches by meaning relevance order adds "
-            "(`[search] semantic_zscore_sorted`)."
+            "(`[search] semantic_zscore_sorted`); for a query that lists papers by id, the "
+            "ids this index does not hold."
         ),
     ]
     direct: Annotated[
