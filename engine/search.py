@@ -19,7 +19,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 import numpy as np
-import tantivy
 
 from papersift.core.config import Config
 from papersift.core.errors import QueryError
@@ -44,7 +43,6 @@ from papersift.engine.list_facets import (
     total_of,
 )
 from papersift.engine.match import (
-    SemanticReference,
     hybrid_match_query,
     keyword_members,
     keyword_tail,
@@ -57,6 +55,11 @@ from papersift.engine.rarer_words import sorted_left_out
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
+from papersift.engine.semantic_side import (
+    query_background,
+    semantic_candidates,
+    unfiltered_reference,
+)
 from papersift.engine.why import Evidence
 
 # Keyword matches fetched with the page (and their count, in the same pass): when that is
@@ -281,9 +284,12 @@ class SearchEngine(Catalog):
             if hybrid and plan.rarer is not None else None
         )  # fmt: skip
         qvec = self.data.embedder.embed_query(plan.semantic_text)
-        candidates = self._semantic(qvec, plan.restrict, n)
-        reference = self._reference(qvec, plan, n) if plan.filt is not None else None
-        background = self._background(qvec, plan)
+        candidates = semantic_candidates(self.data, qvec, plan.restrict, n)
+        reference = (
+            unfiltered_reference(self.data, qvec, plan.constraint, n) if plan.filt is not None
+            else None
+        )  # fmt: skip
+        background = query_background(self.data, qvec, plan.rule.zscore)
         cut = similarity_cut(background, plan.rule.zscore) if background else None
         semantic = semantic_matches(candidates, plan.rule, reference, cut)
         looser = None  # the semantic matches under relevance order's rule, when stricter here
@@ -405,33 +411,6 @@ class SearchEngine(Catalog):
         current identities, from SQLite until then (``engine.researcher_table``)."""
         table = self.researcher_table.current(self.data.people_generation)
         return table.facet(docids) if table is not None else self.people.facet(docids)
-
-    def _reference(self, qvec: np.ndarray, plan: Plan, n: int) -> SemanticReference:
-        """The unfiltered semantic candidates' best and last similarity, which a filtered
-        search's semantic rule measures against (``engine.match.SemanticReference``): one
-        more vector search, made only when the request has filters."""
-        unfiltered = self._semantic(qvec, plan.constraint, n)
-        scores = unfiltered.scores
-        best = float(scores[0]) if len(scores) else None
-        return SemanticReference(best, float(scores[-1]) if len(scores) >= n else None)
-
-    def _background(self, qvec: np.ndarray, plan: Plan) -> tuple[float, float] | None:
-        """The query's mean similarity to every paper with a vector and its standard
-        deviation, which the semantic rule's z-score measures against (``engine.background``);
-        None: no such rule, or too few vectors."""
-        if plan.rule.zscore <= 0:
-            return None
-        background = self.data.vectors.background()
-        return background.of(qvec) if background is not None else None
-
-    def _semantic(self, qvec: np.ndarray, filt: tantivy.Query | None, k: int) -> Ranking:
-        """Top ``k`` by cosine among papers passing ``filt``, correct at any selectivity
-        (the vector index scores a selective filter's papers exactly)."""
-        vectors = self.data.vectors
-        if filt is None:
-            return vectors.ranking(qvec, k)
-        allowed = self.data.lexical.allowed(filt)
-        return vectors.ranking(qvec, k, allowed) if len(allowed) else EMPTY
 
 
 def open_engine(config: Config) -> SearchEngine:
