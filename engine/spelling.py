@@ -107,7 +107,8 @@ def _near(
     """Words within ``limit`` edits of ``typed``, with their edits, in the text of papers
     holding a term the automata match: in titles and abstracts a stem within as many edits
     of ``stem`` or a prefix of ``typed`` (the stemmer does not know a misspelt suffix:
-    "summarizaton" is no stem of "summarization", "summar" is); in authors' names a name
+    "summarizaton" is no stem of "summarization", "summar" is; with two edits, a prefix one
+    edit away); in authors' names a name
     within as many edits of ``typed``. Each round reads ``SAMPLE`` papers and leaves out
     the terms it met, so the next reaches rarer ones, until a word one edit away is found."""
     schema = lex.schema
@@ -118,8 +119,13 @@ def _near(
         tantivy.Query.fuzzy_term_query(schema, "abs", stem, stem_edits),
         tantivy.Query.fuzzy_term_query(schema, "au", typed, limit),
     ]
-    if prefixes:  # folded words are letters and digits: nothing to escape
-        either += [tantivy.Query.regex_query(schema, f, "|".join(prefixes)) for f in ("ti", "abs")]
+    fields = ("ti", "abs")
+    if limit == 1 and prefixes:  # folded words are letters and digits: nothing to escape
+        either += [tantivy.Query.regex_query(schema, f, "|".join(prefixes)) for f in fields]
+    elif limit > 1:  # one of the two edits may be in the stem ("lernnig": "learn")
+        either += [
+            tantivy.Query.fuzzy_term_query(schema, f, p, 1) for p in prefixes for f in fields
+        ]
     near = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in either])
     found: dict[str, int] = {}
     seen: list[int] = []
@@ -140,6 +146,8 @@ def _near(
         # The terms the automata matched, and these papers, are left out next round.
         stems = set(_STEM.analyze(" ".join(words)))  # each word once: a third of the text
         matched = set(close_words(stems, stem, stem_edits)) | stems.intersection(prefixes)
+        for p in prefixes if limit > 1 else ():
+            matched |= close_words(stems, p, 1).keys()
         left_out += [
             (tantivy.Occur.MustNot, tantivy.Query.term_query(schema, field, s))
             for s in matched for field in ("ti", "abs")
