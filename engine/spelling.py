@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 import tantivy
+from rapidfuzz.distance import OSA
 
 from papersift.core.accents import accented
 from papersift.engine.lexical import LexicalIndex
@@ -39,34 +40,6 @@ def max_edits(word: str) -> int:
     return 1 if len(word) < TWO_EDITS_FROM else 2
 
 
-def edit_distance(a: str, b: str, limit: int) -> int:
-    """The Damerau-Levenshtein distance of ``a`` and ``b`` (insertions, deletions,
-    substitutions and swaps of neighbours, each one edit; no substring edited twice, as
-    Tantivy's automaton counts them), or ``limit + 1`` when it is more than ``limit``."""
-    if abs(len(a) - len(b)) > limit:
-        return limit + 1
-    start = 0  # the common prefix and suffix cost nothing: most near words differ in a few
-    while start < len(a) and start < len(b) and a[start] == b[start]:
-        start += 1
-    end = 0
-    while end < len(a) - start and end < len(b) - start and a[-1 - end] == b[-1 - end]:
-        end += 1
-    a, b = a[start : len(a) - end], b[start : len(b) - end]
-    before: list[int] = []
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        row = [i] + [0] * len(b)
-        for j, cb in enumerate(b, 1):
-            cost = min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (ca != cb))
-            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
-                cost = min(cost, before[j - 2] + 1)
-            row[j] = cost
-        if min(row) > limit:
-            return limit + 1
-        before, prev = prev, row
-    return min(prev[-1], limit + 1)
-
-
 def close_words(words: Iterable[str], target: str, limit: int) -> dict[str, int]:
     """Those of ``words`` within ``limit`` edits of ``target``, with their edits. Most words
     of a text fail a cheap bound first: an edit changes the length by at most one and adds
@@ -75,7 +48,9 @@ def close_words(words: Iterable[str], target: str, limit: int) -> dict[str, int]
     out = {}
     for w in words:
         if lo <= len(w) <= hi and len(letters.symmetric_difference(w)) <= 2 * limit:
-            d = edit_distance(w, target, limit)
+            # Optimal string alignment: Damerau-Levenshtein where no substring is edited
+            # twice, as Tantivy's automaton counts (a swap of neighbours is one edit).
+            d = OSA.distance(w, target, score_cutoff=limit)
             if d <= limit:
                 out[w] = d
     return out
