@@ -29,6 +29,7 @@ from papersift.engine.match import (
 from papersift.engine.query import Clause, ParsedQuery, parse_user_query
 from papersift.engine.rarer_words import RarerWords, rarer_words
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
+from papersift.engine.spelling import did_you_mean
 from papersift.engine.title_match import title_matches
 from papersift.engine.why import Evidence, filter_lines, query_words
 from papersift.engine.writer_lock import writing
@@ -68,6 +69,7 @@ class Plan:
     rarer: RarerWords | None
     researchers: tuple[ResearcherRef, ...]
     warnings: tuple[str, ...]
+    suggestion: str | None = None  # the query spelt as papers do (``engine.spelling``)
 
     def evidence(
         self, keyword: Sequence[float], semantic: Sequence[float] = (),
@@ -132,9 +134,11 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     kq = keyword_query(lex, parsed, rule, categories=categories, author=author, graph=graph)
     warnings.extend(kq.warnings)
     unheld = [w for w in kq.free_words if w is not None and not lex.postings([w])]
+    suggestion = None
     if unheld and not like_text:  # most often a typo, which the model reads past
         words = ", ".join(f"'{w}'" for w in dict.fromkeys(unheld))
         warnings.append(f"no paper holds {words}: check the spelling")
+        suggestion = did_you_mean(lex, engine.data.store, request.query, unheld)
     constraint = constraint_query(lex, parsed, categories=categories, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
@@ -168,7 +172,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     named = named_researchers(engine, parsed) if request.page == 1 else ()
     return Plan(
         request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict, constraint,
-        tuple(titles), share, relevance_zscore, rarer, named, tuple(warnings),
+        tuple(titles), share, relevance_zscore, rarer, named, tuple(warnings), suggestion,
     )  # fmt: skip
 
 

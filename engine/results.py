@@ -117,6 +117,9 @@ class SearchResult:
     reachable: int | None = None  # results paging can reach (the window); None: total
     missing_id: str | None = None  # the query was an arXiv id this index does not hold
     researchers: tuple[ResearcherRef, ...] = ()  # researchers whose name the query is
+    # The query with each word no paper holds spelt as papers most likely meant do
+    # (``engine.spelling``): "Did you mean"; None when every word is held or none is near.
+    suggestion: str | None = None
 
     @property
     def pages(self) -> int:

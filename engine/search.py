@@ -187,6 +187,7 @@ class SearchEngine(Catalog):
             took_ms=(time.perf_counter() - start) * 1000,
             reachable=min(reach, cfg.max_window // size * size),
             researchers=plan.researchers,
+            suggestion=plan.suggestion,
         )
 
     def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:

@@ -156,6 +156,7 @@ class CliResult(Struct):
     hits: list[CliHit]
     facets: dict[str, list[FacetCount]]
     warnings: list[str]
+    suggestion: str | None  # did you mean: the query spelt as papers do
     direct: str | None
     missing_id: str | None
     researchers: list[CliResearcher]
@@ -246,6 +247,7 @@ def cli_result(r: results.SearchResult) -> CliResult:
         hits=[cli_hit(h) for h in r.hits],
         facets={k: facets(v) for k, v in r.facets.items()},
         warnings=list(r.warnings),
+        suggestion=r.suggestion,
         direct=r.direct.arxiv_id if r.direct else None,
         missing_id=r.missing_id,
         researchers=[CliResearcher(x.rid, x.name, x.papers) for x in r.researchers],

@@ -144,6 +144,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     for w in result.warnings:
         print(f"note: {w}", file=sys.stderr)
+    if result.suggestion:
+        print(f"did you mean: {result.suggestion}")
     first = (result.page - 1) * result.page_size
     for r in result.researchers:
         print(f"researcher: {r.name} ({r.papers} papers), /researchers/{r.rid}")

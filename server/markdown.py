@@ -200,6 +200,9 @@ def search_markdown(
     cut, past = window_note(result, window), past_last(result, window)
     notes = [*result.warnings, *([cut.text()] if cut else []), *([past] if past else [])]
     lines += [f"> Note: {md_text(w)}" for w in notes]
+    if result.suggestion:
+        fixed = md_link(result.suggestion, root + search_url(req, query=result.suggestion))
+        lines.append(f"> Did you mean: {fixed}?")
     lines.append("")
     lines += hit_lines(result, root, links)
     if result.page < last:

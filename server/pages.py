@@ -137,6 +137,7 @@ async def search(request: Request) -> Response:
         modes=views.mode_links(result),
         pager=views.pagination(result, c.config.search.max_window),
         suggestions=views.suggestions(result) if not result.hits else [],
+        suggestion_url=search_url(req, query=result.suggestion) if result.suggestion else None,
         first=(result.page - 1) * result.page_size + 1,
         last_page=last,
         past_last=bool(result.total) and not result.hits and result.page > last,

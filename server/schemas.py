@@ -170,6 +170,14 @@ class SearchResponse(Struct):
             "ids this index does not hold."
         ),
     ]
+    suggestion: Annotated[
+        str | None,
+        Meta(
+            description="Did you mean: the query as typed with each word no paper holds "
+            "replaced by the word papers hold that it most likely misspells (the fewest "
+            "edits, then the most papers); null when every word is held or none is near."
+        ),
+    ]
     direct: Annotated[
         Paper | None, Meta(description="The paper, when the query was its arXiv id or URL.")
     ]
@@ -288,6 +296,7 @@ def search_body(result: results.SearchResult, root: str, next_url: str | None) -
         reachable=min(result.total, result.pages * result.page_size),
         took_ms=number(result.took_ms),
         warnings=list(result.warnings),
+        suggestion=result.suggestion,
         direct=paper_body(result.direct, root) if result.direct else None,
         missing_id=result.missing_id,
         researchers=[
