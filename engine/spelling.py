@@ -26,6 +26,13 @@ from papersift.engine.store import PaperStore
 # from some word); up to TWO_EDITS_FROM - 1 letters one edit, from there on two.
 SHORTEST = 4
 TWO_EDITS_FROM = 5
+# In a large corpus most typos are held by a paper or two (at 663k papers "lerning" by 2,
+# "learning" by 79,276; "langauge" by 8): a word held by at most this share of the papers
+# may be one (below 100,000 papers none is), as Lucene's DirectSpellChecker corrects words
+# under its maxQueryFrequency. Its suggestion must be held by POPULAR times as many papers
+# (Elasticsearch's "popular" suggest mode asks for more).
+TYPO_SHARE = 1e-5
+POPULAR = 100
 SAMPLE = 20  # papers read per round
 ROUNDS = 4  # rounds per edit distance; each leaves out the stems the ones before found
 
@@ -56,9 +63,15 @@ def close_words(words: Iterable[str], target: str, limit: int) -> dict[str, int]
     return out
 
 
-def suggest(lex: LexicalIndex, store: PaperStore, word: str) -> str | None:
+def typo_floor(lex: LexicalIndex) -> int:
+    """Papers a word is held by at most and may still be a typo (``TYPO_SHARE``)."""
+    return int(lex.num_docs * TYPO_SHARE)
+
+
+def suggest(lex: LexicalIndex, store: PaperStore, word: str, least: int = 1) -> str | None:
     """The word papers hold that ``word`` most likely misspells: the fewest edits from it
-    (``max_edits``), then the most papers holding it; None when no word is that close."""
+    (``max_edits``), then the most papers holding it, of those held by at least ``least``
+    papers; None when no word is that close."""
     folded = _FOLD.analyze(word)
     if len(folded) != 1 or (limit := max_edits(folded[0])) == 0:
         return None
@@ -67,17 +80,17 @@ def suggest(lex: LexicalIndex, store: PaperStore, word: str) -> str | None:
     # One edit first: most typos are one (Damerau 1964), and two edits of a short stem
     # reach so many common terms that the automata read ~5x the postings (663k papers).
     for edits in range(1, limit + 1):
-        found = _near(lex, store, typed, stem, edits)
+        found = _near(lex, store, typed, stem, edits, least)
         found.pop(typed, None)
         ranked = sorted((d, -lex.postings([w]), w) for w, d in found.items())
-        best = next((w for _, n, w in ranked if n), None)  # held as the search reads it
+        best = next((w for _, n, w in ranked if -n >= least), None)  # as the search reads it
         if best is not None:
             return best
     return None
 
 
 def _near(
-    lex: LexicalIndex, store: PaperStore, typed: str, stem: str, limit: int
+    lex: LexicalIndex, store: PaperStore, typed: str, stem: str, limit: int, least: int
 ) -> dict[str, int]:
     """Words within ``limit`` edits of ``typed``, with their edits, in the text of papers
     holding a term the automata match: in titles and abstracts a stem within as many edits
@@ -130,7 +143,8 @@ def _near(
         left_out += [
             (tantivy.Occur.MustNot, tantivy.Query.term_query(schema, "au", n)) for n in names
         ]
-        if 1 in found.values():  # none is closer; the first papers read favour common words
+        # None is closer; the first papers read favour common words.
+        if any(d == 1 and lex.postings([w]) >= least for w, d in found.items() if w != typed):
             break
         seen += docids
         left_out.append((tantivy.Occur.MustNot, lex.docids_for(seen)))
@@ -138,11 +152,17 @@ def _near(
 
 
 def did_you_mean(
-    lex: LexicalIndex, store: PaperStore, query: str, unheld: Iterable[str]
+    lex: LexicalIndex, store: PaperStore, query: str, held: Mapping[str, int]
 ) -> str | None:
-    """``query`` with each of its words no paper holds (``unheld``) replaced by the word
-    ``suggest`` finds for it, the rest as typed; None when there is none."""
-    found = {w: suggest(lex, store, w) for w in dict.fromkeys(unheld)}
+    """``query`` with each of its words that may be typos (``held``: each free word and
+    how many papers hold it) replaced by the word ``suggest`` finds for it, the rest as
+    typed; None when there is none. A word no paper holds may be one; so may a word held by
+    at most ``typo_floor`` papers, when a near word is held by ``POPULAR`` times as many."""
+    floor = typo_floor(lex)
+    found = {
+        w: suggest(lex, store, w, max(floor + 1, POPULAR * n))
+        for w, n in held.items() if n <= floor
+    }  # fmt: skip
     return corrected_query(query, {w: s for w, s in found.items() if s is not None})
 
 
