@@ -16,10 +16,11 @@ import numpy as np
 
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError
-from papersift.engine.embed import Embedder, default_model_id
+from papersift.engine.embed import Embedder
 from papersift.engine.embed_progress import EmbeddingProgress, progress_key, read_progress
 from papersift.engine.model_files import ModelSpec
 from papersift.engine.model_graphs import graph_cache_dir
+from papersift.engine.model_id import default_model_id
 from papersift.engine.store import PaperStore
 from papersift.engine.vector_segments import model_dir_name, stored_dim
 from papersift.engine.vectors import VectorIndex
