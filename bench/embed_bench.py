@@ -33,13 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tokenizers import Tokenizer
 
 from papersift.core.resources import demo_corpus_path
-from papersift.engine.embed import (
-    Embedder,
-    _sha256,
-    default_model_path,
-    default_tokenizer_path,
-)
+from papersift.engine.embed import Embedder
 from papersift.engine.model_graphs import float32_graph
+from papersift.engine.model_id import default_model_path, default_tokenizer_path, sha256_file
 
 
 def demo_texts(n: int) -> tuple[list[str], list[str]]:
@@ -62,7 +58,7 @@ def build_graphs(tmp: Path, dynamic: bool) -> dict[str, Path | None]:
     """Graph files by variant; None: load the model with a cache directory (fused)."""
     src = default_model_path()
     graphs: dict[str, Path | None] = {"shipped": src}
-    graphs["float32"] = float32_graph(src, _sha256(src), tmp / "f32")
+    graphs["float32"] = float32_graph(src, sha256_file(src), tmp / "f32")
     graphs["fused"] = None
     if dynamic:
         from onnxruntime.quantization import QuantType, quantize_dynamic

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.embed_bench import demo_texts
 from bench.quant_bench import QUANT, fused_graph
-from papersift.engine.embed import default_tokenizer_path
+from papersift.engine.model_id import default_tokenizer_path
 from papersift.engine.quantize import quantized_graph
 
 # all-MiniLM-L6-v2: 6 layers of width 384, feed-forward 1,536.

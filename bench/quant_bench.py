@@ -42,7 +42,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import CACHE
 from bench.embed_bench import cpu_seconds, demo_texts
-from papersift.engine.embed import Embedder, default_model_path, default_tokenizer_path
+from papersift.engine.embed import Embedder
+from papersift.engine.model_id import default_model_path, default_tokenizer_path
 
 QUANT = CACHE / "quant"
 OPS = ["MatMul", "Attention"]

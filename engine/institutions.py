@@ -17,7 +17,8 @@ import msgspec
 
 from papersift.core.paper import Paper
 from papersift.engine.enrichment import AFFILIATIONS_KEY
-from papersift.engine.ror import Organisation, normalise
+from papersift.engine.ror import Organisation
+from papersift.engine.ror_match import normalise
 from papersift.engine.store import PaperStore
 
 SCHEMA = """
@@ -32,7 +33,7 @@ CREATE TABLE IF NOT EXISTS institutions (
     aliases TEXT NOT NULL,
     parents TEXT NOT NULL,
     status TEXT NOT NULL,
-    match_keys TEXT  -- JSON: papersift.engine.ror.match_keys (name and aliases, normalised)
+    match_keys TEXT  -- JSON: papersift.engine.ror_match.match_keys (name and aliases, normalised)
 );
 CREATE TABLE IF NOT EXISTS institution_names (
     key TEXT NOT NULL, iid INTEGER NOT NULL, PRIMARY KEY (key, iid)

@@ -3,7 +3,7 @@
 Every read and write takes the member's id, so one member can never reach another's tag:
 a tag id that is not theirs is simply not found. A tag's private feed token goes with it, and
 a new tag clears any token left for its id (a file from before version 4 reuses tag ids), so
-an old feed address never answers for a new tag. The tables are in ``engine.members``.
+an old feed address never answers for a new tag. The tables are in ``engine.members_schema``.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from papersift.core.config import Config
 from papersift.core.errors import ConfigError
-from papersift.engine.embed import default_model_path, default_tokenizer_path
+from papersift.engine.model_id import default_model_path, default_tokenizer_path
 
 
 def resolve_model_files(config: Config) -> tuple[Path, Path]:

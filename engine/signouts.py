@@ -1,7 +1,7 @@
 """Signed-out sessions: a session cookie is signed, not stored, so signing out records the
 session's random id, refused from then on. An entry is kept until its cookie would have
 expired anyway, then pruned (the table holds only the sign-outs of the last session span).
-The table is in ``engine.members``.
+The table is in ``engine.members_schema``.
 """
 
 from __future__ import annotations

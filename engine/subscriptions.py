@@ -1,5 +1,6 @@
 """What a member follows and what their digest holds: saved searches, followed researchers,
-the tags chosen for the digest, and the record of digests sent (tables in ``engine.members``).
+the tags chosen for the digest, and the record of digests sent (tables in
+``engine.members_schema``).
 
 Like the library, every read and write takes the member's id, so one member never reaches
 another's rows. The send record is what keeps a digest from going out twice for the same

@@ -25,7 +25,7 @@ from papersift.engine.affiliation_match import matcher
 from papersift.engine.enrichment import AFFILIATIONS_KEY
 from papersift.engine.graph import Graph, Key, WorkLinks
 from papersift.engine.institutions import Institutions
-from papersift.engine.ror import Match
+from papersift.engine.ror_match import Match
 from papersift.engine.store import PaperStore
 
 ID_SOURCES = ("orcid", "openalex", "s2")

@@ -11,7 +11,8 @@ import httpx
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
-from papersift.engine.members import SCHEMA, Members
+from papersift.engine.members import Members
+from papersift.engine.members_schema import SCHEMA
 from tests.web_helpers import parse_html
 
 PASSWORD = "correct horse battery"

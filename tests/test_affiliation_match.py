@@ -19,7 +19,8 @@ from papersift.engine import institutions
 from papersift.engine.affiliation_match import MAX_AFFILIATION, explain, matcher
 from papersift.engine.datadir import DataDir
 from papersift.engine.institutions import Institutions
-from papersift.engine.ror import RorMatcher, match_keys, parse_ror_id, read_ror
+from papersift.engine.ror import parse_ror_id, read_ror
+from papersift.engine.ror_match import RorMatcher, match_keys
 from papersift.engine.search import open_engine
 from papersift.engine.store import PaperStore
 from papersift.indexer.enrich import WorkRecord, apply_records

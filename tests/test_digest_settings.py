@@ -11,7 +11,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
-from papersift.engine.members import SCHEMA_VERSION, Members
+from papersift.engine.members import Members
+from papersift.engine.members_schema import SCHEMA_VERSION
 from papersift.engine.search import SearchEngine
 from papersift.engine.subscriptions import Subscriptions
 from tests.corpus import make_config

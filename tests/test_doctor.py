@@ -18,9 +18,9 @@ from papersift.cli import main
 from papersift.core.config import Config
 from papersift.core.errors import ConfigError
 from papersift.engine.datadir import DataDir
-from papersift.engine.embed import default_model_path, default_tokenizer_path
 from papersift.engine.embed_progress import format_duration, record_progress
 from papersift.engine.model_files import resolve_model_files
+from papersift.engine.model_id import default_model_path, default_tokenizer_path
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
 from papersift.engine.writer_lock import writer_lock

@@ -20,14 +20,13 @@ from papersift.core.config_search import EmbeddingConfig
 from papersift.core.errors import PapersiftError
 from papersift.core.resources import demo_corpus_path
 from papersift.engine import model_graphs
-from papersift.engine.embed import (
-    Embedder,
-    ModelError,
-    _derive_model_id,
+from papersift.engine.embed import Embedder, ModelError
+from papersift.engine.model_id import (
     default_model_id,
     default_model_path,
     default_tokenizer_path,
 )
+from papersift.engine.model_id import derive_model_id as _derive_model_id
 
 # Real demo papers on clearly different topics, looked up by id.
 TOPICS = {

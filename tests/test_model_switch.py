@@ -12,9 +12,11 @@ from onnx import numpy_helper
 
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
-from papersift.engine.embed import Embedder, _sha256, default_model_path
-from papersift.engine.embed import default_tokenizer_path as vendored_tokenizer
+from papersift.engine.embed import Embedder
 from papersift.engine.model_graphs import float32_graph
+from papersift.engine.model_id import default_model_path
+from papersift.engine.model_id import default_tokenizer_path as vendored_tokenizer
+from papersift.engine.model_id import sha256_file as _sha256
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
 from papersift.engine.vector_segments import model_dir_name

@@ -8,7 +8,8 @@ import numpy as np
 import onnx
 import pytest
 
-from papersift.engine.embed import Embedder, ModelError, default_model_path, default_tokenizer_path
+from papersift.engine.embed import Embedder, ModelError
+from papersift.engine.model_id import default_model_path, default_tokenizer_path
 from papersift.engine.quantize import attention_nodes, ffn_down_projections, kept_in_float32
 from tests.corpus import sample_records
 

@@ -16,7 +16,8 @@ from onnx import numpy_helper
 from papersift.core.config_load import load_config
 from papersift.engine import embed, model_graphs
 from papersift.engine.datadir import DataDir
-from papersift.engine.embed import Embedder, default_model_path, default_tokenizer_path
+from papersift.engine.embed import Embedder
+from papersift.engine.model_id import default_model_path, default_tokenizer_path
 from papersift.engine.onnx_int8 import int8_products
 from tests.corpus import demo_records
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from papersift.engine.ror import RorMatcher, normalise, parse_ror_id, read_ror
+from papersift.engine.ror import parse_ror_id, read_ror
+from papersift.engine.ror_match import RorMatcher, normalise
 
 FIXTURES = Path(__file__).parent / "fixtures" / "ror"
 
