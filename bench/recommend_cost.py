@@ -40,6 +40,7 @@ import numpy as np
 from bench import scale_data
 from bench.common import bench_config, load_average, log, machine_info, publish, scale_parser, table
 from papersift.engine import recommend as rec
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
 
@@ -67,7 +68,7 @@ def per_request(engine: SearchEngine, seeds: list[str]) -> list[int]:
     data = engine.data
     found = [d for s in seeds if (d := data.store.docid_of(s)) is not None]
     filters, _ = rec.window(engine, Filters())
-    filt = data.lexical.filter_query(filters)
+    filt = keyword_filter(data.lexical, filters)
     assert filt is not None
     allowed = data.lexical.allowed(filt)
     allowed = allowed[~np.isin(allowed, np.asarray(found, np.int64))]
@@ -132,7 +133,7 @@ def main() -> None:
     held, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     filters, _ = rec.window(engine, Filters())
-    filt = engine.data.lexical.filter_query(filters)
+    filt = keyword_filter(engine.data.lexical, filters)
     window = len(engine.data.lexical.allowed(filt)) if filt is not None else 0
     rows = [
         [name, f"{statistics.median(cpu[name]):,.0f}", f"{statistics.median(wall[name]):,.0f}",

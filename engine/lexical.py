@@ -18,24 +18,21 @@ import numpy.typing as npt
 import tantivy
 from cachetools import LRUCache
 
-from papersift.core.accents import accented
-from papersift.core.authors import normalise_name
 from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
-from papersift.engine.institutions import affiliation_rors
+from papersift.engine.lexical_document import paper_document
 from papersift.engine.lexical_schema import (
     DEFAULT_FIELDS,
     FACET_FIELDS,
     FACETS,
     TEXT_FIELDS,
     build_schema,
-    date_int,
     facet_value,
     int_date,
     name_analyzer,
     text_analyzer,
 )
-from papersift.engine.results import FacetCount, Filters, Sort
+from papersift.engine.results import FacetCount, Sort
 
 WRITER_HEAP = 128_000_000
 ALLOWED_CACHE_IDS = 4_000_000  # docids kept across cached filter sets (32 MB)
@@ -89,7 +86,7 @@ class LexicalIndex:
             w = self._get_writer()
             for docid, paper in items:
                 w.delete_documents_by_term("docid", docid)
-                w.add_document(self._document(docid, paper))
+                w.add_document(paper_document(docid, paper))
 
     def delete(self, docids: Sequence[int]) -> None:
         with self._wlock:
@@ -127,7 +124,7 @@ class LexicalIndex:
                 writer.delete_all_documents()
                 for chunk in chunks:
                     for docid, paper in chunk:
-                        writer.add_document(self._document(docid, paper))
+                        writer.add_document(paper_document(docid, paper))
                     written += len(chunk)
                 writer.commit()
             except BaseException:
@@ -137,27 +134,6 @@ class LexicalIndex:
                 writer.wait_merging_threads()  # releases Tantivy's lock
         self.reload()
         return written
-
-    @staticmethod
-    def _document(docid: int, p: Paper) -> tantivy.Document:
-        doc = tantivy.Document()
-        doc.add_integer("docid", docid)
-        doc.add_text("key", str(docid))
-        doc.add_text("ti", accented(p.title))  # Schr\"odinger as one word, folded
-        doc.add_text("abs", accented(p.abstract))
-        for a in p.authors:
-            doc.add_text("au", a.name)
-            doc.add_text("author_key", a.key)
-        for c in p.categories:
-            doc.add_text("cat", c)
-        for arch in p.archives:
-            doc.add_text("arch", arch)
-        doc.add_integer("published", date_int(p.published))
-        doc.add_integer("year", p.published.year)
-        doc.add_integer("cited", p.citation_count or 0)
-        for ror_id in affiliation_rors(p):
-            doc.add_text("inst", ror_id)
-        return doc
 
     # -- queries -------------------------------------------------------------------------
 
@@ -261,53 +237,6 @@ class LexicalIndex:
     def _field_tokens(self, word: str) -> list[tuple[str, list[str]]]:
         """(field, tokens) of ``word`` as each default field analyses it."""
         return [(name, self._analyzers[name].analyze(word)) for name in DEFAULT_FIELDS]
-
-    def filter_query(self, f: Filters) -> tantivy.Query | None:
-        """The filters as one query, or None when there are none."""
-        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
-        if f.categories:
-            ors = []
-            cats = [c for c in f.categories if "." in c]
-            archs = [c for c in f.categories if "." not in c]
-            if cats:
-                ors.append(tantivy.Query.term_set_query(self.schema, "cat", cats))
-            if archs:
-                ors.append(tantivy.Query.term_set_query(self.schema, "arch", archs))
-            q = (
-                ors[0]
-                if len(ors) == 1
-                else tantivy.Query.boolean_query([(tantivy.Occur.Should, o) for o in ors])
-            )
-            clauses.append((tantivy.Occur.Must, q))
-        for name in f.researchers:
-            key = normalise_name(name)
-            clauses.append(
-                (tantivy.Occur.Must, tantivy.Query.term_query(self.schema, "author_key", key))
-            )
-        if f.researcher_ids:
-            if self.researcher_docids is None:
-                raise RuntimeError("the researcher filter needs the people tables")
-            joint = self.researcher_docids(f.researcher_ids)
-            clauses.append((tantivy.Occur.Must, self.docids_for(joint)))
-        for ror_id in f.institutions:
-            q = tantivy.Query.term_query(self.schema, "inst", ror_id)
-            clauses.append((tantivy.Occur.Must, q))
-        if f.date_from or f.date_to:
-            clauses.append(
-                (
-                    tantivy.Occur.Must,
-                    tantivy.Query.range_query(
-                        self.schema,
-                        "published",
-                        tantivy.FieldType.Integer,
-                        date_int(f.date_from) if f.date_from else 0,
-                        date_int(f.date_to) if f.date_to else 99991231,
-                    ),
-                )
-            )
-        if not clauses:
-            return None
-        return tantivy.Query.boolean_query(clauses)
 
     @staticmethod
     def combine(query: tantivy.Query | None, filt: tantivy.Query | None) -> tantivy.Query:

@@ -19,6 +19,7 @@ from papersift.engine.author_query import (
     rewrite_author_clauses,
 )
 from papersift.engine.lexical import LexicalIndex
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.match import (
     GraphClause,
     KeywordQuery,
@@ -297,7 +298,7 @@ def filter_query(engine: SearchEngine, f: Filters) -> tuple[tantivy.Query | None
     for each name on no paper and each researcher number no one has (a filter that empties
     the answer says why)."""
     lex = engine.data.lexical
-    filt = lex.filter_query(replace(f, researchers=()))
+    filt = keyword_filter(lex, replace(f, researchers=()))
     known = engine.data.people.many(f.researcher_ids) if f.researcher_ids else {}
     unknown = [f"no researcher #{r} in this index" for r in f.researcher_ids if r not in known]
     if not f.researchers:

@@ -30,6 +30,7 @@ from sklearn.svm import LinearSVC
 from papersift.core.errors import QueryError
 from papersift.core.paper import parse_arxiv_id
 from papersift.engine.hits import make_hits
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.recommend_terms import WindowTerms, WindowTermsCache, count_texts
 from papersift.engine.results import Filters, Hit
 from papersift.engine.search import SearchEngine
@@ -211,7 +212,7 @@ def warm_window(engine: SearchEngine) -> int:
     ~5 s at 663k papers (bench/RESULTS.md). The papers analysed; 0 when the window was
     already kept or is empty."""
     filters, _ = window(engine, Filters())
-    filt = engine.data.lexical.filter_query(filters)
+    filt = keyword_filter(engine.data.lexical, filters)
     if filt is None:  # an empty index
         return 0
     everyone = engine.data.lexical.allowed(filt)
@@ -266,7 +267,7 @@ def recommend(
     if note:
         warnings.append(note)
     centre = _centre(np.stack(vectors)) if vectors else None
-    filt = data.lexical.filter_query(filters)
+    filt = keyword_filter(data.lexical, filters)
     # No filter at all only on an empty index (window() sets dates otherwise): nothing to rank.
     everyone = data.lexical.allowed(filt) if found and filt is not None else np.zeros(0, np.int64)
     others = everyone[~np.isin(everyone, np.fromiter(found, np.int64, len(found)))]

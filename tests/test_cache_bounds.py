@@ -11,6 +11,7 @@ import pytest
 
 from papersift.engine import lexical
 from papersift.engine.datadir import DataDir
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.results import Filters
 from papersift.indexer.build import import_files
 from papersift.server.feed_routes import _FirstSeen
@@ -59,13 +60,13 @@ def test_filter_sets_are_kept_within_their_docids(
     years = sorted({int(r["versions"][0]["created"].split()[3]) for r in records})
     assert len(years) >= 3
     for year in years:
-        filt = lex.filter_query(Filters(date_from=date(year, 1, 1), date_to=date(year, 12, 31)))
+        filt = keyword_filter(lex, Filters(date_from=date(year, 1, 1), date_to=date(year, 12, 31)))
         assert filt is not None
         got = lex.allowed(filt)
         assert got.tolist() == sorted(lex.search(filt, 100)[0])  # the same set, sorted
         assert np.all(got == lex.allowed(filt))
         assert lex._allowed.currsize <= 30
-    everything = lex.filter_query(Filters(date_from=date(1900, 1, 1)))
+    everything = keyword_filter(lex, Filters(date_from=date(1900, 1, 1)))
     assert everything is not None and len(lex.allowed(everything)) == 60  # over the bound:
     assert lex._allowed.currsize <= 30  # answered, not kept
     data.close()

@@ -12,6 +12,7 @@ import pytest
 from jsonschema import Draft202012Validator, FormatChecker
 from starlette.testclient import TestClient
 
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.recommend import _negatives, svm_scores
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
@@ -30,8 +31,8 @@ def reference(engine: SearchEngine, seeds: list[str], start: str, end: str) -> l
     exclusion of seeds and the paging around it."""
     data = engine.data
     seed_docids = [data.store.docid_of(s) for s in seeds]
-    filt = data.lexical.filter_query(
-        Filters(date_from=date.fromisoformat(start), date_to=date.fromisoformat(end))
+    filt = keyword_filter(
+        data.lexical, Filters(date_from=date.fromisoformat(start), date_to=date.fromisoformat(end))
     )
     assert filt is not None
     window = [int(d) for d in data.lexical.allowed(filt) if int(d) not in seed_docids]

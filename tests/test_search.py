@@ -11,6 +11,7 @@ import pytest
 
 from papersift.core.authors import normalise_name
 from papersift.core.errors import QueryError
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.results import Filters, Mode, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine
 from tests.search_checks import assert_consistent
@@ -252,7 +253,7 @@ def test_semantic_matches_exact_cosine_under_selective_filter(engine: SearchEngi
     query = "grammar formalisms for natural language parsing"
     filters = Filters(categories=("cmp-lg",))
     result = engine.search(SearchRequest(query, mode="semantic", filters=filters, page_size=10))
-    allowed, _, _ = data.lexical.search(data.lexical.filter_query(filters), 10_000)  # type: ignore[arg-type]
+    allowed, _, _ = data.lexical.search(keyword_filter(data.lexical, filters), 10_000)  # type: ignore[arg-type]
     qv = data.embedder.embed_query(query)
     exact = sorted(
         ((float(np.dot(qv, data.vectors.vector(d))), d) for d in allowed),

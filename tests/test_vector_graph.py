@@ -16,6 +16,7 @@ from papersift.backup import backup
 from papersift.core.config import Config
 from papersift.engine import ann
 from papersift.engine.datadir import DataDir
+from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.match import MatchRule, semantic_matches
 from papersift.engine.ranking import Ranking
 from papersift.engine.results import Filters, SearchRequest
@@ -164,7 +165,7 @@ def test_semantic_search_through_the_engine_uses_the_graph(graph_config: Config)
     assert filtered.hits and all(cat in h.paper.categories for h in filtered.hits)
     # The total is the semantic match set (``engine.match``) among the allowed papers,
     # by exact cosine of their stored vectors.
-    allowed = data.lexical.allowed(data.lexical.filter_query(Filters(categories=(cat,))))  # type: ignore[arg-type]
+    allowed = data.lexical.allowed(keyword_filter(data.lexical, Filters(categories=(cat,))))  # type: ignore[arg-type]
     qvec = data.embedder.embed_query(q)
     scored = [
         (int(d), float(v @ qvec)) for d in allowed if (v := data.vectors.vector(int(d))) is not None
