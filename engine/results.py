@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
+from papersift.core.config_search import SearchConfig
+from papersift.core.errors import QueryError
 from papersift.core.paper import Paper
 from papersift.engine.embed_progress import EmbeddingProgress
 
@@ -46,6 +48,23 @@ class SearchRequest:
     sort: Sort = "relevance"
     page: int = 1  # 1-based
     page_size: int | None = None  # None: the configured default
+
+    def checked_size(self, cfg: SearchConfig) -> int:
+        """The page size this request asks for under ``cfg``, once its page, window and
+        text are within the limits; else a ``QueryError`` saying which one."""
+        size = self.page_size or cfg.page_size
+        if not 1 <= size <= cfg.max_page_size:
+            raise QueryError(f"page size must be between 1 and {cfg.max_page_size}")
+        if self.page < 1:
+            raise QueryError("page must be 1 or more")
+        if self.page * size > cfg.max_window:
+            raise QueryError(
+                f"page {self.page} is past the result window of {cfg.max_window} results; "
+                "narrow the query or add filters"
+            )
+        if len(self.query) > cfg.max_text_length:
+            raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
+        return size
 
 
 @dataclass(frozen=True, slots=True)

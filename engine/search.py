@@ -21,7 +21,6 @@ from dataclasses import replace
 import numpy as np
 
 from papersift.core.config import Config
-from papersift.core.errors import QueryError
 from papersift.core.paper import parse_arxiv_id
 from papersift.engine import fusion
 from papersift.engine.background import similarity_cut
@@ -146,18 +145,7 @@ class SearchEngine(Catalog):
 
     def _search(self, request: SearchRequest, start: float) -> SearchResult:
         cfg = self.config.search
-        size = request.page_size or cfg.page_size
-        if not 1 <= size <= cfg.max_page_size:
-            raise QueryError(f"page size must be between 1 and {cfg.max_page_size}")
-        if request.page < 1:
-            raise QueryError("page must be 1 or more")
-        if request.page * size > cfg.max_window:
-            raise QueryError(
-                f"page {request.page} is past the result window of {cfg.max_window} results; "
-                "narrow the query or add filters"
-            )
-        if len(request.query) > cfg.max_text_length:
-            raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
+        size = request.checked_size(cfg)
         mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
         direct = direct_answer(self, request, mode, size, start)
         direct = direct or id_list_answer(self, request, mode, size, start)  # several ids
