@@ -161,7 +161,7 @@ _ENCODER = msgspec.json.Encoder()
 
 
 def new_path(result: SearchResult) -> bytes:
-    return _ENCODER.encode(search_body(result, ROOT, NEXT))
+    return _ENCODER.encode(search_body(result, ROOT, NEXT, {}))
 
 
 def per_response_us(fn: Callable[[], object], n: int) -> float:
@@ -177,12 +177,12 @@ def measure(hits: int, rounds: int, repeat: int) -> list[str]:
     result = result_of(demo_papers(hits))
     old, new = old_path(result), new_path(result)
     assert old == new, "the two paths must write the same bytes"
-    old_body, new_body = old_search(result, ROOT, NEXT), search_body(result, ROOT, NEXT)
+    old_body, new_body = old_search(result, ROOT, NEXT), search_body(result, ROOT, NEXT, {})
     paths: dict[str, Callable[[], object]] = {
         "old": lambda: old_path(result),
         "new": lambda: new_path(result),
         "old_build": lambda: old_search(result, ROOT, NEXT),
-        "new_build": lambda: search_body(result, ROOT, NEXT),
+        "new_build": lambda: search_body(result, ROOT, NEXT, {}),
         "old_encode": lambda: orjson.dumps(old_body),
         "new_encode": lambda: _ENCODER.encode(new_body),
     }
