@@ -56,7 +56,8 @@ def named(
     engine: SearchEngine, search: Callable[..., SearchResult], *args: object
 ) -> tuple[SearchResult, FacetNames]:
     """``search(*args)`` and its ``facet_names``, in one call on an engine thread (a second
-    hop would cost ~50-85 us more; the names' read ~50 us for 30 researchers)."""
+    hop would cost ~50-85 us more; the names' read of 30 researchers took 0.15-0.3 ms of
+    CPU on the demo index, on a loaded machine)."""
     result = search(*args)
     return result, facet_names(engine, result)
 
