@@ -148,15 +148,15 @@ def _read_only(root: Path, sql: str) -> bool | None:
     """A yes/no query of the members file on a read-only connection of its own: False with
     no file, None when it cannot be read (locked, or not a database)."""
     path = root / FILENAME
-    if not path.exists():
-        return False
     try:
+        if not path.exists():
+            return False
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
             row = db.execute(sql).fetchone()
         finally:
             db.close()
-    except sqlite3.Error:
+    except (sqlite3.Error, OSError):  # e.g. a folder this user may not read
         return None
     return bool(row[0])
 
