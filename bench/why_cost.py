@@ -54,7 +54,7 @@ engine.data.vectors  # loaded before timing, as serve does
 
 def answer(q, mode):
     result = engine.search(SearchRequest(q, mode=mode, page_size=size))
-    return msgspec.json.encode(search_body(result, "http://localhost:8000", None))
+    return msgspec.json.encode(search_body(result, "http://localhost:8000", None, {}))
 
 for mode in modes:
     for q in queries[:15]:
@@ -129,7 +129,7 @@ def in_process(data: Path, modes: list[str], size: int, qs: list[str], rounds: i
         search_module._evidence = real if why else (lambda *a, **k: None)  # type: ignore[assignment]
         c0 = time.process_time()
         result = engine.search(SearchRequest(q, mode=mode, page_size=size))  # type: ignore[arg-type]
-        msgspec.json.encode(search_body(result, "http://localhost:8000", None))
+        msgspec.json.encode(search_body(result, "http://localhost:8000", None, {}))
         return (time.process_time() - c0) * 1000
 
     print(f"{len(qs)} queries, page size {size}, {rounds} rounds, load {os.getloadavg()[0]:.1f}")

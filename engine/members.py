@@ -58,20 +58,33 @@ class Member:
 def seeds_exist(root: Path) -> bool:
     """Whether any member has a paper saved or is linked to a researcher (so has a "for you"
     list to rank), read without opening the accounts for writing; False with no file."""
+    sql = (
+        "SELECT EXISTS(SELECT 1 FROM saved)"
+        " OR EXISTS(SELECT 1 FROM users WHERE researcher_id IS NOT NULL)"
+    )
+    return _read_only(root, sql) is True  # unreadable (locked): as if no one
+
+
+def accounts_exist(root: Path) -> bool | None:
+    """Whether anyone has an account to sign in with, read without opening (or creating)
+    the accounts file for writing; False with no file, None when it cannot be read now."""
+    return _read_only(root, "SELECT EXISTS(SELECT 1 FROM users)")
+
+
+def _read_only(root: Path, sql: str) -> bool | None:
+    """A yes/no query of the members file on a read-only connection of its own: False with
+    no file, None when it cannot be read (locked, or not a database)."""
     path = root / FILENAME
-    if not path.exists():
-        return False
     try:
+        if not path.exists():
+            return False
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
-            row = db.execute(
-                "SELECT EXISTS(SELECT 1 FROM saved)"
-                " OR EXISTS(SELECT 1 FROM users WHERE researcher_id IS NOT NULL)"
-            ).fetchone()
+            row = db.execute(sql).fetchone()
         finally:
             db.close()
-    except sqlite3.Error:  # not created yet, or locked: as if no one
-        return False
+    except (sqlite3.Error, OSError):  # e.g. a folder this user may not read
+        return None
     return bool(row[0])
 
 

@@ -14,6 +14,7 @@ from papersift.engine.members import AccountError, Member
 from papersift.engine.people import People
 from papersift.server.confirm_pages import mail_link, sent_notice
 from papersift.server.context import ctx
+from papersift.server.library_offer import note_account
 from papersift.server.sessions import (
     accounts,
     checked_form,
@@ -77,6 +78,7 @@ async def signin(request: Request) -> Response:
             request, signup=False, status=401, error="Wrong e-mail address or password.",
             email=email, next_path=next_path,
         )  # fmt: skip
+    note_account(request)  # "Save" shows from now on, whatever the last read said
     response = RedirectResponse(next_path, status_code=303)
     start(request, response, who)
     return response
@@ -114,6 +116,7 @@ async def signup(request: Request) -> Response:
             error = str(exc).capitalize() + "."
     if error:
         return _signin_page(request, signup=True, status=400, error=error, email=email, name=name)
+    note_account(request)
     sent = await mail_link(request, who)
     response = RedirectResponse(with_query("/account", {"sent": sent}), status_code=303)
     start(request, response, who)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import msgspec
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -9,14 +11,17 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from papersift.engine.results import SearchResult
+from papersift.engine.search import SearchEngine
 from papersift.engine.serialize import stats_body
 from papersift.server import views
 from papersift.server.context import ctx
 from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
 from papersift.server.params import ParamError, int_param, parse_search, search_url
+from papersift.server.people_views import researcher_names
 from papersift.server.ratelimit import document_limits
 from papersift.server.schemas import (
+    FacetNames,
     Health,
     PaperResponse,
     SearchResponse,
@@ -40,26 +45,49 @@ async def search(request: Request) -> Response:
         strict=True,
         known_categories=await c.known_categories(),
     )
-    result = await c.call(c.engine.search, req)
-    page = search_page(result, site_root(request), c.config.search.max_window)
+    result, names = await c.call(named, c.engine, c.engine.search, req)
+    page = search_page(result, site_root(request), c.config.search.max_window, names)
     # The answer says how long the search took, so no two bodies are the same and an ETag
     # (a hash of the body: 70 us of a 51 KB page of 24 hits) could never match.
     return json_response(request, page, etag=False)
 
 
+def named(
+    engine: SearchEngine, search: Callable[..., SearchResult], *args: object
+) -> tuple[SearchResult, FacetNames]:
+    """``search(*args)`` and its ``facet_names``, in one call on an engine thread (a second
+    hop would cost ~50-85 us more; the names' read of 30 researchers took 0.15-0.3 ms of
+    CPU on the demo index, on a loaded machine)."""
+    result = search(*args)
+    return result, facet_names(engine, result)
+
+
+def facet_names(engine: SearchEngine, result: SearchResult) -> FacetNames:
+    """The names of the researchers and institutions the facets count by id: one batched
+    read each, the lookups the search page's facets use (``people_views``, the registry)."""
+    counted = result.facets
+    rids = [int(f.value) for f in counted.get("researchers", ())]
+    people = researcher_names(engine.people, rids)
+    places = engine.institutions.ror_names(f.value for f in counted.get("institutions", ()))
+    return {
+        "researchers": {str(rid): name for rid, name in people.items()},
+        "institutions": {ror: found.name for ror, found in places.items()},
+    }
+
+
 def search_page(
-    result: SearchResult, root: str, max_window: int, *, sortable: bool = True
+    result: SearchResult, root: str, max_window: int, names: FacetNames, *, sortable: bool = True
 ) -> SearchResponse:
     """A search answer with its ``next`` link: the same search, one page on, while that
     page exists and lies within the result window. ``pages`` counts only the pages that
     can be asked for and ``reachable`` the results on them; a page past the last says so
     in ``warnings``, and so does the last page of a list the window cuts short, with how to
-    reach the rest (``sortable``: by the other date order too)."""
+    reach the rest (``sortable``: by the other date order too). ``names``: ``facet_names``."""
     req = result.request
     last = views.last_page(result, max_window)
     has_next = result.page < last
     nxt = root + search_url(req, "/api/v1/search", page=req.page + 1) if has_next else None
-    body = search_body(result, root, nxt)
+    body = search_body(result, root, nxt, names)
     note = views.window_note(result, max_window, sortable=sortable)
     reachable = note.shown if note else result.total
     past = views.past_last(result, max_window)

@@ -36,6 +36,7 @@ from papersift.server import (
 from papersift.server.compress import CompressionMiddleware
 from papersift.server.context import AppContext
 from papersift.server.headers import SecurityHeadersMiddleware
+from papersift.server.library_offer import LibraryOfferMiddleware
 from papersift.server.page_cache import PageCache
 from papersift.server.params import ParamError
 from papersift.server.people_pages import install as install_people
@@ -94,6 +95,7 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
             ),
             Middleware(CompressionMiddleware),
             Middleware(UrlGuardMiddleware),
+            Middleware(LibraryOfferMiddleware),  # after the guard: refused URLs read nothing
         ],
         exception_handlers={
             HTTPException: errors.http_exception,

@@ -22,7 +22,7 @@ from starlette.routing import Route
 
 from papersift.core.config_search import SearchConfig
 from papersift.engine.results import Filters
-from papersift.server.api import search_page
+from papersift.server.api import named, search_page
 from papersift.server.context import ctx
 from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
 from papersift.server.params import (
@@ -55,8 +55,8 @@ async def paper_list(request: Request, which: str) -> Response:
     if found is None:
         raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
     req = replace(req, query=graph_query(found, which, req.query))
-    result = await c.call(c.engine.search, req)
-    page = search_page(result, site_root(request), c.config.search.max_window)
+    result, names = await c.call(named, c.engine, c.engine.search, req)
+    page = search_page(result, site_root(request), c.config.search.max_window, names)
     return json_response(request, page)
 
 
@@ -204,8 +204,10 @@ async def similar(request: Request) -> Response:
     if body.page * size > cfg.max_window:
         raise window_error(cfg.max_window, size, body.page)
     filters = similar_filters(body)
-    result = await c.call(c.engine.similar_text, text, filters, body.page, body.page_size)
-    page = search_page(result, site_root(request), cfg.max_window, sortable=False)
+    result, names = await c.call(
+        named, c.engine, c.engine.similar_text, text, filters, body.page, body.page_size
+    )
+    page = search_page(result, site_root(request), cfg.max_window, names, sortable=False)
     # The text is the caller's: not echoed back; a POST has no next URL (post page + 1).
     echo = msgspec.structs.replace(page.request, q="")
     out = msgspec.structs.replace(page, request=echo, next=None)

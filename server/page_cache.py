@@ -4,13 +4,14 @@ With the result cache on, a repeated search costs the API one lookup and a JSON 
 the HTML page re-rendered its template (hit cards, author links, facet URLs, JSON-LD) and
 re-compressed the bytes every time: four times the API's CPU per request (bench/RESULTS.md,
 issue 23). A page is a function of its URL (scheme and host too: they make its canonical
-links), the format asked for (HTML or markdown), the content encoding and the data (both
-indexes, researchers, the institution registry), so its final bytes are kept under exactly
-those keys and sent again as they are, as long as the result cache is on. The indexes and
-researchers have in-memory generation counters; the registry's version is a store read, so
-it is taken off the event loop at most once per ``REGISTRY_POLL`` seconds (an
-``import-ror`` in another process shows within that time). Only 200 responses are kept,
-and ``MAX_BYTES`` bounds the memory.
+links), the format asked for (HTML or markdown), the content encoding, the data (both
+indexes, researchers, the institution registry) and whether the install offers libraries
+(``server.library_offer``: "Save" shows only where someone can sign in), so its final bytes
+are kept under exactly those keys and sent again as they are, as long as the result cache
+is on. The indexes and researchers have in-memory generation counters; the registry's
+version is a store read, so it is taken off the event loop at most once per
+``REGISTRY_POLL`` seconds (an ``import-ror`` in another process shows within that time).
+Only 200 responses are kept, and ``MAX_BYTES`` bounds the memory.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from starlette.responses import Response
 from papersift.core.lru import CountedLRU
 from papersift.server.compress import MIN_SIZE, choose_encoding, is_compressible
 from papersift.server.context import ctx
+from papersift.server.library_offer import offers_library
 from papersift.server.markdown import wants_markdown
 from papersift.server.templating import not_modified
 
@@ -75,7 +77,7 @@ async def data_generation(request: Request, cache: PageCache) -> tuple[object, .
     if time.monotonic() - read_at >= REGISTRY_POLL:
         version = await c.call(c.engine.institutions.version)
         cache.registry = (time.monotonic(), version)
-    return (*c.engine.generation(), version)
+    return (*c.engine.generation(), version, offers_library(request))
 
 
 def _finish(response: Response, encoding: str | None) -> _Page:

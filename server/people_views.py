@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from papersift.core.paper import Author, Paper
 from papersift.core.urls import name_search_path, researcher_url
-from papersift.engine.people import People, Researcher
+from papersift.engine.people import People
 from papersift.engine.results import SearchResult
 from papersift.server.params import with_filters
 from papersift.server.views import FACET_LIMIT, Link
@@ -29,6 +29,14 @@ def author_links(people: People | None) -> Callable[[Paper], list[tuple[Author, 
     return links
 
 
+def researcher_names(people: People | None, rids: Iterable[int]) -> dict[int, str]:
+    """The names of these researchers, in one batched read (an id no longer known is left
+    out): the search page's facet and chips, and the API's researcher facet."""
+    if people is None:
+        return {}
+    return {rid: r.name for rid, r in people.many(rids).items()}
+
+
 def researcher_filters(people: People | None) -> Callable[[SearchResult], dict[str, Any]]:
     """The template global for the search page: researcher chips and facet links."""
 
@@ -37,11 +45,10 @@ def researcher_filters(people: People | None) -> Callable[[SearchResult], dict[s
         chosen = req.filters.researcher_ids
         facet = result.facets.get("researchers", ())[:FACET_LIMIT]
         wanted = [*chosen, *(int(f.value) for f in facet)]
-        names: dict[int, Researcher] = people.many(wanted) if people is not None else {}
+        names = researcher_names(people, wanted)
 
         def label(rid: int) -> str:
-            r = names.get(rid)
-            return r.name if r is not None else f"#{rid}"
+            return names.get(rid, f"#{rid}")
 
         chips = [
             Link(

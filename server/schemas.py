@@ -7,6 +7,7 @@ unknown) unless it has a default and its Struct omits defaults."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
 from typing import Annotated, Literal
 
@@ -125,6 +126,36 @@ class ResearcherMatch(Struct):
     url: Uri
 
 
+class NamedFacetCount(Struct):
+    """A facet value that is an id, with the name it stands for (as the search page shows it)."""
+
+    value: Annotated[str, Meta(description="The id: what the facet's filter takes.")]
+    count: Count
+    name: Annotated[
+        str | None, Meta(description="Its name; null for an id this index no longer knows.")
+    ]
+
+
+# Facet values that are ids, by facet: value -> name (``server.api.facet_names``).
+FacetNames = dict[str, dict[str, str]]
+
+
+class SearchFacets(Struct):
+    """Counts over all the results, not only this page's, most first; a facet that was not
+    counted (e.g. researchers of a search by pasted text) is empty."""
+
+    categories: list[FacetCount]
+    years: list[FacetCount]
+    researchers: Annotated[
+        list[NamedFacetCount],
+        Meta(description="`value`: a researcher id (the `researcher_id` filter); `name`: theirs."),
+    ]
+    institutions: Annotated[
+        list[NamedFacetCount],
+        Meta(description="`value`: a bare ROR id (the `institution` filter); `name`: its name."),
+    ]
+
+
 class SearchResponse(Struct):
     request: SearchEcho
     mode: Annotated[Mode, Meta(description="The mode actually used.")]
@@ -189,7 +220,7 @@ class SearchResponse(Struct):
         list[ResearcherMatch],
         Meta(description="Researchers whose name the query is (shown above the results)."),
     ]
-    facets: dict[str, list[FacetCount]]
+    facets: SearchFacets
     hits: list[Hit]
     next: NULL_URL
 
@@ -271,7 +302,29 @@ def hit_body(h: results.Hit, root: str) -> Hit:
     )  # fmt: skip
 
 
-def search_body(result: results.SearchResult, root: str, next_url: str | None) -> SearchResponse:
+def search_facets(
+    counted: Mapping[str, tuple[results.FacetCount, ...]], names: FacetNames
+) -> SearchFacets:
+    """The four facets, the id-valued ones with the names ``names`` has for their values."""
+
+    def named(facet: str) -> list[NamedFacetCount]:
+        known = names.get(facet, {})
+        return [
+            NamedFacetCount(f.value, f.count, known.get(f.value)) for f in counted.get(facet, ())
+        ]
+
+    return SearchFacets(
+        facets(counted.get("categories", ())),
+        facets(counted.get("years", ())),
+        named("researchers"),
+        named("institutions"),
+    )
+
+
+def search_body(
+    result: results.SearchResult, root: str, next_url: str | None, names: FacetNames
+) -> SearchResponse:
+    """``names``: the names of the id-valued facets' values (``server.api.facet_names``)."""
     req = result.request
     f = req.filters
     return SearchResponse(
@@ -303,7 +356,7 @@ def search_body(result: results.SearchResult, root: str, next_url: str | None) -
             ResearcherMatch(r.rid, r.name, r.papers, root + researcher_url(r.rid, r.name))
             for r in result.researchers
         ],
-        facets={name: facets(values) for name, values in result.facets.items()},
+        facets=search_facets(result.facets, names),
         hits=[hit_body(h, root) for h in result.hits],
         next=next_url,
     )

@@ -19,6 +19,7 @@ from papersift.core import tex, urls
 from papersift.engine.direct import doi_in
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
+from papersift.server.library_offer import offers_library
 from papersift.server.markdown import MARKDOWN, llms_txt, wants_markdown
 from papersift.server.taxonomy import category_name
 from papersift.server.urls import site_root
@@ -104,6 +105,7 @@ def make_environment() -> Environment:
         # Replaced with store-backed versions by server.people_pages.install.
         author_links=people_views.author_links(None),
         researcher_filters=people_views.researcher_filters(None),
+        offers_library=offers_library,  # "Save" and "Library" only where one can sign in
         category_path=urls.category_path,
         category_name=category_name,
         arxiv_abs=urls.arxiv_abs,

@@ -1,10 +1,13 @@
-"""Smoke test of the benchmark harness (bench/peers, bench/http_load) on a tiny corpus."""
+"""Smoke test of the benchmark harness (bench/peers, bench/http_load, the byte check of
+bench/serialize_bench) on a tiny corpus."""
 
 from __future__ import annotations
 
 import shutil
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -14,6 +17,7 @@ import pytest
 from bench.http_load import _lua, run_python, run_wrk
 from bench.peers import PEERS, Doc, Unavailable, load
 from bench.peers.compare import overlap, title_queries
+from papersift.engine.results import Filters, ResearcherRef, SearchRequest
 
 TEXTS = [
     ("Dense passage retrieval for open-domain question answering", "Dense vectors beat BM25."),
@@ -89,3 +93,30 @@ def test_load_generators_count_requests_and_errors(local_server: str, tmp_path: 
     assert 0 < res["p50"] <= res["p99"]
     bad = run_wrk(local_server.replace("/s?q=", "/x"), 1, 1, _lua(["a"], tmp_path))
     assert bad["errors"] == bad["requests"] > 0  # every 404 counted
+
+
+def test_serialize_bench_compares_like_with_like() -> None:
+    """bench/serialize_bench.py times two ways of writing one search response: they write
+    the same bytes, every field of the schema set (the fields its own data leaves empty
+    too: a paper found by its id, researchers named by the query, every filter), and its
+    check stops the run, naming the field, when they do not."""
+    from bench.serialize_bench import check_same, demo_papers, new_path, old_path, result_of
+
+    result, names = result_of(demo_papers(5))
+    check_same(old_path(result, names), new_path(result, names))
+    filters = Filters(
+        categories=("cs.DL",), researchers=("Ada Lovelace",), date_from=date(2020, 1, 1),
+        date_to=date(2024, 12, 31), researcher_ids=(7, 9), institutions=("00cvxb145",),
+    )  # fmt: skip
+    hits = (replace(result.hits[0], why=None), *result.hits[1:])
+    full = replace(
+        result, request=SearchRequest("ada", "semantic", filters, "newest", 2, 5), hits=hits,
+        warnings=("ignored a quote",), direct=hits[1].paper, missing_id="2401.99999",
+        researchers=(ResearcherRef(7, "Ada Lovelace", 3),), reachable=20,
+    )  # fmt: skip
+    check_same(old_path(full, names), new_path(full, names))
+    changed = replace(full, hits=(replace(hits[0], score=1.0), *hits[1:]))
+    with pytest.raises(SystemExit, match=r"\$\.hits\[0\]\.score: 1\.0 \(old\)"):
+        check_same(old_path(changed, names), new_path(full, names))
+    with pytest.raises(SystemExit, match=r"\$\.facets\.researchers\[1\]\.name: None"):
+        check_same(old_path(full, {}), new_path(full, names))

@@ -47,6 +47,8 @@ def test_institution_filter_and_facet_in_every_mode(client: TestClient, mode: st
     assert r.status_code == 200
     facet = {f["value"]: f["count"] for f in r.json()["facets"]["institutions"]}
     assert facet[UW] == 1 and facet["0213rcc28"] == 1
+    names = {f["value"]: f["name"] for f in r.json()["facets"]["institutions"]}
+    assert names[UW] == "University of Washington"  # the registry's name, beside the id
     r = client.get("/api/v1/search", params={"q": "open access", "mode": mode, "institution": UW})
     assert [h["paper"]["id"] for h in r.json()["hits"]] == ["1802.00001"]
     url = f"https://ror.org/{UW}"

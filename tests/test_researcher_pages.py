@@ -146,6 +146,27 @@ def test_researcher_facet_and_chip_on_search_page(client: TestClient, bornmann: 
     assert client.get("/search?researcher_id=abc").status_code == 400
 
 
+def test_api_researcher_facet_names_them_as_the_page_does(
+    client: TestClient, bornmann: Researcher
+) -> None:
+    """The API's researcher facet gives each id its name (declared in the OpenAPI schema),
+    the names the search page's facet shows, in its order; ``value`` and ``count`` stay."""
+    spec: dict[str, Any] = client.get("/openapi.json").json()
+    params = {"q": "citation impact", "researcher_id": str(bornmann.rid)}
+    body = client.get("/api/v1/search", params=params).json()
+    check(spec, "/api/v1/search", 200, body)
+    facet = body["facets"]["researchers"]
+    assert len(facet) > 3 and all(f.keys() == {"value", "count", "name"} for f in facet)
+    assert {"value": str(bornmann.rid), "count": body["total"], "name": "Lutz Bornmann"} in facet
+    doc = page(client, "/search?" + "&".join(f"{k}={v}" for k, v in params.items()))
+    (section,) = [s for s in doc.cssselect(".facets section") if s.findtext("h2") == "Researchers"]
+    shown = [a.text_content().removeprefix("✓ ") for a in section.cssselect("a")]
+    assert shown == [f["name"] for f in facet][: len(shown)] and all(shown)
+    schema = spec["components"]["schemas"]["SearchFacets"]["properties"]["researchers"]
+    entry = spec["components"]["schemas"][schema["items"]["$ref"].rsplit("/", 1)[1]]
+    assert set(entry["required"]) == {"value", "count", "name"}
+
+
 def test_researcher_api(client: TestClient, bornmann: Researcher) -> None:
     spec: dict[str, Any] = client.get("/openapi.json").json()
     r = client.get("/api/v1/researchers?q=bornmann")
