@@ -170,6 +170,7 @@ def old_search(
         "reachable": min(result.total, result.pages * result.page_size),
         "took_ms": _number(result.took_ms),
         "warnings": list(result.warnings),
+        "suggestion": result.suggestion,
         "direct": _old_paper(result.direct, root) if result.direct else None,
         "missing_id": result.missing_id,
         "researchers": [
