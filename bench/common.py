@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import os
 import platform
@@ -140,14 +139,6 @@ def paired_cells(figures: Mapping[str, list[float]], base: str, other: str) -> s
         f"{statistics.median(figures[base]):.2f} | {statistics.median(figures[other]):.2f} | "
         f"{statistics.median(diff):+.2f} | {sum(d < 0 for d in diff)} of {len(diff)} |"
     )
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def dir_size(path: Path) -> int:

@@ -45,7 +45,6 @@ from bench.common import (
     machine_info,
     mb,
     percentile,
-    sha256_file,
     table,
     write_section,
 )
@@ -54,7 +53,7 @@ from papersift.engine import fusion
 from papersift.engine.datadir import DataDir
 from papersift.engine.embed import Embedder
 from papersift.engine.hits import make_hits
-from papersift.engine.model_id import default_tokenizer_path
+from papersift.engine.model_id import default_tokenizer_path, sha256_file
 from papersift.engine.plan import make_plan
 from papersift.engine.results import Filters, Mode, SearchRequest, Sort
 from papersift.engine.search import SearchEngine, open_engine

@@ -35,10 +35,11 @@ import numpy as np
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import CACHE, bench_config, load_average, log, sha256_file, table
+from bench.common import CACHE, bench_config, load_average, log, table
 from papersift.core.config import SearchConfig
 from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
+from papersift.engine.model_id import sha256_file
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Mode, SearchRequest
 from papersift.engine.search import open_engine
