@@ -62,13 +62,21 @@ def test_bad_cron_is_a_config_error(tmp_path: Path, recorded: RecordedServer) ->
         config_for(tmp_path, recorded, harvest="every day at 3")
 
 
+def ran_once(runner: JobRunner, name: str) -> None:
+    """Wait for job ``name`` (on a one-shot trigger) to have run, and for APScheduler to
+    have dropped it: shut down before then and its loop raises JobLookupError in its
+    thread (``shutdown`` marks the scheduler stopped before taking the jobs' lock)."""
+    wait_for(lambda: runner.status[name].runs >= 1, f"the {name} job")
+    wait_for(lambda: runner.next_run(name) is None, f"the one-shot {name} job to be dropped")
+
+
 def test_job_fires_on_its_trigger(tmp_path: Path, recorded: RecordedServer) -> None:
     config = config_for(tmp_path, recorded, harvest="0 3 * * 1-5")
     engine = SearchEngine(DataDir(config))
     runner = JobRunner(engine, config, triggers={"harvest": DateTrigger(datetime.now(UTC))})
     try:
         runner.start()
-        wait_for(lambda: runner.status["harvest"].runs >= 1, "the harvest job")
+        ran_once(runner, "harvest")
         status = runner.snapshot()
         job = next(j for j in status["jobs"] if j["name"] == "harvest")
         assert job["outcome"] == "ok", job["message"]
@@ -176,7 +184,7 @@ def test_enrich_job_runs_the_enrich_command(tmp_path: Path, recorded: RecordedSe
     runner = JobRunner(engine, config, triggers={"enrich": DateTrigger(datetime.now(UTC))})
     try:
         runner.start()
-        wait_for(lambda: runner.status["enrich"].runs >= 1, "the enrich job")
+        ran_once(runner, "enrich")
         status = runner.status["enrich"]
         assert status.outcome == "ok"
         assert status.counts["requests"] == 0 and status.counts["updated"] == 0
