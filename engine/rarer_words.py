@@ -98,15 +98,16 @@ def rarer_words(
             if word is not None and lex.share(word) > common_above
         ]  # fmt: skip
     rarer = [i for i in range(n) if i not in common]
-    whole = {i: parts for i in rarer if (parts := _parts(kq, i)) is not None}
+    whole = {i: parts for i in rarer if (parts := kq.hyphenated[i]) is not None}
     if not common and not whole:
         return None
     need = min(len(rarer), kq.required)
     clauses = [together(lex, whole[i]) if i in whole else kq.free[i] for i in rarer]
-    words = [whole.get(i) or kq.free_words[i] for i in rarer]
+    # Each clause's words, to size it by (a plain word, or a hyphenated word's parts).
+    words = [whole.get(i) or ((w,) if (w := kq.free_words[i]) else ()) for i in rarer]
     held = (
-        at_least(clauses, [lex.postings(_list(w)) for w in words if w is not None], need)
-        if all(w is not None for w in words)
+        at_least(clauses, [lex.postings(w) for w in words], need)
+        if all(words)
         # An OR group or a phrase has no one word to size it by: Tantivy's own scorer.
         else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in clauses], need)
     )  # fmt: skip
@@ -129,14 +130,6 @@ def together(lex: LexicalIndex, parts: Sequence[str]) -> tantivy.Query:
     return tantivy.Query.boolean_query(
         [(tantivy.Occur.Should, phrase), (tantivy.Occur.Should, joined)]
     )
-
-
-def _parts(kq: KeywordQuery, i: int) -> tuple[str, ...] | None:
-    return kq.hyphenated[i] if i < len(kq.hyphenated) else None
-
-
-def _list(word: str | tuple[str, ...]) -> list[str]:
-    return [word] if isinstance(word, str) else list(word)
 
 
 def sorted_left_out(
