@@ -46,6 +46,7 @@ from bench.common import (
     table,
 )
 from bench.peers.compare import sample_docs, title_queries
+from papersift.engine import embed
 from papersift.engine.embed import Embedder
 from papersift.engine.model_graphs import graph_cache_dir
 from papersift.engine.model_id import default_model_path, default_tokenizer_path
@@ -182,6 +183,9 @@ def main() -> None:
     ap.add_argument("--no-scifact", action="store_true", help="skip the SciFact runs")
     args = ap.parse_args()
     scale_data.require(args.size)
+    # Measure the int8 graph whether or not this CPU would choose it (it is used only where
+    # it is clearly cheaper than float32; the tables below say whether it is here).
+    embed.cpu_ratio = lambda *_: 0.0
     queries = title_queries(sample_docs(args.size), args.queries)
     claims = [] if args.no_scifact else [text for _, text in scifact.load().queries]
     parts = [vectors_and_steps(args.size, queries, claims, args.rounds)]

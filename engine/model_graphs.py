@@ -31,10 +31,11 @@ QUERY_VERSION = 1
 # A query graph is kept only if its pooled unit vectors are this close (cosine) to its
 # source graph's on the probe batch; measured: 0.9994 at worst on 200 title queries.
 QUERY_MIN_COSINE = 0.999
-# The int8 query graph is used unless it costs this many times the float32 graph's CPU: on
-# this project's machines it costs ~0.7x; where onnxruntime has no int8 kernel for the CPU
-# it de-quantises every weight on every run (~4x).
-QUERY_MAX_SLOWDOWN = 1.5
+# The int8 query graph is used only where it costs at most this share of the float32 graph's
+# CPU, since float32 is the exact computation: measured 0.58-0.74 with AVX-512 VNNI, but
+# 1.12-1.20 on AVX2 alone (Zen 3), where MatMulNBits' int8 kernel is slower than float32's
+# SGEMM; where onnxruntime has no int8 kernel it de-quantises every weight per run (~4x).
+QUERY_MAX_CPU_SHARE = 0.9
 # Moves the graph cache of data directories and cluster workers alike.
 CACHE_VARIABLE = "PAPERSIFT_MODEL_CACHE"
 

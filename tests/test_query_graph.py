@@ -50,6 +50,14 @@ def papers() -> dict[str, str]:
     return {r["id"]: f"{r['title']}. {' '.join(r['abstract'].split())}" for r in chosen}
 
 
+@pytest.fixture(autouse=True)
+def int8_is_cheaper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether the int8 graph is cheaper depends on the CPU (0.58-0.74x float32's CPU with
+    AVX-512 VNNI, 1.12-1.20x on AVX2 alone): these tests measure the int8 graph itself, so
+    the CPU comparison reads as on a VNNI host; the choice is tested on its own below."""
+    monkeypatch.setattr(embed, "cpu_ratio", lambda *args: 0.7)
+
+
 def copy_of(cache: Path, tmp_path: Path) -> Path:
     target = tmp_path / "models"
     shutil.copytree(cache, target)
@@ -113,6 +121,7 @@ def test_the_query_graph_falls_back_to_float32_where_it_cannot_run(
     """No int8 kernel for the CPU: an error at the first run, or onnxruntime de-quantising
     every weight on every run (several times slower). Neither can happen on this machine,
     so the measurement is replaced; everything else is real."""
+    caplog.set_level(logging.INFO, logger="papersift.engine.embed")
     folder = copy_of(cache, tmp_path)
 
     def no_kernel(*args: object) -> float:
@@ -126,8 +135,32 @@ def test_the_query_graph_falls_back_to_float32_where_it_cannot_run(
     monkeypatch.setattr(embed, "cpu_ratio", lambda *args: 4.0)
     emb = embedder(folder, query_int8=True)
     assert emb.query_graph_path == emb.graph_path
-    assert any("4.0x slower" in r.message for r in caplog.records)
+    assert any("4.00x the CPU" in r.message for r in caplog.records)
     assert float(emb.embed_query("BM25") @ embedder(folder).embed_query("BM25")) >= 0.99999
+
+
+@pytest.mark.slow
+def test_queries_keep_float32_where_the_int8_graph_is_not_clearly_cheaper(
+    cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """On AVX2 alone the int8 kernels cost more than float32's (1.12-1.20x, measured): the
+    exact graph is kept, quietly, since nothing is wrong. Then the real measurement: the
+    choice follows the share it logs."""
+    caplog.set_level(logging.INFO, logger="papersift.engine.embed")
+    folder = copy_of(cache, tmp_path)
+    for share, int8 in ((1.15, False), (0.95, False), (0.9, True), (0.6, True)):
+        monkeypatch.setattr(embed, "cpu_ratio", lambda *args, share=share: share)
+        emb = embedder(folder, query_int8=True)
+        assert (emb.query_graph_path != emb.graph_path) is int8, share
+        assert f"{share:.2f}x the CPU" in caplog.records[-1].message
+    assert not any(r.levelno >= logging.WARNING for r in caplog.records)
+
+    monkeypatch.setattr(embed, "cpu_ratio", model_graphs.cpu_ratio)
+    caplog.clear()
+    emb = embedder(folder, query_int8=True)
+    uses_int8 = emb.query_graph_path != emb.graph_path
+    share = float(caplog.records[-1].message.split("x the CPU")[0].rsplit(" ", 1)[-1].strip("("))
+    assert 0.2 < share < 10 and uses_int8 is (share <= model_graphs.QUERY_MAX_CPU_SHARE)
 
 
 @pytest.mark.slow
