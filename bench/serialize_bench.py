@@ -161,6 +161,7 @@ def old_search(
             "institution": list(f.institutions),
             "from": f.date_from.isoformat() if f.date_from else None,
             "to": f.date_to.isoformat() if f.date_to else None,
+            "autocorrect": req.autocorrect,
         },
         "mode": result.mode,
         "total": result.total,
@@ -171,6 +172,7 @@ def old_search(
         "took_ms": _number(result.took_ms),
         "warnings": list(result.warnings),
         "suggestion": result.suggestion,
+        "corrected": result.corrected,
         "direct": _old_paper(result.direct, root) if result.direct else None,
         "missing_id": result.missing_id,
         "researchers": [

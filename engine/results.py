@@ -48,6 +48,8 @@ class SearchRequest:
     sort: Sort = "relevance"
     page: int = 1  # 1-based
     page_size: int | None = None  # None: the configured default
+    # When the query as typed matches nothing and its "did you mean" does, answer that.
+    autocorrect: bool = True
 
     def checked_size(self, cfg: SearchConfig) -> int:
         """The page size this request asks for under ``cfg``, once its page, window and
@@ -139,6 +141,9 @@ class SearchResult:
     # The query with each word no paper holds spelt as papers most likely meant do
     # (``engine.spelling``): "Did you mean"; None when every word is held or none is near.
     suggestion: str | None = None
+    # The query searched instead, the suggestion, when the query as typed matched nothing
+    # ("Showing results for"); None when the results are the typed query's own.
+    corrected: str | None = None
 
     @property
     def pages(self) -> int:

@@ -144,6 +144,17 @@ class SearchEngine(Catalog):
         return result
 
     def _search(self, request: SearchRequest, start: float) -> SearchResult:
+        """The answer to ``request``, or to its spelling suggestion when only that matches."""
+        result = self._answer(request, start)
+        if result.total or result.suggestion is None or not request.autocorrect:
+            return result
+        fixed = self._answer(replace(request, query=result.suggestion, autocorrect=False), start)
+        if not fixed.total:  # e.g. filters that leave nothing either way: say so as typed
+            return result
+        return replace(fixed, request=request, suggestion=result.suggestion,
+                       corrected=result.suggestion)  # fmt: skip
+
+    def _answer(self, request: SearchRequest, start: float) -> SearchResult:
         cfg = self.config.search
         size = request.checked_size(cfg)
         mode: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]

@@ -157,6 +157,7 @@ class CliResult(Struct):
     facets: dict[str, list[FacetCount]]
     warnings: list[str]
     suggestion: str | None  # did you mean: the query spelt as papers do
+    corrected: str | None  # the suggestion, searched because the typed query matched nothing
     direct: str | None
     missing_id: str | None
     researchers: list[CliResearcher]
@@ -248,6 +249,7 @@ def cli_result(r: results.SearchResult) -> CliResult:
         facets={k: facets(v) for k, v in r.facets.items()},
         warnings=list(r.warnings),
         suggestion=r.suggestion,
+        corrected=r.corrected,
         direct=r.direct.arxiv_id if r.direct else None,
         missing_id=r.missing_id,
         researchers=[CliResearcher(x.rid, x.name, x.papers) for x in r.researchers],

@@ -130,6 +130,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             sort=args.sort,
             page=args.page,
             page_size=args.page_size,
+            autocorrect=args.autocorrect,
         )
         result = engine.search(request)
     if not result.hits and result.page > 1:  # past the last page: say so, as the API does
@@ -142,7 +143,10 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     for w in result.warnings:
         print(f"note: {w}", file=sys.stderr)
-    if result.suggestion:
+    if result.corrected:
+        print(f"showing results for: {result.corrected} (no paper matches the query as typed; "
+              "--no-autocorrect searches it)")  # fmt: skip
+    elif result.suggestion:
         print(f"did you mean: {result.suggestion}")
     first = (result.page - 1) * result.page_size
     for r in result.researchers:

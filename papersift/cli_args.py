@@ -202,6 +202,13 @@ def add_search_options(
         help=f"results per page (default: [search] page_size, {d.page_size}; at most "
         f"[search] max_page_size, {d.max_page_size})",
     )
+    p.add_argument(
+        "--no-autocorrect",
+        dest="autocorrect",
+        action="store_false",
+        help="search the query as typed even when no paper matches it (by default such a "
+        "query's did-you-mean suggestion is searched instead, when that matches)",
+    )
 
 
 def add_harvest_window(p: argparse.ArgumentParser) -> None:

@@ -200,8 +200,14 @@ def search_markdown(
     cut, past = window_note(result, window), past_last(result, window)
     notes = [*result.warnings, *([cut.text()] if cut else []), *([past] if past else [])]
     lines += [f"> Note: {md_text(w)}" for w in notes]
-    if result.suggestion:
-        fixed = md_link(result.suggestion, root + search_url(req, query=result.suggestion))
+    if result.corrected:
+        typed = md_link(req.query, root + search_url(req, autocorrect=False))
+        lines.append(f"> Showing results for {md_text(result.corrected)}: no paper matches "
+                     f"the query as typed. Search instead for {typed}.")  # fmt: skip
+    elif result.suggestion:
+        fixed = md_link(
+            result.suggestion, root + search_url(req, query=result.suggestion, autocorrect=True)
+        )
         lines.append(f"> Did you mean: {fixed}?")
     lines.append("")
     lines += hit_lines(result, root, links)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -107,7 +109,9 @@ async def search(request: Request) -> Response:
     else:
         title, description = "Browse papers - papersift", "The newest papers, with filters."
     feeds = [(f"Latest in {cat}", category_feed(cat)) for cat in req.filters.categories]
-    follow = search_feed_path(req) if (req.query or not req.filters.empty) else None
+    # Results of the spelling suggestion: the feed follows what the page lists.
+    searched = replace(req, query=result.corrected) if result.corrected else req
+    follow = search_feed_path(searched) if (req.query or not req.filters.empty) else None
     if follow:
         feeds.insert(0, ("This search", follow))
     # Filtered or paged variations of a search are not worth indexing on their own.
@@ -137,7 +141,12 @@ async def search(request: Request) -> Response:
         modes=views.mode_links(result),
         pager=views.pagination(result, c.config.search.max_window),
         suggestions=views.suggestions(result) if not result.hits else [],
-        suggestion_url=search_url(req, query=result.suggestion) if result.suggestion else None,
+        suggestion_url=(
+            search_url(req, query=result.suggestion, autocorrect=True)
+            if result.suggestion and not result.corrected
+            else None
+        ),
+        as_typed_url=search_url(req, autocorrect=False) if result.corrected else None,
         first=(result.page - 1) * result.page_size + 1,
         last_page=last,
         past_last=bool(result.total) and not result.hits and result.page > last,

@@ -22,8 +22,10 @@ from papersift.engine.results import MODES, SORTS, Filters, Mode, SearchRequest,
 
 SEARCH_PARAMS = (
     "q", "mode", "category", "researcher", "researcher_id", "institution", "from", "to",
-    "sort", "page", "page_size",
+    "sort", "page", "page_size", "autocorrect",
 )  # fmt: skip
+_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+          "0": False, "false": False, "no": False, "off": False}  # fmt: skip
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
 MAX_RESEARCHER_ID = 999_999_999  # the documented maximum of a researcher number
@@ -86,6 +88,14 @@ def int_param(params: QueryParams, name: str, default: int, maximum: int) -> int
     """Query parameter ``name`` (last given) as a whole number 1..maximum, else the default."""
     raw = params.get(name)
     return default if raw is None else whole_number(name, raw.strip(), maximum)
+
+
+def _flag(params: QueryParams, name: str, default: bool, strict: bool) -> bool:
+    """``1``/``0`` (or true/false, yes/no, on/off, any case); empty: the default."""
+    value = _single(params, name, strict).lower()
+    if value and value not in _FLAGS:
+        raise ParamError(name, f"'{name}' must be 1 or 0 (true or false), not {_show(value)}.")
+    return _FLAGS.get(value, default)
 
 
 def _int(params: QueryParams, name: str, default: int, maximum: int, strict: bool) -> int:
@@ -257,6 +267,7 @@ def parse_search(
         sort=chosen,
         page=page,
         page_size=page_size if page_size != config.page_size else None,
+        autocorrect=_flag(params, "autocorrect", True, strict),
     )
 
 
@@ -316,6 +327,8 @@ def query_items(req: SearchRequest) -> list[tuple[str, str]]:
         items.append(("page_size", str(req.page_size)))
     if req.page > 1:
         items.append(("page", str(req.page)))
+    if not req.autocorrect:
+        items.append(("autocorrect", "0"))
     return items
 
 

@@ -115,6 +115,9 @@ class SearchEcho(Struct):
     institution: Annotated[list[str], Meta(description="Bare ROR ids.")]
     date_from: date | None = field(name="from")
     date_to: date | None = field(name="to")
+    autocorrect: Annotated[
+        bool, Meta(description="False when asked to search the query as typed (`autocorrect=0`).")
+    ]
 
 
 class ResearcherMatch(Struct):
@@ -207,6 +210,15 @@ class SearchResponse(Struct):
             description="Did you mean: the query as typed with each word no paper holds "
             "replaced by the word papers hold that it most likely misspells (the fewest "
             "edits, then the most papers); null when every word is held or none is near."
+        ),
+    ]
+    corrected: Annotated[
+        str | None,
+        Meta(
+            description="The query these results answer instead of the query as typed: "
+            "no paper matched that, and its `suggestion` matches some (showing results for; "
+            "`autocorrect=0` searches it as typed). Null when the results are the typed "
+            "query's own."
         ),
     ]
     direct: Annotated[
@@ -340,6 +352,7 @@ def search_body(
             institution=list(f.institutions),
             date_from=f.date_from,
             date_to=f.date_to,
+            autocorrect=req.autocorrect,
         ),
         mode=result.mode,
         total=result.total,
@@ -350,6 +363,7 @@ def search_body(
         took_ms=number(result.took_ms),
         warnings=list(result.warnings),
         suggestion=result.suggestion,
+        corrected=result.corrected,
         direct=paper_body(result.direct, root) if result.direct else None,
         missing_id=result.missing_id,
         researchers=[

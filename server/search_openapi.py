@@ -136,6 +136,13 @@ def search_parameters(
             f"Hits per page (default {cfg.page_size}).",
             _or_empty({"type": "integer", "minimum": 1, "maximum": cfg.max_page_size}),
         ),
+        param(
+            "autocorrect",
+            "1 (default, or empty): when no paper matches the query as typed and its "
+            "`suggestion` (did you mean) matches some, answer the suggestion, and say so in "
+            "`corrected`. 0: always search the query as typed. Also true/false, yes/no, on/off.",
+            {"enum": ["", "1", "0", "true", "false", "yes", "no", "on", "off"]},
+        ),
     ]
 
 

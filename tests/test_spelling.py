@@ -63,10 +63,11 @@ def test_a_typo_gets_the_word_reading_every_paper_finds(engine: SearchEngine) ->
 
 def test_the_answer_carries_the_query_spelt_right(engine: SearchEngine) -> None:
     """Each word no paper holds is replaced, in its case; fields, quotes and signs stay as
-    typed; the note naming the words stays."""
+    typed; the note naming the words stays (searched as typed: ``tests/test_autocorrect.py``
+    has the results of the suggestion)."""
     query = 'Langauge ti:"machine translation" +model -survey translaton'
     for mode in ("keyword", "hybrid"):
-        result = engine.search(SearchRequest(query, mode=mode))  # type: ignore[arg-type]
+        result = engine.search(SearchRequest(query, mode=mode, autocorrect=False))  # type: ignore[arg-type]
         assert result.suggestion == 'Language ti:"machine translation" +model -survey translation'
         note = "no paper holds 'Langauge', 'translaton': check the spelling"
         assert note in result.warnings
