@@ -341,12 +341,12 @@ class Embedder:
                         _brief(exc), graph.name)  # fmt: skip
             return plain, graph
         if share > QUERY_MAX_CPU_SHARE:
-            # Not an error: without AVX-512 VNNI, onnxruntime's float32 kernels are faster.
-            log.info("the int8 query graph takes %.2fx the CPU of %s on this CPU: queries "
-                     "use the latter", share, graph.name)  # fmt: skip
+            # Not worth a line in the CLI: without AVX-512 VNNI, float32's kernels are faster.
+            log.debug("the int8 query graph takes %.2fx the CPU of %s on this CPU: queries "
+                      "use the latter", share, graph.name)  # fmt: skip
             return plain, graph
-        log.info("queries use the int8 query graph (%.2fx the CPU of %s on this CPU)",
-                 share, graph.name)  # fmt: skip
+        log.debug("queries use the int8 query graph (%.2fx the CPU of %s on this CPU)",
+                  share, graph.name)  # fmt: skip
         return session, path
 
     def _run(

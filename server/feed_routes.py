@@ -172,7 +172,9 @@ async def search(request: Request, fmt: FeedFormat) -> Response:
         page_url=root + page,
         self_url=root + search_feed_path(req, fmt),
     )
-    return await _respond(request, fmt, req, info)
+    # A feed is a standing query: it lists what matches it as typed, never its spelling
+    # suggestion's papers, which would change meaning the day a paper holds the word.
+    return await _respond(request, fmt, replace(req, autocorrect=False), info)
 
 
 def _feed_id(request: Request, what: str) -> int:

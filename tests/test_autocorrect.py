@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import lxml.html
 import pytest
+from lxml import etree
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
@@ -82,6 +83,11 @@ def test_the_page_says_showing_results_for(client: TestClient) -> None:
     # The feed follows what the page lists.
     follow = doc.xpath('//a[contains(., "Follow this search as a feed")]/@href')
     assert follow and parse_qs(urlsplit(follow[0]).query)["q"] == [FIXED]
+    assert etree.fromstring(client.get(follow[0]).content).findall(".//item")
+    # A feed is a standing query: as typed, never its suggestion's papers.
+    typed_feed = client.get("/rss/search.xml", params={"q": TYPED, "mode": "keyword"})
+    assert typed_feed.status_code == 200
+    assert not etree.fromstring(typed_feed.content).findall(".//item")
 
     typed = lxml.html.document_fromstring(client.get(f"{url.path}?{url.query}").text)
     (note,) = typed.find_class("did-you-mean")

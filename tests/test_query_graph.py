@@ -121,7 +121,7 @@ def test_the_query_graph_falls_back_to_float32_where_it_cannot_run(
     """No int8 kernel for the CPU: an error at the first run, or onnxruntime de-quantising
     every weight on every run (several times slower). Neither can happen on this machine,
     so the measurement is replaced; everything else is real."""
-    caplog.set_level(logging.INFO, logger="papersift.engine.embed")
+    caplog.set_level(logging.DEBUG, logger="papersift.engine.embed")
     folder = copy_of(cache, tmp_path)
 
     def no_kernel(*args: object) -> float:
@@ -146,7 +146,7 @@ def test_queries_keep_float32_where_the_int8_graph_is_not_clearly_cheaper(
     """On AVX2 alone the int8 kernels cost more than float32's (1.12-1.20x, measured): the
     exact graph is kept, quietly, since nothing is wrong. Then the real measurement: the
     choice follows the share it logs."""
-    caplog.set_level(logging.INFO, logger="papersift.engine.embed")
+    caplog.set_level(logging.DEBUG, logger="papersift.engine.embed")
     folder = copy_of(cache, tmp_path)
     for share, int8 in ((1.15, False), (0.95, False), (0.9, True), (0.6, True)):
         monkeypatch.setattr(embed, "cpu_ratio", lambda *args, share=share: share)
