@@ -30,7 +30,7 @@ from papersift.engine.match import (
 from papersift.engine.query import Clause, ParsedQuery, parse_user_query
 from papersift.engine.rarer_words import RarerWords, rarer_words
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
-from papersift.engine.spelling import did_you_mean
+from papersift.engine.spelling import did_you_mean, unheld_notes
 from papersift.engine.title_match import title_matches
 from papersift.engine.why import Evidence, filter_lines, query_words
 from papersift.engine.writer_lock import writing
@@ -137,8 +137,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     held = {w: lex.postings([w]) for w in kq.free_words if w is not None}
     unheld = [w for w, n in held.items() if not n]
     if unheld and not like_text:  # most often a typo, which the model reads past
-        words = ", ".join(f"'{w}'" for w in unheld)
-        warnings.append(f"no paper holds {words}: check the spelling")
+        warnings.extend(unheld_notes(request.query, unheld))
     suggestion = None if like_text else did_you_mean(lex, engine.data.store, request.query, held)
     constraint = constraint_query(lex, parsed, categories=categories, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt

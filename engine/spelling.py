@@ -21,6 +21,7 @@ from papersift.core.accents import accented
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.lexical_schema import name_analyzer, text_analyzer
 from papersift.engine.store import PaperStore
+from papersift.engine.word_lists import foreign_language, is_english
 
 # Words of fewer letters get no suggestion (nearly every such string is an edit or two
 # from some word); up to TWO_EDITS_FROM - 1 letters one edit, from there on two.
@@ -158,12 +159,37 @@ def did_you_mean(
     how many papers hold it) replaced by the word ``suggest`` finds for it, the rest as
     typed; None when there is none. A word no paper holds may be one; so may a word held by
     at most ``typo_floor`` papers, when a near word is held by ``POPULAR`` times as many."""
+    if foreign_language(w for w, n in held.items() if not n):
+        return None
     floor = typo_floor(lex)
     found = {
         w: suggest(lex, store, w, max(floor + 1, POPULAR * n))
-        for w, n in held.items() if n <= floor
+        for w, n in held.items() if n <= floor and may_be_typo(w, query)
     }  # fmt: skip
     return corrected_query(query, {w: s for w, s in found.items() if s is not None})
+
+
+def may_be_typo(word: str, query: str) -> bool:
+    """Whether ``word`` of ``query`` may be misspelt: not a word of English running text
+    ("halo", not corrected to the surname "Hao"), nor an acronym in capitals in a query
+    that is not all capitals ("CRISPR", not "CRISP")."""
+    acronym = len(word) > 1 and word.isupper() and not query.isupper()
+    return not acronym and not is_english(word)
+
+
+def unheld_notes(query: str, unheld: list[str]) -> list[str]:
+    """The notes on the words of ``query`` no paper holds: check the spelling of those
+    that may be typos; the others (real words, acronyms, a query in another language) are
+    simply not in this index."""
+    foreign = foreign_language(unheld)
+    typos = [w for w in unheld if not foreign and may_be_typo(w, query)]
+    words = [w for w in unheld if w not in typos]
+    notes = [f"no paper holds {_listed(typos)}: check the spelling"] if typos else []
+    return notes + ([f"no paper in this index holds {_listed(words)}"] if words else [])
+
+
+def _listed(words: list[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
 
 
 def corrected_query(query: str, replacements: Mapping[str, str]) -> str | None:
