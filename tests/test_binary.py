@@ -89,6 +89,10 @@ def test_serves_the_demo_corpus_without_python(binary: Path, tmp_path: Path) -> 
         assert {h["id"] for h in hits} <= demo.keys()
         # Hybrid embeds the query with the bundled ONNX model inside the binary.
         assert "2401.10241" in [h["id"] for h in search(server, paper["title"], "hybrid")]
+        # The word lists inside the binary: a real word is not "corrected", a typo is.
+        typed = server.json("/api/v1/search?q=halo+langauge&mode=keyword&autocorrect=0")
+        assert typed["suggestion"] == "halo language"
+        assert "no paper in this index holds 'halo'" in typed["warnings"]
         status, body = server.get(urlsplit(hits[0]["url"]).path)
         assert status == 200
         doc = parse_html(body.decode())
