@@ -416,3 +416,27 @@ def test_text_tokens_as_before_on_any_text(data: st.DataObject) -> None:
         ordered = tuple(sorted(set(roots)))  # as stem_roots gives them: the same order too
         want = old_text_tokens(low, ordered)
         assert list(text_tokens(low, ordered).items()) == list(want.items())
+
+
+def test_page_says_a_keyword_candidate_is_no_keyword_match(client: TestClient) -> None:
+    """Hybrid's keyword side ranks every paper holding any query word; one that lacks words
+    the match rule asks for is listed by meaning, and its panel says so by its rank."""
+    for query in ("statistical machine translation model", "neural dependency parsing", QUERY):
+        params = {"q": query, "mode": "hybrid", "page_size": 50}
+        hits = client.get("/api/v1/search", params=params).json()["hits"]
+        loose = [
+            i
+            for i, h in enumerate(hits)
+            if h["why"]["keyword_rank"] and not h["why"]["keyword_match"]
+        ]
+        if loose:
+            break
+    assert loose, "no keyword candidate listed by meaning in any query"
+    doc = parse_html(client.get("/search", params=params).text)
+    panels = [li.cssselect("details.why dd")[0].text_content() for li in doc.cssselect("li.hit")]
+    assert len(panels) == len(hits)
+    for i, (hit, text) in enumerate(zip(hits, panels, strict=True)):
+        said = "not a keyword match" in text
+        assert said is (i in loose), (query, i, text)
+        if said:
+            assert text.startswith(f"rank {hit['why']['keyword_rank']:,}")
