@@ -13,6 +13,7 @@ from papersift.core.config import Config
 from papersift.core.errors import PapersiftError
 from papersift.engine.datadir import DataDir
 from papersift.engine.search import SearchEngine
+from papersift.engine.word_lists import load_all as load_word_lists
 from papersift.indexer.build import bootstrap_if_empty
 
 log = logging.getLogger(__name__)
@@ -70,11 +71,13 @@ def settle_heap() -> None:
 
 
 def _warm_up(data: DataDir, config: Config) -> None:
-    """Load the query session, and summarise the vectors for the semantic rule's z-score
-    (``engine.background``: ~0.1 s at 663k papers), before the first search needs them."""
+    """Load the query session, summarise the vectors for the semantic rule's z-score
+    (``engine.background``: ~0.1 s at 663k papers) and read the word lists of did you mean
+    (``engine.word_lists``), before the first search needs them."""
     data.embedder.embed_query("warm-up")
     if max(config.search.semantic_zscore, config.search.semantic_zscore_sorted) > 0:
         data.vectors.background()
+    load_word_lists()
 
 
 def serve(config: Config, *, host: str | None = None, port: int | None = None) -> int:
