@@ -230,6 +230,9 @@ def check_model(
             emb.embed(["papersift doctor"])
             if emb.query_graph_path != emb.graph_path:
                 note = "; queries are embedded in int8 (`[embedding] query_int8`)"
+            elif e.query_int8:
+                note = ("; queries are embedded in float32: the int8 query graph is not "
+                        "cheaper on this CPU (`[embedding] query_int8`)")  # fmt: skip
         else:
             # No graph cache yet (nothing embedded here): load the source graph to prove the
             # files work, without writing the optimised graphs into the data directory.

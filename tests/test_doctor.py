@@ -17,6 +17,7 @@ from papersift import doctor
 from papersift.cli import main
 from papersift.core.config import Config
 from papersift.core.errors import ConfigError
+from papersift.engine import embed
 from papersift.engine.datadir import DataDir
 from papersift.engine.embed_progress import format_duration, record_progress
 from papersift.engine.model_files import resolve_model_files
@@ -37,9 +38,17 @@ def by_name(report: Any) -> dict[str, dict[str, str]]:
     return {c["name"]: c for c in report["checks"]}
 
 
+@pytest.mark.parametrize(("share", "arithmetic"), [(0.7, "int8"), (1.15, "float32")])
 def test_healthy_embedded_index_passes(
-    built_config: Config, capsys: pytest.CaptureFixture[str]
+    built_config: Config,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    share: float,
+    arithmetic: str,
 ) -> None:
+    """The int8 query graph's CPU against float32's depends on the CPU (0.58-0.74x with
+    AVX-512 VNNI, 1.12-1.20x on AVX2 alone): the comparison is set, the rest is real."""
+    monkeypatch.setattr(embed, "cpu_ratio", lambda *args: share)
     code, report = run_doctor(built_config, capsys)
     assert code == 0 and report["ok"] is True
     checks = by_name(report)
@@ -47,7 +56,7 @@ def test_healthy_embedded_index_passes(
     assert set(checks) >= {"config", "data directory", "free disk", "manifest", "store",
                            "lexical index", "researchers", "model", "embeddings",
                            "vectors"}  # fmt: skip
-    assert "queries are embedded in int8" in checks["model"]["detail"]
+    assert f"queries are embedded in {arithmetic}" in checks["model"]["detail"]
 
 
 def test_table_output_and_backlog_warning(
