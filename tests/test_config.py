@@ -262,3 +262,12 @@ def test_readme_gives_the_recommendation_window_the_code_uses() -> None:
     readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
     assert f"the last {DEFAULT_DAYS} days" not in readme
     assert readme.count(f"the {DEFAULT_DAYS} days up to the newest paper in the index") == 2
+
+
+def test_the_data_directory_is_known_as_the_default_only_when_nothing_named_it(
+    tmp_path: Path,
+) -> None:
+    """What "no index" needs to say that the working directory's default was used."""
+    assert load_config(None, env={}).data_dir_defaulted
+    assert not load_config(None, env={"PAPERSIFT_DATA_DIR": "papersift-data"}).data_dir_defaulted
+    assert not load_config(write(tmp_path, ""), env={}).data_dir_defaulted

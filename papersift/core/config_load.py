@@ -125,7 +125,8 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     built = {
         name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
     }
-    config = Config(**built, base_dir=base_dir)
+    defaulted = path is None and env_variable("data", "dir") not in env
+    config = Config(**built, base_dir=base_dir, data_dir_defaulted=defaulted)
     _check_variables(env, allowed={config.mail.password_env})
     _check_together(config)
     return config
