@@ -164,7 +164,7 @@ def add_search_options(
         action="append",
         metavar="CAT",
         help="only papers in CAT, in any case; an archive such as cs matches all cs.* "
-        "(repeatable: papers in any of them)",
+        "(repeatable: papers in any of them); one no paper has is an error",
     )
     p.add_argument(
         "--researcher",
