@@ -80,6 +80,12 @@ class Catalog:
         with self._cats_lock:
             return self._cat_names
 
+    def unknown_categories(self, categories: Iterable[str]) -> list[str]:
+        """Those of ``categories`` (in any case; an archive such as ``cs`` counts) that no
+        paper in the index has: a filter by one can only match nothing."""
+        lookup = self.category_lookup()
+        return [c for c in categories if c.strip().lower() not in lookup]
+
     def stats(self) -> Stats:
         store = self.data.store
         emb = self.data.embedder

@@ -55,10 +55,11 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     return data
 
 
-def check_root(root: Path, *, create: bool) -> dict[str, Any] | None:
-    """The manifest of the data directory ``root``, or None for a new one (``create``);
+def check_root(config: Config, *, create: bool) -> dict[str, Any] | None:
+    """The manifest of the data directory of ``config``, or None for a new one (``create``);
     creates nothing, so a command can check before it takes the writer lock. Raises the
     one-line error for a file, a folder of something else, or no index (not ``create``)."""
+    root = config.data_dir
     if root.exists() and not root.is_dir():
         raise not_a_folder(root)
     manifest = read_manifest(root)
@@ -69,10 +70,21 @@ def check_root(root: Path, *, create: bool) -> dict[str, Any] | None:
                 f"directory (or was made by an older version); {_rebuild_hint(root)}"
             )
         if not create:
-            raise IndexVersionError(
-                f"no index at {root}; run `papersift import FILE...` first " + demo_import_hint()
-            )
+            raise IndexVersionError(_no_index(config))
     return manifest
+
+
+def _no_index(config: Config) -> str:
+    """Why there is no index, and what to do: the default data directory of the working
+    directory is most likely not the one meant (the command was run from another folder)."""
+    root = config.data_dir
+    if config.data_dir_defaulted:
+        return (
+            f"no index at {root} (the default data directory: no config.toml here and "
+            "PAPERSIFT_DATA_DIR is not set); use --config FILE or PAPERSIFT_DATA_DIR, or run "
+            f"`papersift import FILE...` to start one here {demo_import_hint()}"
+        )
+    return f"no index at {root}; run `papersift import FILE...` first {demo_import_hint()}"
 
 
 def _rebuild_hint(root: Path) -> str:
@@ -93,7 +105,7 @@ class DataDir(LexicalSync, VectorSync):
         self.config = config
         self.graph_in_memory = graph_in_memory
         self.root = config.data_dir
-        manifest = check_root(self.root, create=create)
+        manifest = check_root(config, create=create)
         if manifest is None:
             make_data_dir(self.root)
             manifest = {"schema_version": SCHEMA_VERSION, "created": _now()}

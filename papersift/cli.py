@@ -109,6 +109,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     from papersift.core.dates import check_order
+    from papersift.core.errors import QueryError
     from papersift.engine.results import Filters, SearchRequest
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import cli_result
@@ -118,6 +119,14 @@ def cmd_search(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise PapersiftError(str(exc)) from None
     with open_engine(config_of(args)) as engine:
+        # As the web answers 400, before the model loads: the filter could match nothing.
+        unknown = engine.unknown_categories(args.category or ())
+        if unknown:
+            which, it = ("category", "it") if len(unknown) == 1 else ("categories", "them")
+            raise QueryError(
+                f"unknown {which} {', '.join(map(repr, unknown))}: no paper in this index has "
+                f"{it}; `papersift stats --json` lists the categories"
+            )
         request = SearchRequest(
             query=args.query,
             mode=args.mode,

@@ -68,7 +68,7 @@ def writing_to(config: Config, command: str, *, create: bool = True) -> Iterator
     from papersift.engine.datadir import DataDir, check_root
     from papersift.engine.writer_lock import writer_lock
 
-    check_root(config.data_dir, create=create)
+    check_root(config, create=create)
     lock = writer_lock(config.data_dir, f"`papersift {command}`")
     with lock, DataDir(config, create=create) as data:
         yield data
@@ -164,7 +164,7 @@ def add_search_options(
         action="append",
         metavar="CAT",
         help="only papers in CAT, in any case; an archive such as cs matches all cs.* "
-        "(repeatable: papers in any of them)",
+        "(repeatable: papers in any of them); one no paper has is an error",
     )
     p.add_argument(
         "--researcher",

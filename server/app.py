@@ -41,7 +41,7 @@ from papersift.server.page_cache import PageCache
 from papersift.server.params import ParamError
 from papersift.server.people_pages import install as install_people
 from papersift.server.ratelimit import RequestLimitMiddleware
-from papersift.server.templating import STATIC_DIR, make_environment
+from papersift.server.templating import STATIC_DIR, compile_templates, make_environment
 from papersift.server.urlguard import UrlGuardMiddleware
 
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -111,4 +111,5 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
     app.state.page_cache = PageCache()  # the search and paper pages, as sent (server.pages)
     install_people(app)  # /researchers pages and API; author names link to them
     institutions_api.install(app)  # /api/v1/institutions; the institution filter chips
+    compile_templates(app.state.templates)  # its globals set: the templates it keeps
     return app

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import BytecodeCache, Environment, FileSystemLoader, StrictUndefined
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -88,13 +89,42 @@ def _date(value: date) -> str:
     return f"{value.day} {value:%b %Y}"
 
 
-def make_environment() -> Environment:
+class _CompiledTemplates(BytecodeCache):
+    """Each template's compiled code, kept for the process: an app made after the first
+    (tests make dozens) loads them all in ~7 ms instead of compiling them in ~250 ms. Jinja
+    checks the source's checksum, so a template changed on disk is compiled again."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _CompiledTemplates()
+
+
+def make_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
+    """The server's Jinja environment over ``template_dir``, which reads each template once
+    (``compile_templates`` reads them all at start-up): a running server renders with the
+    templates it started with. With Jinja's auto-reload, an in-place update of the code
+    made the running server render new templates against its old modules (a 500: a value
+    the new search.html shows was undefined), and every render cost a stat() of its
+    template and those it extends."""
     env = Environment(
-        loader=FileSystemLoader(TEMPLATE_DIR),
+        loader=FileSystemLoader(template_dir),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        auto_reload=False,
+        cache_size=-1,  # never evicted (and then read from disk again)
+        bytecode_cache=_COMPILED,
     )
     env.globals.update(
         static=StaticVersions(STATIC_DIR),
@@ -122,6 +152,14 @@ def make_environment() -> Environment:
         hit_title=hit_title,
     )
     return env
+
+
+def compile_templates(env: Environment) -> None:
+    """Compile every template of ``env`` now, once its globals are all set (Jinja advises
+    against changing them after a template is loaded); with auto-reload off and nothing
+    evicted, none is read from disk again."""
+    for name in env.list_templates():
+        env.get_template(name)
 
 
 def etag_for(body: bytes) -> str:

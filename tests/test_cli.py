@@ -179,6 +179,29 @@ def test_backwards_dates_are_one_line_and_exit_1(built_config: Config) -> None:
     assert out.returncode == 0, out.stderr  # May 2020 is within 2020
 
 
+@pytest.mark.slow
+def test_an_unknown_category_is_refused_as_the_web_refuses_it(built_config: Config) -> None:
+    """It printed "note: no papers in category 'nonsense'" and 0 results, exit 0, after
+    loading the model; the web answers 400. Case and archives are matched as the web does."""
+    search = ("search", "--config", config_path(built_config), "--mode", "keyword")
+    out = run(*search, "--category", "nonsense", "--category", "CS.cl", "language")
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr == (
+        "papersift: error: unknown category 'nonsense': no paper in this index has it; "
+        "`papersift stats --json` lists the categories\n"
+    )
+    out = run(*search, "--json", "--category", "cs.XX", "--category", "nope", "language")
+    assert out.returncode == 1 and out.stdout == ""
+    assert out.stderr.startswith("papersift: error: unknown categories 'cs.XX', 'nope': no ")
+    out = run(*search, "--json", "--category", "CS.cl", "--category", "CMP-LG", "language")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["total"] > 0 and data["warnings"] == []
+    assert all({"cs.CL", "cmp-lg"} & set(h["categories"]) for h in data["hits"])
+    out = run(*search, "--json", "--category", "cs", "language")  # an archive: all cs.*
+    assert out.returncode == 0 and json.loads(out.stdout)["total"] > 0, out.stderr
+
+
 @pytest.mark.parametrize("port", ["99999", "0", "65536", "http"])
 def test_serve_port_out_of_range_is_refused(port: str, fresh_config: Config) -> None:
     out = subprocess.run(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from papersift.core.config import iter_settings
-from papersift.core.config_load import OTHER_VARIABLES, env_variable, load_config
+from papersift.core.config_hints import env_variable
+from papersift.core.config_load import OTHER_VARIABLES, load_config
 from papersift.core.errors import ConfigError
 from papersift.core.settings_docs import config_toml, readme_table, with_table
 
@@ -173,6 +174,63 @@ def test_unknown_variable_is_an_error_naming_the_closest(name: str, message: str
     assert "\n" not in str(err.value)
 
 
+@pytest.mark.parametrize(
+    ("name", "meant"),
+    [
+        # A key without its section: every section's setting of it, [server]'s first.
+        ("PAPERSIFT_PORT", "PAPERSIFT_SERVER_PORT or PAPERSIFT_MAIL_PORT"),
+        ("PAPERSIFT_HOST", "PAPERSIFT_SERVER_HOST or PAPERSIFT_MAIL_HOST"),
+        ("PAPERSIFT_WORKERS", "PAPERSIFT_SERVER_WORKERS"),
+        ("PAPERSIFT_MAILTO", "PAPERSIFT_HARVEST_MAILTO or PAPERSIFT_ENRICH_MAILTO"),
+        ("PAPERSIFT_PROT", "PAPERSIFT_SERVER_PORT or PAPERSIFT_MAIL_PORT"),  # and a typo
+        ("PAPERSIFT_DELAY", "PAPERSIFT_HARVEST_DELAY_SECONDS or PAPERSIFT_ENRICH_DELAY_SECONDS"),
+        ("PAPERSIFT_DIR", "PAPERSIFT_DATA_DIR"),
+        ("PAPERSIFT_SERVER_PAGE_SIZE", "PAPERSIFT_SEARCH_PAGE_SIZE"),  # the wrong section
+    ],
+)
+def test_a_variable_without_its_section_names_each_sections_setting(name: str, meant: str) -> None:
+    """PAPERSIFT_PORT was answered with PAPERSIFT_MAIL_PORT alone, the closer string."""
+    with pytest.raises(ConfigError) as err:
+        load_config(None, env={name: "8765"})
+    assert str(err.value) == f"config: unknown environment variable {name}; did you mean {meant}?"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[search]\npage_sise = 10\n", "unknown key [search] page_sise; did you mean page_size?"),
+        ("[mail]\nhots = 'x'\n", "unknown key [mail] hots; did you mean host?"),
+        ("[harvest]\ndelay = 1\n", "unknown key [harvest] delay; did you mean delay_seconds?"),
+        ("[server]\npage_size = 3\n", "unknown key [server] page_size; page_size is a setting "
+         "of [search]"),
+        ("[search]\nport = 1\n", "unknown key [search] port; port is a setting of [server] and "
+         "[mail]"),
+        ("[server]\nurl = 'x'\n", "unknown key [server] url; did you mean base_url? (url is a "
+         "setting of [harvest])"),
+        ("[server]\npage_sise = 3\n", "unknown key [server] page_sise; did you mean [search] "
+         "page_size?"),
+        ("[serch]\n", "unknown section [serch]; did you mean [search]?"),
+        ("page_size = 10\n", "page_size must be under its section, [search]"),
+        ("port = 10\n", "port must be under its section, [server] or [mail]"),
+    ],
+)  # fmt: skip
+def test_a_mistyped_or_misplaced_key_says_what_it_likely_meant(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    """`[search] page_sise` only listed the section's 28 keys."""
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, text), env={})
+    assert str(err.value) == f"config: {message}"
+
+
+def test_a_key_like_none_lists_the_sections_keys(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, "[feeds]\nxyzzy = 1\n"), env={})
+    assert str(err.value) == (
+        "config: unknown key [feeds] xyzzy (known: items, max_age, sitemap_urls)"
+    )
+
+
 def test_the_projects_own_variables_are_accepted(tmp_path: Path) -> None:
     """Every PAPERSIFT_* name the code, tests, docs, Makefile or Containerfile use is a
     setting or one of OTHER_VARIABLES, and loading with all of those set works."""
@@ -204,3 +262,12 @@ def test_readme_gives_the_recommendation_window_the_code_uses() -> None:
     readme = " ".join((ROOT / "README.md").read_text("utf-8").split())
     assert f"the last {DEFAULT_DAYS} days" not in readme
     assert readme.count(f"the {DEFAULT_DAYS} days up to the newest paper in the index") == 2
+
+
+def test_the_data_directory_is_known_as_the_default_only_when_nothing_named_it(
+    tmp_path: Path,
+) -> None:
+    """What "no index" needs to say that the working directory's default was used."""
+    assert load_config(None, env={}).data_dir_defaulted
+    assert not load_config(None, env={"PAPERSIFT_DATA_DIR": "papersift-data"}).data_dir_defaulted
+    assert not load_config(write(tmp_path, ""), env={}).data_dir_defaulted

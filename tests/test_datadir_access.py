@@ -147,3 +147,41 @@ def test_import_makes_the_data_directory_and_serve_too(
     assert cli(config, capsys, "import", str(source), "--no-hint")[0] == 0
     assert main(["stats", "--json", "--config", str(config.base_dir / "config.toml")]) == 0
     assert json.loads(capsys.readouterr().out)["papers"] == 3
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _elsewhere(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``papersift ARGS`` run from ``cwd`` with no config named: no --config, none of our
+    variables but ``env`` (this checkout's code all the same)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("PAPERSIFT_")}
+    return subprocess.run(
+        [sys.executable, "-m", "papersift", *args], cwd=cwd, capture_output=True, text=True,
+        timeout=120, env={**clean, "PYTHONPATH": str(ROOT), **env},
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", [["stats"], ["search", "parsing"]])
+def test_no_index_in_the_default_data_directory_says_where_it_came_from(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Run outside the folder of its config.toml, a command said "no index at
+    ./papersift-data; run `papersift import FILE...` first", which made a second copy of
+    the corpus; that directory is only the default, as no config file was found."""
+    root = tmp_path / "papersift-data"
+    line = one_line(_elsewhere(tmp_path, *command))
+    assert line.startswith(
+        f"papersift: error: no index at {root} (the default data directory: no config.toml "
+        "here and PAPERSIFT_DATA_DIR is not set); use --config FILE or PAPERSIFT_DATA_DIR, or "
+        "run `papersift import FILE...` to start one here (the bundled demo: `papersift import "
+    ), line
+    assert not root.exists()
+    # Named by the variable or by a config file, it is the one meant: no such note.
+    named = f"papersift: error: no index at {root}; run `papersift import FILE...` first"
+    line = one_line(_elsewhere(tmp_path, *command, PAPERSIFT_DATA_DIR=str(root)))
+    assert line.startswith(named), line
+    (tmp_path / "config.toml").write_text("[search]\npage_size = 10\n")
+    assert one_line(_elsewhere(tmp_path, *command)).startswith(named)
+    assert not root.exists()

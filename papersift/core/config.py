@@ -289,6 +289,10 @@ class Config:
     mail: MailConfig = field(default_factory=MailConfig)
     # Where relative paths are resolved from (the config file's folder); not a setting.
     base_dir: Path = field(default_factory=Path.cwd, metadata={"internal": True})
+    # The data directory is the default in the working directory only because no config
+    # file was found and PAPERSIFT_DATA_DIR is not set: "no index" says so, as a command run
+    # from another folder otherwise sent its user to import the corpus a second time.
+    data_dir_defaulted: bool = field(default=False, metadata={"internal": True})
 
     @property
     def data_dir(self) -> Path:

@@ -4,13 +4,12 @@
 :class:`ConfigError` naming it. An environment variable ``PAPERSIFT_<SECTION>_<KEY>``
 overrides the file (``PAPERSIFT_DATA_DIR`` sets ``[data] dir``); any other ``PAPERSIFT_*``
 variable but those in ``OTHER_VARIABLES`` is an error, as an unknown key is (a typo would
-otherwise be ignored without a word).
+otherwise be ignored without a word); ``core.config_hints`` says what either likely meant.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import os
 import tomllib
@@ -21,9 +20,15 @@ from pathlib import Path
 from typing import Any
 
 from papersift.core.config import Config, iter_settings, sections
+from papersift.core.config_hints import (
+    ENV_PREFIX,
+    env_variable,
+    key_hint,
+    section_hint,
+    variable_hint,
+)
 from papersift.core.errors import ConfigError
 
-ENV_PREFIX = "PAPERSIFT_"
 # PAPERSIFT_* variables that are not settings: the config file (cli), the optimised model graph
 # cache (engine/model_graphs.py), the default [mail] password_env, and the inputs of the
 # benchmarks and the browser tests.
@@ -76,9 +81,7 @@ def _build_section(name: str, cls: type, table: Mapping[str, Any], env: Mapping[
     known = {f.name: f for f in dataclasses.fields(cls)}
     for key in table:
         if key not in known:
-            raise ConfigError(
-                f"config: unknown key [{name}] {key} (known: {', '.join(sorted(known))})"
-            )
+            raise ConfigError(f"config: unknown key [{name}] {key}{key_hint(name, key)}")
     values: dict[str, Any] = {}
     for key, f in known.items():
         kind = hints[key]
@@ -116,13 +119,14 @@ def load_config(path: str | Path | None = None, env: Mapping[str, str] | None = 
     names = dict(sections())
     for key, value in table.items():
         if key not in names:
-            raise ConfigError(f"config: unknown section [{key}] (known: {', '.join(names)})")
+            raise ConfigError(section_hint(key, value))
         if not isinstance(value, dict):
             raise ConfigError(f"config: [{key}] must be a table")
     built = {
         name: _build_section(name, cls, table.get(name, {}), env) for name, cls in names.items()
     }
-    config = Config(**built, base_dir=base_dir)
+    defaulted = path is None and env_variable("data", "dir") not in env
+    config = Config(**built, base_dir=base_dir, data_dir_defaulted=defaulted)
     _check_variables(env, allowed={config.mail.password_env})
     _check_together(config)
     return config
@@ -143,23 +147,11 @@ def _check_together(config: Config) -> None:
         raise ConfigError("config: [embedding] tokenizer must be set with model")
 
 
-def env_variable(section: str, key: str) -> str:
-    """The environment variable of a setting: ``PAPERSIFT_<SECTION>_<KEY>``."""
-    return f"{ENV_PREFIX}{section}_{key}".upper()
-
-
 def _check_variables(env: Mapping[str, str], allowed: set[str]) -> None:
-    """Refuse a ``PAPERSIFT_*`` variable that is no setting, naming the closest one."""
+    """Refuse a ``PAPERSIFT_*`` variable that is no setting, naming what it likely meant."""
     known = {env_variable(section, key) for section, key, _, _ in iter_settings()}
     known |= OTHER_VARIABLES
     for name in sorted(env):
         if name.startswith(ENV_PREFIX) and name not in known and name not in allowed:
-            # Compared without the prefix every name shares, which would make all look close.
-            stems = {k.removeprefix(ENV_PREFIX): k for k in known}
-            close = difflib.get_close_matches(name.removeprefix(ENV_PREFIX), stems, n=1)
-            hint = (
-                f"did you mean {stems[close[0]]}?"
-                if close
-                else "settings are PAPERSIFT_<SECTION>_<KEY> as listed in config.toml"
-            )
+            hint = variable_hint(name, OTHER_VARIABLES)
             raise ConfigError(f"config: unknown environment variable {name}; {hint}")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from papersift.core.config import sections
-from papersift.core.config_load import env_variable
+from papersift.core.config_hints import env_variable
 
 WIDTH = 98  # config.toml comment lines (ruff's 100 less the "# ")
 README_START = (
