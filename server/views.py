@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from papersift.core.config_search import SearchConfig
+from papersift.core.errors import WindowError
+from papersift.engine.list_page import list_page as engine_list_page
 from papersift.engine.results import MODES, SORTS, Filters, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.server.params import search_url, window_error, window_last_page, with_filters
@@ -132,14 +134,11 @@ def list_page(engine: SearchEngine, req: SearchRequest, config: SearchConfig) ->
     """One page of a list that has its own end (a search's, a category's or a researcher's
     papers), for a request parsed with ``window=False``: a page past the result window is
     the empty page after the last one when the list ends inside the window, else the
-    window's 400."""
-    size = req.page_size or config.page_size
-    if req.page * size <= config.max_window:
-        return engine.search(req)
-    first = engine.search(replace(req, page=1))
-    if first.total > last_page(first, config.max_window) * size:  # runs on past the window
-        raise window_error(config.max_window, size, req.page)
-    return replace(first, request=req, page=req.page, hits=())
+    window's 400 (``engine.list_page``)."""
+    try:
+        return engine_list_page(engine, req, config)
+    except WindowError:
+        raise window_error(config.max_window, req.page_size or config.page_size, req.page) from None
 
 
 @dataclass(frozen=True, slots=True)
