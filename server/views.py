@@ -223,21 +223,3 @@ def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
         "items": items if last > 1 else [],
         "truncated": window_note(result, max_window),
     }
-
-
-def suggestions(result: SearchResult) -> list[Link]:
-    """What to try when nothing matched."""
-    req = result.request
-    out = []
-    if not req.filters.empty:
-        out.append(Link("Search again without any filter", clear_filters_url(result)))
-    # Hybrid already holds every semantic match; a query of fielded clauses alone
-    # (``cites:X``) gives the model nothing to read.
-    if result.mode == "keyword" and any(":" not in word for word in req.query.split()):
-        out.append(Link("Search by meaning (semantic mode)", search_url(req, mode="semantic")))
-    if req.query and len(req.query.split()) > 2:
-        shorter = " ".join(req.query.split()[:2])
-        out.append(Link(f"Search for “{shorter}” only", search_url(req, query=shorter)))
-    out.append(Link("Browse the latest papers", "/search"))
-    out.append(Link("Browse by category", "/categories"))
-    return out
