@@ -16,7 +16,7 @@ from papersift.core.errors import QueryError
 from papersift.engine.hits import make_hits
 from papersift.engine.plan import canonical_filters, embedding_state, filter_query
 from papersift.engine.query import ParsedQuery
-from papersift.engine.results import FacetCount, Filters, SearchRequest, SearchResult
+from papersift.engine.results import FacetCount, Filters, SearchRequest, SearchResult, past_window
 from papersift.engine.why import Evidence, filter_lines
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def similar_to_text(
     if not 1 <= size <= cfg.max_page_size:
         raise QueryError(f"page size must be between 1 and {cfg.max_page_size}")
     if page < 1 or page * size > cfg.max_window:
-        raise QueryError(f"pages reach the first {cfg.max_window} results; page {page} is past")
+        raise QueryError(past_window(page, size, cfg.max_window))
     request = SearchRequest(text, "semantic", filters, "relevance", page, page_size)
     data = engine.data
     filters, warnings = canonical_filters(engine, filters)

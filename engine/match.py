@@ -36,6 +36,9 @@ from papersift.engine.ranking import EMPTY, Ranking
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
 GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
+# The warning of a query of stop words alone (the search page then does not suggest
+# checking the spelling).
+ONLY_COMMON_WORDS = "the query has only common words (such as 'the'); nothing matches them"
 # Minimum-should-match sets of up to this many clauses are always split (``at_least``): at
 # 663k papers 4 clauses took 3.05 -> 2.26 ms and 5 clauses 4.27 -> 3.55, 6 went 5.6 -> 6.4.
 SPLIT_ALWAYS_UP_TO = 5
@@ -180,7 +183,7 @@ def keyword_query(
     if not must and not free and not must_not:
         if not optional:
             return KeywordQuery(None, None, 0, 0, tuple(warnings))
-        warnings.append("the query has only common words (such as 'the'); nothing matches them")
+        warnings.append(ONLY_COMMON_WORDS)
         nothing = tantivy.Query.empty_query()
         return KeywordQuery(nothing, nothing, 0, 0, tuple(warnings))
 

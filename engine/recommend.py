@@ -32,7 +32,7 @@ from papersift.core.paper import parse_arxiv_id
 from papersift.engine.hits import make_hits
 from papersift.engine.lexical_filters import keyword_filter
 from papersift.engine.recommend_terms import WindowTerms, WindowTermsCache, count_texts
-from papersift.engine.results import Filters, Hit
+from papersift.engine.results import Filters, Hit, past_window
 from papersift.engine.search import SearchEngine
 
 FloatArray = npt.NDArray[np.float32]
@@ -242,7 +242,7 @@ def recommend(
     if not 1 <= size <= cfg.max_page_size:
         raise QueryError(f"page size must be between 1 and {cfg.max_page_size}")
     if page < 1 or page * size > cfg.max_window:
-        raise QueryError(f"page {page} is past the result window of {cfg.max_window} results")
+        raise QueryError(past_window(page, size, cfg.max_window))
     if not seed_ids:
         raise QueryError("name at least one seed paper (an arXiv id)")
     if len(seed_ids) > MAX_SEEDS:

@@ -7,7 +7,7 @@ from datetime import date
 from typing import Literal
 
 from papersift.core.config_search import SearchConfig
-from papersift.core.errors import QueryError
+from papersift.core.errors import QueryError, WindowError
 from papersift.core.paper import Paper
 from papersift.engine.embed_progress import EmbeddingProgress
 
@@ -60,13 +60,27 @@ class SearchRequest:
         if self.page < 1:
             raise QueryError("page must be 1 or more")
         if self.page * size > cfg.max_window:
-            raise QueryError(
-                f"page {self.page} is past the result window of {cfg.max_window} results; "
-                "narrow the query or add filters"
-            )
+            raise WindowError(past_window(self.page, size, cfg.max_window))
         if len(self.query) > cfg.max_text_length:
             raise QueryError(f"the text is longer than {cfg.max_text_length:,} characters")
         return size
+
+
+def window_pages(max_window: int, size: int) -> int:
+    """How many pages of ``size`` a request can reach: none may pass the first
+    ``max_window`` results (offset + page size); never fewer than one."""
+    return max(1, max_window // size)
+
+
+def past_window(page: int, size: int, max_window: int) -> str:
+    """Why ``page`` cannot be answered: it is past the result window. It counts the results
+    the window's pages reach (984 of a 1,000 window at 24 per page), as the pages say."""
+    last = window_pages(max_window, size)
+    pages = "page" if last == 1 else "pages"
+    return (
+        f"page {page:,} is past the result window: with {size} per page at most {last:,} "
+        f"{pages} can be reached (the first {min(last * size, max_window):,} results)"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -110,6 +110,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 def cmd_search(args: argparse.Namespace) -> int:
     from papersift.core.dates import check_order
     from papersift.core.errors import QueryError
+    from papersift.engine.list_page import list_page
     from papersift.engine.results import Filters, SearchRequest
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import cli_result
@@ -141,7 +142,9 @@ def cmd_search(args: argparse.Namespace) -> int:
             page_size=args.page_size,
             autocorrect=args.autocorrect,
         )
-        result = engine.search(request)
+        # A page past the last, even past the result window, is empty and says so, as on
+        # the web; only a list that runs on past the window refuses it (WindowError).
+        result = list_page(engine, request, engine.config.search)
     if not result.hits and result.page > 1:  # past the last page: say so, as the API does
         from papersift.server.views import past_last
 

@@ -192,8 +192,9 @@ def add_search_options(
         type=positive,
         default=1,
         metavar="N",
-        help="page of results, from 1 (default: %(default)s); page x page size may "
-        f"not pass [search] max_window ({d.max_window})",
+        help="page of results, from 1 (default: %(default)s); a page past the last says so; "
+        f"page x page size may pass [search] max_window ({d.max_window}) only when the "
+        "list ends before it",
     )
     p.add_argument(
         "--page-size",

@@ -22,6 +22,7 @@ from starlette.routing import Route
 
 from papersift.core.config_search import SearchConfig
 from papersift.engine.results import Filters
+from papersift.server import views
 from papersift.server.api import named, search_page
 from papersift.server.context import ctx
 from papersift.server.graph_views import GRAPH_QUERY, SimilarRequest, graph_query
@@ -49,13 +50,13 @@ async def paper_list(request: Request, which: str) -> Response:
     c = ctx(request)
     req = parse_search(
         request.query_params, c.config.search, strict=True,
-        known_categories=await c.known_categories(),
+        known_categories=await c.known_categories(), window=False,  # as the search API
     )  # fmt: skip
     found = await c.call(c.engine.paper, parsed.arxiv_id)
     if found is None:
         raise HTTPException(404, f"There is no paper {parsed.arxiv_id} in this index.")
     req = replace(req, query=graph_query(found, which, req.query))
-    result, names = await c.call(named, c.engine, c.engine.search, req)
+    result, names = await c.call(named, c.engine, views.list_page, c.engine, req, c.config.search)
     page = search_page(result, site_root(request), c.config.search.max_window, names)
     return json_response(request, page)
 

@@ -14,7 +14,7 @@ from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import LATEST_FEED, category_feed, category_path, paper_path, version_links
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.server import meta, views
+from papersift.server import meta, no_results, views
 from papersift.server.context import ctx
 from papersift.server.export_routes import export_links
 from papersift.server.feed_routes import search_feed_path
@@ -109,9 +109,14 @@ async def search(request: Request) -> Response:
     else:
         title, description = "Browse papers - papersift", "The newest papers, with filters."
     feeds = [(f"Latest in {cat}", category_feed(cat)) for cat in req.filters.categories]
-    # Results of the spelling suggestion: the feed follows what the page lists.
+    # Results of the spelling suggestion: the feed follows what the page lists. A search
+    # that finds nothing has no feed to offer (the page offers looser searches instead).
     searched = replace(req, query=result.corrected) if result.corrected else req
-    follow = search_feed_path(searched) if (req.query or not req.filters.empty) else None
+    follow = (
+        search_feed_path(searched)
+        if result.total and (req.query or not req.filters.empty)
+        else None
+    )
     if follow:
         feeds.insert(0, ("This search", follow))
     # Filtered or paged variations of a search are not worth indexing on their own.
@@ -119,6 +124,10 @@ async def search(request: Request) -> Response:
         "noindex,follow" if (req.query or not req.filters.empty or req.page > 1) else "index,follow"
     )
     last = views.last_page(result, c.config.search.max_window)
+    empty_index = not result.total and await c.call(_index_empty, c.engine)
+    # Nothing matched: the looser searches that would find papers (they run searches).
+    nothing = not result.total and not empty_index
+    offers = await c.call(no_results.suggestions, c.engine, result) if nothing else []
     context = page_meta(
         request,
         title=title,
@@ -140,7 +149,8 @@ async def search(request: Request) -> Response:
         citations=cited,
         modes=views.mode_links(result),
         pager=views.pagination(result, c.config.search.max_window),
-        suggestions=views.suggestions(result) if not result.hits else [],
+        suggestions=offers,
+        spelling_hint=bool(req.query) and no_results.spelling_may_help(result),
         suggestion_url=(
             search_url(req, query=result.suggestion, autocorrect=True)
             if result.suggestion and not result.corrected
@@ -152,7 +162,7 @@ async def search(request: Request) -> Response:
         past_last=bool(result.total) and not result.hits and result.page > last,
         first_url=search_url(req, page=1),
         last_url=search_url(req, page=last),
-        empty_index=not result.total and await c.call(_index_empty, c.engine),
+        empty_index=empty_index,
         follow_feed=follow,
         exports=export_links(req),
         window=c.config.search.max_window,

@@ -18,7 +18,16 @@ from starlette.datastructures import QueryParams
 from papersift.core.config_search import SearchConfig
 from papersift.core.dates import DATE_FORMS, check_order, parse_partial_date
 from papersift.core.urls import with_query
-from papersift.engine.results import MODES, SORTS, Filters, Mode, SearchRequest, Sort
+from papersift.engine.results import (
+    MODES,
+    SORTS,
+    Filters,
+    Mode,
+    SearchRequest,
+    Sort,
+    past_window,
+    window_pages,
+)
 
 SEARCH_PARAMS = (
     "q", "mode", "category", "researcher", "researcher_id", "institution", "from", "to",
@@ -29,6 +38,9 @@ _FLAGS = {"1": True, "true": True, "yes": True, "on": True,
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
 MAX_RESEARCHER_ID = 999_999_999  # the documented maximum of a researcher number
+# The largest page number a URL may give: a page past the result window is still a page past
+# the last of a list that ends sooner (``views.list_page``).
+MAX_PAGE = 10**9
 _CATEGORY = re.compile(r"^[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?$")
 _INT = re.compile(r"^[0-9]{1,12}\Z")  # ASCII digits, bounded before int()
 
@@ -243,7 +255,7 @@ def parse_search(
     mode = _choice(params, "mode", MODES, strict)
     sort = _choice(params, "sort", SORTS, strict)
     page_size = _int(params, "page_size", config.page_size, config.max_page_size, strict)
-    page = _int(params, "page", 1, 10**9, strict)
+    page = _int(params, "page", 1, MAX_PAGE, strict)
     if window and page * page_size > config.max_window:
         raise window_error(config.max_window, page_size, page)
     date_from = parse_date("from", _single(params, "from", strict), end=False)
@@ -274,18 +286,16 @@ def parse_search(
 def window_last_page(pages: int, page_size: int, max_window: int) -> int:
     """The last of ``pages`` pages that may be asked for: no page past the first
     ``max_window`` results (``parse_search`` refuses them)."""
-    return max(1, min(pages, max_window // page_size))
+    return max(1, min(pages, window_pages(max_window, page_size)))
 
 
 def window_error(max_window: int, page_size: int, page: int) -> ParamError:
-    """The 400 for a page past the result window. It names the window's last page, not the
-    list's: the list may end sooner, and a page past its end is no error."""
-    last = max(1, max_window // page_size)
-    return ParamError(
-        "page",
-        f"Page {page} is past the result window: with {page_size} per page at most {last} "
-        f"pages can be reached (the first {max_window} results).",
-    )
+    """The 400 for a page past the result window, worded as the engine's and the CLI's
+    (``engine.results.past_window``). It names the window's last page, not the list's: a
+    caller that knows the list ends sooner answers the empty page after it instead
+    (``views.list_page``)."""
+    text = past_window(page, page_size, max_window)
+    return ParamError("page", f"{text[0].upper()}{text[1:]}.")
 
 
 def default_sort(query: str) -> Sort:

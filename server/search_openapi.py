@@ -11,6 +11,7 @@ from papersift.engine.results import MODES, SORTS
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import (
     MAX_FILTER_VALUES,
+    MAX_PAGE,
     MAX_RESEARCHER_ID,
     MAX_RESEARCHER_LENGTH,
 )
@@ -125,11 +126,12 @@ def search_parameters(
         ),
         param(
             "page",
-            f"1-based. Only the first {cfg.max_window} results can be paged through (the "
-            f"result window): page x page_size may not pass {cfg.max_window}; a 400 says how "
-            "many pages can be reached. A page after the last one (within the window) is "
-            "empty, and its `warnings` name the last page.",
-            _or_empty({"type": "integer", "minimum": 1, "maximum": cfg.max_window}),
+            "1-based. A page after the last one is empty (200), and its `warnings` name "
+            f"the last page. Only the first {cfg.max_window} results can be paged through "
+            "(the result window): for a list that runs on past them, a page whose page x "
+            f"page_size passes {cfg.max_window} is a 400 that says how many pages (and "
+            "results) can be reached.",
+            _or_empty({"type": "integer", "minimum": 1, "maximum": MAX_PAGE}),
         ),
         param(
             "page_size",

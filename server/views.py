@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from papersift.core.config_search import SearchConfig
+from papersift.core.errors import WindowError
+from papersift.engine.list_page import list_page as engine_list_page
 from papersift.engine.results import MODES, SORTS, Filters, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.server.params import search_url, window_error, window_last_page, with_filters
@@ -132,14 +134,11 @@ def list_page(engine: SearchEngine, req: SearchRequest, config: SearchConfig) ->
     """One page of a list that has its own end (a search's, a category's or a researcher's
     papers), for a request parsed with ``window=False``: a page past the result window is
     the empty page after the last one when the list ends inside the window, else the
-    window's 400."""
-    size = req.page_size or config.page_size
-    if req.page * size <= config.max_window:
-        return engine.search(req)
-    first = engine.search(replace(req, page=1))
-    if first.total > last_page(first, config.max_window) * size:  # runs on past the window
-        raise window_error(config.max_window, size, req.page)
-    return replace(first, request=req, page=req.page, hits=())
+    window's 400 (``engine.list_page``)."""
+    try:
+        return engine_list_page(engine, req, config)
+    except WindowError:
+        raise window_error(config.max_window, req.page_size or config.page_size, req.page) from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,21 +223,3 @@ def pagination(result: SearchResult, max_window: int) -> dict[str, object]:
         "items": items if last > 1 else [],
         "truncated": window_note(result, max_window),
     }
-
-
-def suggestions(result: SearchResult) -> list[Link]:
-    """What to try when nothing matched."""
-    req = result.request
-    out = []
-    if not req.filters.empty:
-        out.append(Link("Search again without any filter", clear_filters_url(result)))
-    # Hybrid already holds every semantic match; a query of fielded clauses alone
-    # (``cites:X``) gives the model nothing to read.
-    if result.mode == "keyword" and any(":" not in word for word in req.query.split()):
-        out.append(Link("Search by meaning (semantic mode)", search_url(req, mode="semantic")))
-    if req.query and len(req.query.split()) > 2:
-        shorter = " ".join(req.query.split()[:2])
-        out.append(Link(f"Search for “{shorter}” only", search_url(req, query=shorter)))
-    out.append(Link("Browse the latest papers", "/search"))
-    out.append(Link("Browse by category", "/categories"))
-    return out

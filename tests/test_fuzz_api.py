@@ -50,7 +50,7 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
 # the connection: excused, as that one rule.
 MAX_HEAD = HEAD_LIMIT - 512  # less a margin for the request line and headers
 MAX_TEXT_LENGTH = SearchConfig().max_text_length  # the fuzzed servers use the default
-_WINDOW = re.compile(r"with (\d+) per page at most (\d+) pages can be reached")
+_WINDOW = re.compile(r"with (\d+) per page at most ([\d,]+) pages? can be reached")
 _FILTERS = ("category", "researcher", "researcher_id", "institution")
 # Operations that read the search parameters (server.params.parse_search).
 _SEARCHES = (
@@ -87,7 +87,7 @@ def _explained(case: schemathesis.Case[Any], status: int, body: Any, spec: Any) 
             return not clean_text(str(q.get("text", "")))
         window = _WINDOW.search(err.get("message", ""))
         if err.get("parameter") == "page" and window:
-            size, last = int(window.group(1)), int(window.group(2))
+            size, last = int(window.group(1)), int(window.group(2).replace(",", ""))
             given = q.get("page_size")
             return int(q["page"]) > last and (given in (None, "") or int(given) == size)
         if err.get("parameter") == "from" and "after 'to'" in err.get("message", ""):

@@ -94,7 +94,7 @@ def test_responses_match_the_document(
     ("url", "path", "status", "parameter"),
     [
         ("/api/v1/search?page=0", "/api/v1/search", 400, "page"),
-        ("/api/v1/search?page=500", "/api/v1/search", 400, "page"),
+        ("/api/v1/search?page=1000000001", "/api/v1/search", 400, "page"),
         ("/api/v1/search?page_size=5000", "/api/v1/search", 400, "page_size"),
         ("/api/v1/search?mode=magic", "/api/v1/search", 400, "mode"),
         ("/api/v1/search?sort=random", "/api/v1/search", 400, "sort"),

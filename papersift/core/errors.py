@@ -22,6 +22,11 @@ class QueryError(PapersiftError):
     """A search request cannot be answered as asked (bad filter, page past the window)."""
 
 
+class WindowError(QueryError):
+    """A page past the result window of a list that runs on past it (a list that ends
+    sooner answers the empty page after its last instead: ``engine.list_page``)."""
+
+
 class ImportFormatError(PapersiftError):
     """An input file cannot be read at all (unknown compression, not JSON lines)."""
 
