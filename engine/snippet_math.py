@@ -53,7 +53,7 @@ def typesettable(snippet: str, text: str) -> str:
     offset = text.find(plain)
     if offset < 0:  # cannot happen: a snippet is a stretch of its text
         return snippet
-    spans = math_spans(text)
+    spans = math_spans(text, offset + len(plain))  # those after the snippet do not matter
     start, stop = window(spans, offset, offset + len(plain))
     marked = _marks(text, [(a + offset, b + offset) for a, b in marks], spans, start, stop)
     out: list[str] = []
@@ -72,7 +72,7 @@ def excerpt(text: str, size: int) -> str:
         return text
     stop = len(text[:size].rsplit(" ", 1)[0])
     if "$" in text or "\\" in text:
-        stop = window(math_spans(text), 0, stop)[1]
+        stop = window(math_spans(text, stop), 0, stop)[1]
     return text[:stop].rstrip() + " …"
 
 

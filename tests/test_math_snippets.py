@@ -10,6 +10,7 @@ through ``make_hits`` and through the real app's page and API."""
 from __future__ import annotations
 
 import html
+import random
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,9 +41,11 @@ QUERY = "h_alpha index"
 _MARK = re.compile(r"(</?b>)")
 
 
-def auto_render(text: str) -> list[tuple[int, int]]:
+def auto_render(text: str, past_unclosed: bool = False) -> list[tuple[int, int]]:
     """The math auto-render finds in one run of text: (start, end), delimiters included.
-    Ported from its ``splitAtDelimiters`` and ``findEndOfMath``, character by character."""
+    Ported from its ``splitAtDelimiters`` and ``findEndOfMath``, character by character.
+    ``past_unclosed``: after an opening delimiter never closed, go on past it (as
+    ``math_spans`` does) instead of leaving the rest as text (as auto-render does)."""
     spans = []
     at = 0
     while True:
@@ -62,8 +65,11 @@ def auto_render(text: str) -> list[tuple[int, int]]:
             elif text[i] == "}":
                 depth -= 1
             i += 1
-        else:
-            return spans  # never closed: the rest is text
+        else:  # never closed
+            if not past_unclosed:
+                return spans  # the rest is text
+            at = index + len(left)
+            continue
         spans.append((index, i + len(right)))
         at = i + len(right)
 
@@ -105,14 +111,16 @@ def check_typesettable(snippet: str, text: str) -> None:
 
 def test_spans_are_auto_renders() -> None:
     """``math_spans`` finds what the port of auto-render finds (and, after a delimiter
-    never closed, what a run starting past it would), on hand-worked texts and on every
-    title and abstract of the demo corpus."""
+    never closed, what a run starting past it would), on hand-worked texts, on every title
+    and abstract of the demo corpus, and on random strings of TeX's delimiters."""
     cases = {
         "a $x$ b": [(2, 5)],
         "$$x$$ and $y$": [(0, 5), (10, 13)],
         r"\(x\) \[y\]": [(0, 5), (6, 11)],
         r"$a\$b$ c": [(0, 6)],  # an escaped $ inside math
         "${a$b}$ c": [(0, 7)],  # a $ inside braces
+        "$\\sqrt{\\frac{a}{b$}}$ c": [(0, 21)],  # ... braces in braces
+        "$a}$b$": [(0, 4)],  # a closing brace too many
         "$a$$b$": [(0, 3), (3, 6)],
         r"costs \$5 and $x$": [(7, 15)],  # auto-render opens math at an escaped $ outside it
         "$$ x $y$": [(5, 8)],  # $$ never closed: auto-render stops; past it, $y$
@@ -120,16 +128,19 @@ def test_spans_are_auto_renders() -> None:
     }
     for text, spans in cases.items():
         assert math_spans(text) == spans, text
-        reference = auto_render(text)
-        assert math_spans(text)[: len(reference)] == reference, text
+    rng = random.Random(7)
+    pieces = ["$", "$$", "\\", "{", "}", "a", " ", "\\(", "\\)", "\\[", "\\]", "{x}", "\\$"]
+    made = ["".join(rng.choices(pieces, k=rng.randint(1, 30))) for _ in range(20000)]
     checked = 0
-    for record in demo_records():
-        for text in (record["title"], record["abstract"]):
-            reference = auto_render(text)
-            found = math_spans(text)
-            assert found[: len(reference)] == reference, text
-            checked += bool(reference)
-    assert checked > 300
+    for text in [t for r in demo_records() for t in (r["title"], r["abstract"])] + made:
+        found = math_spans(text)
+        assert found == auto_render(text, past_unclosed=True), text
+        reference = auto_render(text)
+        assert found[: len(reference)] == reference, text
+        checked += bool(reference)
+        until = len(text) // 2
+        assert math_spans(text, until) == [s for s in found if s[0] < until], text
+    assert checked > 5000
 
 
 def test_delimiters_are_math_jss() -> None:

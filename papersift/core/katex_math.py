@@ -17,7 +17,32 @@ import re
 # (left, right) as math.js lists them: at a position where two start, the first wins.
 DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
 _RIGHT = dict(DELIMITERS)
-_LEFT = re.compile("|".join(re.escape(left) for left, _ in DELIMITERS))  # in order: $$ first
+
+
+def _formula(left: str, right: str, text: str, escape: str) -> str:
+    """A whole formula whose braces nest at most one deep (nearly every one): the leftmost
+    opening ``left``, then runs of ``text``, escapes (``escape``: a backslash and the
+    character it passes over) and brace groups (in which auto-render looks for no closing
+    delimiter), then ``right``. Possessive: what does not match as a whole is not retried."""
+    group = r"\{(?:[^\\{}]++|\\(?s:.))*+\}"
+    return f"{left}(?:{text}|{escape}|{group})*+{right}"
+
+
+# Each formula at once (a regex, ~4x faster than a scan in Python on an abstract full of
+# them); failing that, an opening delimiter alone (two characters at most: every formula
+# is longer), after which ``_closing`` scans as auto-render does.
+_FORMULA = re.compile(
+    "|".join(
+        (
+            _formula(r"\$\$", r"\$\$", r"[^\\{}$]++|\$(?!\$)", r"\\(?s:.)"),
+            _formula(r"\\\[", r"\\\]", r"[^\\{}]++", r"\\(?!\])(?s:.)"),
+            _formula(r"\$(?!\$)", r"\$", r"[^\\{}$]++", r"\\(?s:.)"),
+            _formula(r"\\\(", r"\\\)", r"[^\\{}]++", r"\\(?!\))(?s:.)"),
+            # Plain literals, so the regex engine skips to the next $ or backslash quickly.
+            *(re.escape(left) for left, _ in DELIMITERS),
+        )
+    )
+)
 # Inside math: the closing delimiter (looked at first, as auto-render does), an escaped
 # character (passed over with its backslash), or a brace.
 _INSIDE = {
@@ -25,23 +50,32 @@ _INSIDE = {
 }
 
 
-def math_spans(text: str) -> list[tuple[int, int]]:
+def math_spans(text: str, until: int | None = None) -> list[tuple[int, int]]:
     """The (start, end) of each stretch of ``text`` that auto-render would typeset as math,
-    delimiters included, in order. After an opening delimiter that is never closed,
-    auto-render shows the rest as text; the spans found after it are listed all the same,
-    as a run that starts past it (a snippet, the text after a mark) has them."""
+    delimiters included, in order; only those starting before ``until`` when given. After
+    an opening delimiter that is never closed, auto-render shows the rest as text; the
+    spans found after it are listed all the same, as a run that starts past it (a
+    snippet, the text after a mark) has them."""
     spans = []
     at = 0
-    while found := _LEFT.search(text, at):
-        left = found.group()
-        right = _RIGHT[left]
-        end = _closing(text, right, found.end())
-        if end < 0:
-            at = found.end()
-            continue
-        spans.append((found.start(), end + len(right)))
-        at = end + len(right)
-    return spans
+    until = len(text) if until is None else until
+    while True:
+        # One character more: a delimiter of two starting just before ``until`` is seen.
+        for found in _FORMULA.finditer(text, at, until + 1):
+            start, end = found.span()
+            if start >= until:
+                return spans
+            if end - start > 2:  # a whole formula
+                spans.append((start, end))
+                continue
+            right = _RIGHT[found.group()]
+            closed = _closing(text, right, end)
+            if closed >= 0:
+                spans.append((start, closed + len(right)))
+            at = closed + len(right) if closed >= 0 else end
+            break  # go on from there
+        else:
+            return spans
 
 
 def _closing(text: str, right: str, at: int) -> int:
