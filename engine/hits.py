@@ -23,6 +23,7 @@ from papersift.core.paper import Paper
 from papersift.engine.datadir import DataDir
 from papersift.engine.highlight import FieldTerms, query_fields, snippet_html
 from papersift.engine.results import Hit
+from papersift.engine.snippet_math import excerpt, typesettable
 from papersift.engine.why import (
     Evidence,
     Found,
@@ -125,8 +126,14 @@ class Highlight:
         return frozenset(t for word in set(tokens.values()) for t in word_terms(word))
 
     def html(self, field: str, text: str, found: Found | None) -> str:
-        """Tantivy's snippet of ``text`` in ``field`` ("ti" or "abs") as HTML; "" when it
-        holds no query term. A title's runs to its end (``whole_title``)."""
+        """Tantivy's snippet of ``text`` in ``field`` ("ti" or "abs") as HTML, its marks
+        and edges out of TeX math (``engine.snippet_math``); "" when it holds no query
+        term. A title's runs to its end (``whole_title``)."""
+        made = self._tantivys(field, text, found)
+        return typesettable(made, text) if made else made
+
+    def _tantivys(self, field: str, text: str, found: Found | None) -> str:
+        """Tantivy's snippet, made in Python (``engine.highlight``) when it can be."""
         terms = self.terms
         if terms is not None and found is not None and text.isascii():
             if not terms & found[field]:
@@ -143,10 +150,9 @@ class Highlight:
 def snippets(
     paper: Paper, highlight: Highlight | None, found: Found | None = None
 ) -> tuple[str, str]:
-    """HTML-escaped title and abstract snippet, query terms in <b> when there is a query."""
-    plain = paper.abstract
-    if len(plain) > ABSTRACT_SNIPPET:
-        plain = plain[:ABSTRACT_SNIPPET].rsplit(" ", 1)[0] + " …"
+    """HTML-escaped title and abstract snippet, query terms in <b> when there is a query;
+    without one (or none in the abstract), its start, a formula not cut."""
+    plain = excerpt(paper.abstract, ABSTRACT_SNIPPET)
     if highlight is None:
         return html.escape(paper.title), html.escape(plain)
     title_text, abstract_text = highlight.texts(paper)

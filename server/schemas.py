@@ -86,8 +86,17 @@ class Paper(Struct):
 class Hit(Struct):
     paper: Paper
     score: float | None
-    title_html: Annotated[str, Meta(description="Escaped title, query terms in <b>.")]
-    snippet_html: Annotated[str, Meta(description="Escaped abstract excerpt, terms in <b>.")]
+    title_html: Annotated[
+        str,
+        Meta(description="Escaped title, query terms in <b> (a TeX formula holding one whole)."),
+    ]
+    snippet_html: Annotated[
+        str,
+        Meta(
+            description="Escaped abstract excerpt, terms in <b> (a TeX formula holding one "
+            "whole); no formula is cut at its edges."
+        ),
+    ]
     ranks: Annotated[
         dict[str, int],
         Meta(

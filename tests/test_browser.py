@@ -189,6 +189,22 @@ def test_tex_renders_with_katex(browser: WebDriver, live_url: str, shots: Path) 
     assert "@misc{" in browser.find_element(By.CSS_SELECTOR, ".bibtex pre").text
 
 
+def test_highlighted_formula_in_a_snippet_renders(browser: WebDriver, live_url: str) -> None:
+    """A query term inside a formula marks the formula whole (engine.snippet_math): a mark
+    inside it left two lone $ that KaTeX paired across the text between."""
+    browser.get(live_url + "/search?q=m_A+core+value")
+    wait(browser).until(ec.presence_of_element_located((By.CSS_SELECTOR, "html.math-rendered")))
+    hit = browser.find_element(By.XPATH, "//*[@class='hit'][.//*[text()='arXiv:1306.2604']]")
+    snippet = hit.find_element(By.CSS_SELECTOR, ".snippet")
+    browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", snippet)
+    wait(browser).until(lambda _: snippet.find_elements(By.CSS_SELECTOR, "b .katex"))
+    text = snippet.get_attribute("textContent") or ""
+    assert "$" not in text, "every formula was typeset, none shown as raw TeX"
+    assert "core" in [b.text for b in snippet.find_elements(By.TAG_NAME, "b")]
+    assert not snippet.find_elements(By.CSS_SELECTOR, ".katex-error")
+    assert not severe_console_errors(browser)
+
+
 def loaded_katex(browser: WebDriver) -> bool:
     """Whether the page fetched KaTeX's script (math.js loads it only for pages with TeX)."""
     names = browser.execute_script(
