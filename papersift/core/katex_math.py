@@ -56,7 +56,7 @@ def math_spans(text: str, until: int | None = None) -> list[tuple[int, int]]:
     an opening delimiter that is never closed, auto-render shows the rest as text; the
     spans found after it are listed all the same, as a run that starts past it (a
     snippet, the text after a mark) has them."""
-    spans = []
+    spans: list[tuple[int, int]] = []
     at = 0
     until = len(text) if until is None else until
     while True:
