@@ -153,10 +153,12 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         common_only=kq.common_only,
     )  # fmt: skip
     sort: Sort = request.sort
-    if parsed.empty and sort == "relevance":
+    # Nothing to rank by: browse, newest first (only exclusions: browse without them).
+    browse = parsed.empty or parsed.only_negative
+    if browse and sort == "relevance":
         sort = "newest"
     if sort == "cited" and not lex.has_citations():
-        sort = "relevance" if not parsed.empty else "newest"
+        sort = "relevance" if not browse else "newest"
         warnings.append(
             f"no paper has a citation count yet (`papersift enrich` adds them); sorted by {sort}"
         )

@@ -128,3 +128,19 @@ def test_or_and_and_on_real_words_are_unchanged(engine: SearchEngine, a: str, b:
     assert search(engine, f"{a} OR -{b}", "keyword").warnings == (
         "'OR' next to a +/- clause was ignored",
     )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_only_exclusions_browse_without_those_papers(engine: SearchEngine, mode: str) -> None:
+    """Only exclusions ("NOT graph", "-graph"): every paper but graph's, newest first as
+    browsing lists them (nothing to rank by), by keywords (the model has nothing to read)."""
+    browse = engine.search(SearchRequest("", mode="keyword", page_size=100))
+    graph = set(ids(engine.search(SearchRequest("graph", mode="keyword", page_size=100))))
+    for query in ("NOT graph", "-graph"):
+        got = search(engine, query, mode)
+        assert got.total == browse.total - len(graph) and got.mode == "keyword"
+        rest = [i for i in ids(browse) if i not in graph]
+        assert len(rest) > 50 and ids(got)[: len(rest)] == rest
+        assert got.warnings == (
+            () if mode == "keyword" else (f"{mode} search needs free text; searched by keywords",)
+        )
