@@ -21,7 +21,6 @@ it (``engine.search``):
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -30,7 +29,6 @@ import numpy.typing as npt
 import tantivy
 
 from papersift.engine.lexical import LexicalIndex
-from papersift.engine.lexical_schema import STOP_WORDS
 from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
 
@@ -92,11 +90,15 @@ class KeywordQuery:
     free_words: tuple[str | None, ...] = ()
     # For each free clause that is an unquoted hyphenated word, its parts (else None).
     hyphenated: tuple[tuple[str, ...] | None, ...] = ()
+    # The query holds only common words: nothing matches it, by words or by meaning.
+    common_only: bool = False
 
 
-def _stop_only(c: Clause) -> bool:
-    words = re.findall(r"\w+", c.text.lower())
-    return c.field in (None, "ti", "abs") and bool(words) and all(w in STOP_WORDS for w in words)
+def ignored_note(c: Clause) -> str:
+    """The note for a clause to require or exclude that ``parse_user_query`` left out."""
+    what = "excluded" if c.sign == "-" else "required"
+    shown = f"{c.field}:{c.text}" if c.field else c.text
+    return f"the {what} '{shown}' has only common words (such as 'the'); it was ignored"
 
 
 def keyword_query(
@@ -159,7 +161,7 @@ def keyword_query(
             must_not.append(parse(c))
         elif c.sign == "+" or c.field in FIELDED:
             must.append(parse(c))
-        elif _stop_only(c):
+        elif c.common:
             optional.append(parse(c))
         else:
             free.append(parse(c))
@@ -181,11 +183,12 @@ def keyword_query(
     )  # fmt: skip
     rarest = rarest_clause(sizes) if rule.needs_rarest(len(free)) else None
     if not must and not free and not must_not:
-        if not optional:
+        if not optional and not parsed.ignored:
             return KeywordQuery(None, None, 0, 0, tuple(warnings))
         warnings.append(ONLY_COMMON_WORDS)
         nothing = tantivy.Query.empty_query()
-        return KeywordQuery(nothing, nothing, 0, 0, tuple(warnings))
+        return KeywordQuery(nothing, nothing, 0, 0, tuple(warnings), common_only=True)
+    warnings.extend(ignored_note(c) for c in parsed.ignored)
 
     def build(minimum: int) -> tantivy.Query:
         clauses = [(tantivy.Occur.Must, q) for q in must]

@@ -4,6 +4,7 @@ sort, the researchers the query names, and the warnings to show for each choice 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -142,14 +143,21 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
     constraint = constraint_query(lex, parsed, categories=categories, author=author, graph=graph)
     restrict = lex.combine(constraint, filt) if constraint is not None else filt
     wanted: Mode = request.mode or cfg.default_mode  # type: ignore[assignment]
+    if kq.common_only:
+        # Nothing matches by meaning either, as the note says: in every mode, whatever
+        # the model makes of "to be or not to be" (a gate it could reach by chance).
+        rule = replace(rule, gate=math.inf)
     mode, share = usable_mode(
-        engine, wanted, parsed, semantic_text, warnings, request.mode is not None
-    )
+        engine, wanted, parsed, semantic_text, warnings, request.mode is not None,
+        common_only=kq.common_only,
+    )  # fmt: skip
     sort: Sort = request.sort
-    if parsed.empty and sort == "relevance":
+    # Nothing to rank by: browse, newest first (only exclusions: browse without them).
+    browse = parsed.empty or parsed.only_negative
+    if browse and sort == "relevance":
         sort = "newest"
     if sort == "cited" and not lex.has_citations():
-        sort = "relevance" if not parsed.empty else "newest"
+        sort = "relevance" if not browse else "newest"
         warnings.append(
             f"no paper has a citation count yet (`papersift enrich` adds them); sorted by {sort}"
         )
@@ -226,22 +234,23 @@ def sorted_note(
 
 def usable_mode(
     engine: SearchEngine, mode: Mode, parsed: ParsedQuery, semantic_text: str,
-    warnings: list[str], asked: bool = True,
+    warnings: list[str], asked: bool = True, common_only: bool = False,
 ) -> tuple[Mode, float]:  # fmt: skip
     """The mode this query can run in now, with a warning for each fallback (a query of
     fielded clauses alone, ``au:x cat:y``, is keyword search without one unless the request
     ``asked`` for another mode), and the semantic side's weight in hybrid fusion: while the
     backlog embeds, the share embedded (on SciFact with 5-50% of the vectors this beat
-    keywords alone: bench/RESULTS.md)."""
+    keywords alone: bench/RESULTS.md). A query of ``common_only`` words matches nothing in
+    any mode: it is answered in the mode asked ("NOT the" as "the"), not read as a name."""
     if mode == "keyword":
         return mode, 1.0
     if parsed.empty:
         return "keyword", 1.0  # browsing: nothing to embed
-    if not semantic_text:
+    if not semantic_text and not common_only:
         if asked:
             warnings.append(f"{mode} search needs free text; searched by keywords")
         return "keyword", 1.0
-    if mode == "hybrid" and reads_as_name(engine.data.lexical, parsed):
+    if mode == "hybrid" and not common_only and reads_as_name(engine.data.lexical, parsed):
         warnings.append(
             "the query reads as a name (authors hold its words more than titles and "
             "abstracts do): searched by keywords, as the model does not know people"

@@ -4,7 +4,9 @@ Supported: plain words, "phrases", ``+must``, ``-exclude`` (and ``NOT word``), f
 ``ti:``, ``au:``, ``abs:``, ``cat:`` (with long aliases), the citation filters ``cites:<id>``
 (papers citing that paper) and ``citedby:<id>`` (papers it cites), ``x OR y`` (either clause) and
 ``x AND y`` (both required). Every value is re-quoted before it reaches Tantivy, so no input
-can trip its grammar; what we drop is reported as a warning. An arXiv id or arXiv URL as the
+can trip its grammar; what we drop is reported as a warning. A clause to require or exclude
+that holds only stop words is left out (``ParsedQuery.ignored``; ``engine.match`` says so), as
+Lucene leaves out a clause its analyser empties. An arXiv id or arXiv URL as the
 whole query is recognised for a direct lookup. Which papers a parsed query *matches* is
 decided by ``engine.match``.
 """
@@ -16,6 +18,7 @@ from dataclasses import dataclass, field, replace
 
 from papersift.core.accents import accented
 from papersift.core.paper import parse_arxiv_id
+from papersift.engine.lexical_schema import STOP_WORDS
 
 FIELD_ALIASES = {
     "ti": "ti", "title": "ti",
@@ -64,6 +67,15 @@ class Clause:
         """A free-text clause: unsigned and unfielded (subject to minimum-should-match)."""
         return not self.sign and self.field is None
 
+    @property
+    def common(self) -> bool:
+        """Only stop words, in fields whose analyser drops them (titles and abstracts; the
+        default fields add authors, where "To" or "A." may be a name, so a free clause of
+        them still scores there, ``engine.match``)."""
+        words = re.findall(r"\w+", self.text.lower())
+        analysed = self.field in (None, "ti", "abs")
+        return analysed and bool(words) and all(w in STOP_WORDS for w in words)
+
     def tantivy_string(self, categories: dict[str, str] | None = None) -> str:
         """This clause re-quoted for Tantivy, without its sign. ``categories`` maps
         lowercased category names to their case."""
@@ -89,10 +101,15 @@ class Clause:
 class ParsedQuery:
     clauses: tuple[Clause, ...]
     warnings: tuple[str, ...] = field(default=())
+    # Clauses to require or exclude that hold only stop words ("NOT the", "+a", "ti:the",
+    # "x AND the"): left out, as Lucene's query parser leaves out a clause its analyser
+    # turns into nothing: required, one would match nothing; excluded, exclude nothing.
+    ignored: tuple[Clause, ...] = field(default=())
 
     @property
     def empty(self) -> bool:
-        return not self.clauses
+        """Nothing was asked: browse. A query of ignored clauses alone asked for something."""
+        return not self.clauses and not self.ignored
 
     @property
     def only_negative(self) -> bool:
@@ -132,6 +149,7 @@ def arxiv_id_in(query: str) -> str | None:
 def parse_user_query(query: str) -> ParsedQuery:
     """Split the query into clauses; never raises."""
     clauses: list[Clause] = []
+    ignored: list[Clause] = []
     warnings: list[str] = []
     # A title pasted from arXiv's metadata: Schr\"odinger as the index reads it.
     query = accented(_ESCAPED_QUOTE.sub('"', query))
@@ -139,6 +157,7 @@ def parse_user_query(query: str) -> ParsedQuery:
         warnings.append("an unclosed quote was closed at the end of the query")
     negate_next = False
     joiner = ""  # "AND" or "OR" between the previous clause and the next
+    after_ignored = False  # the last clause was ignored: an AND/OR after it goes with it
     query, marks = _drop_modifiers(query)
     if marks:
         shown = ", ".join(repr(m) for m in dict.fromkeys(marks))
@@ -163,7 +182,7 @@ def parse_user_query(query: str) -> ParsedQuery:
         if phrase is None and canonical is None and sign == "" and text in ("AND", "OR", "NOT"):
             if text == "NOT":
                 negate_next = True
-            elif clauses:
+            elif clauses and not after_ignored:
                 joiner = text
             continue
         if negate_next:
@@ -181,22 +200,30 @@ def parse_user_query(query: str) -> ParsedQuery:
             if fname is not None:
                 warnings.append(f"'{fname}:' has no value; it was ignored")
             continue
+        clause = Clause(sign, canonical, text, phrase is not None)
+        if clause.common and (sign or canonical is not None or joiner == "AND"):
+            # To require or exclude: left out, with the operator before it.
+            ignored.append(replace(clause, sign=sign or "+"))
+            joiner, after_ignored = "", True
+            continue
+        after_ignored = False
         group = len(clauses)
         if joiner == "OR" and not sign and not clauses[-1].sign:
             group = clauses[-1].group
         elif joiner == "OR":
             warnings.append("'OR' next to a +/- clause was ignored")
         elif joiner == "AND":  # both sides required, whatever minimum-should-match says
-            if not clauses[-1].sign and _alone(clauses, clauses[-1].group):
-                clauses[-1] = replace(clauses[-1], sign="+")
+            last = clauses[-1]
+            if not last.sign and not last.common and _alone(clauses, last.group):
+                clauses[-1] = replace(last, sign="+")
             sign = sign or "+"
         joiner = ""
-        clauses.append(Clause(sign, canonical, text, phrase is not None, group))
+        clauses.append(replace(clause, sign=sign, group=group))
     if negate_next:
         warnings.append("'NOT' at the end of the query was ignored")
     if joiner:
         warnings.append(f"'{joiner}' at the end of the query was ignored")
-    return ParsedQuery(tuple(clauses), tuple(dict.fromkeys(warnings)))
+    return ParsedQuery(tuple(clauses), tuple(dict.fromkeys(warnings)), tuple(ignored))
 
 
 def _drop_modifiers(query: str) -> tuple[str, list[str]]:

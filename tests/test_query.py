@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from papersift.engine.query import parse_user_query
+from papersift.engine.query import Clause, parse_user_query
 
 
 def clauses(query: str) -> list[tuple[str, str | None, str]]:
@@ -122,3 +122,55 @@ def test_marks_that_are_not_boosts(query: str, expected: str) -> None:
     parsed = parse_user_query(query)
     assert " ".join(c.sign + c.tantivy_string() for c in parsed.clauses) == expected
     assert not any("boosts" in w or "unclosed" in w for w in parsed.warnings), parsed.warnings
+
+
+def signed(clauses: tuple[Clause, ...]) -> list[str]:
+    return [c.sign + (f"{c.field}:" if c.field else "") + c.text for c in clauses]
+
+
+@pytest.mark.parametrize(
+    ("query", "kept", "ignored"),
+    [
+        # A clause to exclude or require that is only stop words analyses to nothing: it
+        # is left out, as Lucene's parser leaves it out, and the operator with it.
+        ("NOT the", [], ["-the"]),
+        ("transformers NOT the", ["transformers"], ["-the"]),
+        ("-the transformers", ["transformers"], ["-the"]),
+        ("+the graph", ["graph"], ["+the"]),
+        ("graph AND the", ["graph"], ["+the"]),
+        ("ti:the graph", ["graph"], ["+ti:the"]),
+        ('-"to be" graph', ["graph"], ["-to be"]),
+        # "TO BE OR NOT TO BE" is its lowercase form, less the excluded "TO".
+        ("TO BE OR NOT TO BE", ["TO", "BE", "BE"], ["-TO"]),
+        # A free stop word stays (it may score in authors, and makes "the query has only
+        # common words"); it is not made required by an AND.
+        ("the AND graph", ["the", "+graph"], []),
+        ("a NOT the", ["a"], ["-the"]),
+        # Words that are not all stop words, and fields that keep stop words, are searched.
+        ("graph NOT neural", ["graph", "-neural"], []),
+        ("-neural graph", ["-neural", "graph"], []),
+        ("NOT the-graph", ["-the-graph"], []),
+        ("au:to -cat:the", ["au:to", "-cat:the"], []),
+    ],
+)
+def test_clauses_of_only_stop_words_to_require_or_exclude_are_ignored(
+    query: str, kept: list[str], ignored: list[str]
+) -> None:
+    parsed = parse_user_query(query)
+    assert signed(parsed.clauses) == kept
+    assert signed(parsed.ignored) == ignored
+    assert parsed.warnings == ()  # engine.match words the note, knowing the whole query
+    assert not parsed.empty  # "NOT the" asked for something: not a browse
+
+
+def test_an_operator_goes_with_the_clause_ignored() -> None:
+    """An OR next to an ignored clause joins nothing and earns no warning about +/-."""
+    assert parse_user_query("graph OR -the").warnings == ()
+    parsed = parse_user_query("neural ti:the OR graph")
+    assert signed(parsed.clauses) == ["neural", "graph"]
+    assert len(parsed.groups()) == 2  # not "neural OR graph"
+    # As before: OR joins plain clauses, and next to a +/- clause of real words is ignored.
+    assert len(parse_user_query("graph OR network").groups()) == 1
+    assert parse_user_query("graph OR -neural").warnings == (
+        "'OR' next to a +/- clause was ignored",
+    )
