@@ -18,6 +18,7 @@ from starlette.datastructures import QueryParams
 from papersift.core.config_search import SearchConfig
 from papersift.core.dates import DATE_FORMS, check_order, parse_partial_date
 from papersift.core.urls import with_query
+from papersift.engine.query import parse_user_query
 from papersift.engine.results import (
     MODES,
     SORTS,
@@ -299,7 +300,9 @@ def window_error(max_window: int, page_size: int, page: int) -> ParamError:
 
 
 def default_sort(query: str) -> Sort:
-    return "relevance" if query else "newest"
+    """Relevance for a query with something to rank by; newest for none or for exclusions
+    alone ("-graph"), which the engine lists newest first (``engine.plan``)."""
+    return "relevance" if query and not parse_user_query(query).only_negative else "newest"
 
 
 def _as_mode(value: str) -> Mode:

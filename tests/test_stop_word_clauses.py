@@ -10,11 +10,15 @@ queries of common words, and "transformers NOT the" is "transformers". Real inde
 from __future__ import annotations
 
 import pytest
+from starlette.testclient import TestClient
 
 from papersift.core.config import Config
 from papersift.engine.results import SearchRequest, SearchResult, Sort
 from papersift.engine.search import SearchEngine
 from tests.search_checks import engine_with
+from tests.web_helpers import parse_html
+
+pytest_plugins = ["tests.web_fixtures"]
 
 MODES = ("keyword", "hybrid", "semantic")
 SORTS: tuple[Sort, ...] = ("relevance", "newest")
@@ -144,3 +148,13 @@ def test_only_exclusions_browse_without_those_papers(engine: SearchEngine, mode:
         assert got.warnings == (
             () if mode == "keyword" else (f"{mode} search needs free text; searched by keywords",)
         )
+
+
+def test_the_page_of_exclusions_alone_marks_newest_as_its_order(client: TestClient) -> None:
+    """Listed newest first, so the page's sort switch says so, and its links keep it."""
+    doc = parse_html(client.get("/search", params={"q": "-parsing", "mode": "keyword"}).text)
+    current = doc.xpath('//nav[@aria-label="Sort order"]//a[@aria-current]')
+    assert [a.text_content() for a in current] == ["Newest"]
+    words = parse_html(client.get("/search", params={"q": "parsing", "mode": "keyword"}).text)
+    current = words.xpath('//nav[@aria-label="Sort order"]//a[@aria-current]')
+    assert [a.text_content() for a in current] == ["Relevance"]
