@@ -261,7 +261,12 @@ def test_api_lists_and_paper_graph(site: Site) -> None:
     assert site.http.get("/api/v1/papers/9999.99999/references").status_code == 404
     bad = site.http.get("/api/v1/papers/nonsense/citations")
     assert bad.status_code == 400 and bad.json()["error"]["parameter"] == "id"
-    assert site.http.get(f"/api/v1/papers/{TURING}/citations?page=999").status_code == 400
+    # A page past the last of a list that ends inside the result window is empty and says
+    # so, as the search API answers; past the window itself it is a 400.
+    past = site.http.get(f"/api/v1/papers/{TURING}/citations?page=999")
+    assert past.status_code == 200 and past.json()["hits"] == []
+    assert any("past the last page (1)" in w for w in past.json()["warnings"])
+    assert site.http.get(f"/api/v1/papers/{TURING}/citations?page=1000000001").status_code == 400
 
 
 def test_paper_page_sections(site: Site) -> None:
