@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -20,21 +19,12 @@ from papersift.core.errors import WindowError
 from papersift.engine.list_page import list_page
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.server.app import create_app
-from tests.web_helpers import parse_html
+from tests.web_helpers import NARROW_WINDOW, parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
 
-WINDOW = 100  # the result window of ``narrow``: smaller than the session index
+WINDOW = NARROW_WINDOW
 SHORT = {"q": "parsing", "page_size": "5"}  # a few pages, ending inside any window here
-
-
-@pytest.fixture(scope="module")
-def narrow(engine: SearchEngine, built_config: Config) -> Iterator[TestClient]:
-    """The app over the session index with a result window of 100 results."""
-    config = replace(built_config, search=replace(built_config.search, max_window=WINDOW))
-    with TestClient(create_app(engine, config), follow_redirects=False) as c:
-        yield c
 
 
 def text_of(doc: Any, selector: str) -> str:

@@ -3,8 +3,6 @@ counts that can all be asked for, sign-in without open sign-up, ``/papers``, an 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import replace
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -18,19 +16,12 @@ from papersift.engine.search import SearchEngine
 from papersift.server.app import create_app
 from tests.member_kit import member_config
 from tests.test_web_pages import page
+from tests.web_helpers import NARROW_WINDOW
 
 pytest_plugins = ["tests.web_fixtures"]
 
 QUERY = "q=parsing&mode=keyword&page_size=5"  # several pages in the session index
-WINDOW = 100  # the result window of ``narrow``: smaller than the session index
-
-
-@pytest.fixture(scope="module")
-def narrow(engine: SearchEngine, built_config: Config) -> Iterator[TestClient]:
-    """The app over the session index with a result window of 100 results."""
-    config = replace(built_config, search=replace(built_config.search, max_window=WINDOW))
-    with TestClient(create_app(engine, config), follow_redirects=False) as c:
-        yield c
+WINDOW = NARROW_WINDOW
 
 
 def text_of(doc: Any, selector: str) -> str:

@@ -7,6 +7,7 @@ Test modules load these with ``pytest_plugins = ["tests.web_fixtures"]``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -16,7 +17,7 @@ from starlette.testclient import TestClient
 from papersift.core.config import Config
 from papersift.engine.search import SearchEngine
 from papersift.server.app import create_app
-from tests.web_helpers import serving
+from tests.web_helpers import NARROW_WINDOW, serving
 
 
 @pytest.fixture(scope="session")
@@ -28,6 +29,15 @@ def web_app(engine: SearchEngine, built_config: Config) -> Starlette:
 def client(web_app: Starlette) -> Iterator[TestClient]:
     """In-process client; a server exception fails the test instead of becoming a 500."""
     with TestClient(web_app, base_url="http://testserver", follow_redirects=False) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def narrow(engine: SearchEngine, built_config: Config) -> Iterator[TestClient]:
+    """The app over the session index with a result window of ``NARROW_WINDOW`` results."""
+    search = replace(built_config.search, max_window=NARROW_WINDOW)
+    with TestClient(create_app(engine, replace(built_config, search=search)),
+                    follow_redirects=False) as c:  # fmt: skip
         yield c
 
 

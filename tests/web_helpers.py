@@ -15,6 +15,9 @@ from starlette.applications import Starlette
 
 from papersift.server.http_protocol import HeadLimitProtocol
 
+# The result window of the ``narrow`` app (tests.web_fixtures): smaller than the session index.
+NARROW_WINDOW = 100
+
 
 def parse_html(text: str) -> Any:
     """The document as an lxml tree (query it with cssselect or XPath)."""
