@@ -302,7 +302,11 @@ def window_error(max_window: int, page_size: int, page: int) -> ParamError:
 def default_sort(query: str) -> Sort:
     """Relevance for a query with something to rank by; newest for none or for exclusions
     alone ("-graph"), which the engine lists newest first (``engine.plan``)."""
-    return "relevance" if query and not parse_user_query(query).only_negative else "newest"
+    if not query:
+        return "newest"
+    if "-" not in query and "NOT" not in query:  # no exclusion: spare the parse (~40 us)
+        return "relevance"
+    return "newest" if parse_user_query(query).only_negative else "relevance"
 
 
 def _as_mode(value: str) -> Mode:
