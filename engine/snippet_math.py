@@ -38,6 +38,11 @@ def typesettable(snippet: str, text: str) -> str:
     ``to_html``) with its marks and edges out of the math of ``text`` (see above)."""
     if "$" not in text and "\\" not in text:
         return snippet
+    if "$" not in snippet and "\\" not in snippet:
+        # No delimiter or command to split, and no lone "$" to leave at an edge (a snippet
+        # wholly inside a formula longer than itself shows as the plain text it is): as
+        # made. 492 of the 1,598 snippets of TeX abstracts in 200 keyword searches at 663k.
+        return snippet
     shown: list[str] = []
     marks: list[Span] = []
     at = opened = 0
