@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import date
+from functools import lru_cache
 
 from starlette.datastructures import QueryParams
 
@@ -306,7 +307,13 @@ def default_sort(query: str) -> Sort:
         return "newest"
     if "-" not in query and "NOT" not in query:  # no exclusion: spare the parse (~40 us)
         return "relevance"
-    return "newest" if parse_user_query(query).only_negative else "relevance"
+    return "newest" if _only_exclusions(query) else "relevance"
+
+
+@lru_cache(maxsize=256)
+def _only_exclusions(query: str) -> bool:
+    """Once per query, not per link: a search page asks ``default_sort`` ~40 times."""
+    return parse_user_query(query).only_negative
 
 
 def _as_mode(value: str) -> Mode:
