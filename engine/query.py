@@ -135,6 +135,12 @@ class ParsedQuery:
         return [tuple(g) for g in out.values()]
 
 
+def query_units(query: str) -> list[str]:
+    """The query's units as typed, as the parser splits it: each signed or fielded word or
+    "phrase", and the operators AND, OR and NOT."""
+    return [m.group(0) for m in _TOKEN.finditer(query)]
+
+
 def arxiv_id_in(query: str) -> str | None:
     """The arXiv id if the whole query is one (bare, ``arXiv:``-prefixed or an arXiv URL)."""
     text = query.strip()

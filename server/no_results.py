@@ -5,11 +5,11 @@ another "No papers found" only costs the reader a click."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from papersift.core.errors import QueryError
 from papersift.engine.match import ONLY_COMMON_WORDS
+from papersift.engine.query import query_units
 from papersift.engine.results import Filters, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.server.params import search_url
@@ -18,8 +18,6 @@ from papersift.server.views import Link
 # Queries with one word left out that are tried, the last word first (each one search of a
 # page of one hit: the page of an empty search costs at most this many more, plus two).
 MAX_SHORTER = 3
-# A query's units as ``engine.query`` reads them: a signed or fielded word or "phrase".
-_UNIT = re.compile(r'[+-]?(?:[A-Za-z]+:)?(?:"[^"]*"?|[^\s"]+)')
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
 
 
@@ -28,7 +26,7 @@ def shorter_queries(query: str) -> list[str]:
     ``MAX_SHORTER``; none for a query of one word or one with AND, OR or NOT, where leaving
     a word out would leave an operator without its operand, and none of -excluded words
     alone."""
-    units = _UNIT.findall(query)
+    units = query_units(query)
     if len(units) < 2 or _OPERATORS & set(units):
         return []
     out = []
