@@ -35,7 +35,7 @@ SEARCH_PARAMS = (
     "q", "mode", "category", "researcher", "researcher_id", "institution", "from", "to",
     "sort", "page", "page_size", "autocorrect",
 )  # fmt: skip
-_FLAGS = {"1": True, "true": True, "yes": True, "on": True,
+FLAG_VALUES = {"1": True, "true": True, "yes": True, "on": True,
           "0": False, "false": False, "no": False, "off": False}  # fmt: skip
 MAX_FILTER_VALUES = 20
 MAX_RESEARCHER_LENGTH = 200
@@ -107,9 +107,9 @@ def int_param(params: QueryParams, name: str, default: int, maximum: int) -> int
 def _flag(params: QueryParams, name: str, default: bool, strict: bool) -> bool:
     """``1``/``0`` (or true/false, yes/no, on/off, any case); empty: the default."""
     value = _single(params, name, strict).lower()
-    if value and value not in _FLAGS:
+    if value and value not in FLAG_VALUES:
         raise ParamError(name, f"'{name}' must be 1 or 0 (true or false), not {_show(value)}.")
-    return _FLAGS.get(value, default)
+    return FLAG_VALUES.get(value, default)
 
 
 def _int(params: QueryParams, name: str, default: int, maximum: int, strict: bool) -> int:

@@ -10,6 +10,7 @@ from papersift.core.config_search import SearchConfig
 from papersift.engine.results import MODES, SORTS
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import (
+    FLAG_VALUES,
     MAX_FILTER_VALUES,
     MAX_PAGE,
     MAX_RESEARCHER_ID,
@@ -143,7 +144,7 @@ def search_parameters(
             "1 (default, or empty): when no paper matches the query as typed and its "
             "`suggestion` (did you mean) matches some, answer the suggestion, and say so in "
             "`corrected`. 0: always search the query as typed. Also true/false, yes/no, on/off.",
-            {"enum": ["", "1", "0", "true", "false", "yes", "no", "on", "off"]},
+            {"enum": ["", *FLAG_VALUES]},
         ),
     ]
 
