@@ -21,7 +21,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from papersift.core.config_search import SearchConfig
-from papersift.engine.results import Filters
+from papersift.core.errors import WindowError
+from papersift.engine.list_page import window_page
+from papersift.engine.results import Filters, SearchResult
 from papersift.server import views
 from papersift.server.api import named, search_page
 from papersift.server.context import ctx
@@ -202,12 +204,15 @@ async def similar(request: Request) -> Response:
     size = body.page_size or cfg.page_size
     if size > cfg.max_page_size:
         raise invalid("page_size", accepts["page_size"], size)
-    if body.page * size > cfg.max_window:
-        raise window_error(cfg.max_window, size, body.page)
     filters = similar_filters(body)
-    result, names = await c.call(
-        named, c.engine, c.engine.similar_text, text, filters, body.page, body.page_size
-    )
+
+    def answer(page: int) -> SearchResult:
+        return c.engine.similar_text(text, filters, page, body.page_size)
+
+    try:  # past the window: the empty page after the last, as a search's, if the list ends
+        result, names = await c.call(named, c.engine, window_page, answer, body.page, size, cfg)
+    except WindowError:
+        raise window_error(cfg.max_window, size, body.page) from None
     page = search_page(result, site_root(request), cfg.max_window, names, sortable=False)
     # The text is the caller's: not echoed back; a POST has no next URL (post page + 1).
     echo = msgspec.structs.replace(page.request, q="")

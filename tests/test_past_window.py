@@ -88,6 +88,27 @@ def test_references_and_citations_page_as_the_search_does(client: TestClient) ->
     assert f"page 5,000 is past the last page ({body['pages']})" in body["warnings"]
 
 
+def test_papers_like_a_text_page_as_the_search_does(client: TestClient, narrow: TestClient) -> None:
+    """``POST /api/v1/similar``: the nearest papers of the session's ~320 end inside the
+    window of 1,000 (the empty page with its note), and run on past the narrow one (400)."""
+    text = {"text": "parsing natural language with statistical models"}
+    first = client.post("/api/v1/similar", json={**text, "page_size": 5}).json()
+    last = first["pages"]
+    assert first["total"] <= 1000 and last > 1
+    r = client.post("/api/v1/similar", json={**text, "page_size": 5, "page": 5000})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["hits"] == [] and body["total"] == first["total"] and body["page"] == 5000
+    assert f"page 5,000 is past the last page ({last})" in body["warnings"]
+    assert narrow.post("/api/v1/similar", json={**text, "page": 4}).json()["hits"]
+    r = narrow.post("/api/v1/similar", json={**text, "page": 5})
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == (
+        "Page 5 is past the result window: with 24 per page at most 4 pages can be reached "
+        "(the first 96 results)."
+    )
+
+
 def test_the_engine_answers_the_same_and_says_why_it_cannot(
     engine: SearchEngine, built_config: Config
 ) -> None:

@@ -80,7 +80,6 @@ def test_filters_and_paging(engine: SearchEngine, http: httpx.Client) -> None:
         # whitespace are cleaned (21,000 characters, 14,000 after); it was accepted.
         ({"text": "a\t\t" * 7_000}, "text"),
         ({"text": "fine", "page_size": 101}, "page_size"),
-        ({"text": "fine", "page": 100}, "page"),
         ({"text": 5}, "text"),
         ({"text": "fine", "colour": "red"}, "colour"),
         ({"text": "fine", "from": "2020-13-01"}, "from"),  # the schema's date pattern
