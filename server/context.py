@@ -50,6 +50,7 @@ def _ordinary_errors(fn: Callable[..., T], args: tuple[object, ...]) -> T:
 class _StatsCache:
     stats: Stats | None = None
     at: float = 0.0
+    generation: object = None  # the papers' and researchers' generations ``stats`` saw
     known: dict[str, str] | None = None  # known_categories of ``stats``
     cited: bool | None = None  # citations_known of ``stats``
 
@@ -84,11 +85,19 @@ class AppContext:
         self._engine_threads.shutdown(wait=True, cancel_futures=True)
 
     async def stats(self) -> Stats:
+        """The index's counts and embedding progress: taken again once the papers or the
+        researchers changed (a commit of another process shows with the next refresh, not
+        up to ``STATS_TTL`` later: the home page's count, the categories a filter knows),
+        else at most every ``STATS_TTL`` seconds (the backlog's progress: vectors change
+        with every embedded batch, and a snapshot costs ~10 ms at 663k papers)."""
         now = time.monotonic()
         cached = self._stats
-        if cached.stats is None or now - cached.at > STATS_TTL:
+        data = self.engine.data
+        generation = (data.lexical.generation, data.people_generation, data.graph.generation)
+        if cached.stats is None or now - cached.at > STATS_TTL or generation != cached.generation:
             cached.stats = await self.call(self.engine.stats_with_progress)
             cached.at = now
+            cached.generation = generation
             cached.known = None
             cached.cited = None
         return cached.stats
