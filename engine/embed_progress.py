@@ -25,7 +25,8 @@ class EmbeddingProgress:
 
     ``rate`` is the papers/s the last backlog run measured (wall time, writes included;
     None before any run), ``reached`` the first-version date down to which that run has
-    embedded every paper (newest first), ``measured_at`` when it last checkpointed.
+    embedded every paper (newest first; None once papers were added or removed since, as
+    the next run starts again from the newest), ``measured_at`` when it last checkpointed.
     """
 
     model_id: str
@@ -101,6 +102,7 @@ def record_progress(store: PaperStore, model: str, rate: float, reached: str | N
         "rate": round(rate, 3),
         "reached": reached if reached is not None else old.get("reached"),
         "at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "papers": store.count(),  # the reach holds for these papers (``parse_progress``)
     }
     store.set_meta(_KEY + model, json.dumps(value, sort_keys=True))
 
@@ -116,6 +118,10 @@ def parse_progress(
     """:func:`read_progress` from the stored value itself (``doctor`` reads SQLite directly)."""
     raw = _parse(raw_json)
     rate, reached, at = raw.get("rate"), raw.get("reached"), raw.get("at")
+    if raw.get("papers", total) != total:
+        # Papers came or went since: new ones may be newer than the reach ("embedded down
+        # to 1992-02" beside 100 new papers of this month not embedded), so it is not said.
+        reached = None
     try:
         day = date.fromisoformat(reached) if isinstance(reached, str) else None
         when = datetime.fromisoformat(at) if isinstance(at, str) else None

@@ -37,7 +37,6 @@ from papersift.engine.why import Evidence, filter_lines, query_words
 from papersift.engine.writer_lock import writing
 
 # What to do when no process embeds the backlog (no one holds the writer lock).
-NOT_EMBEDDING = "`papersift index` embeds them, as `papersift serve` does by itself"
 
 if TYPE_CHECKING:
     from papersift.engine.search import SearchEngine
@@ -260,7 +259,7 @@ def usable_mode(
         if writing(engine.data.root) is not None:
             warnings.append("the semantic index is still being built; searched by keywords")
         else:
-            warnings.append(f"no paper has a vector yet ({NOT_EMBEDDING}); searched by keywords")
+            warnings.append("no paper has a vector yet; searched by keywords")
         return "keyword", 1.0
     progress = engine.data.embedding_progress()  # cheap: counts kept per change
     if not progress.pending:
@@ -279,9 +278,10 @@ def usable_mode(
 
 def embedding_state(root: Path) -> tuple[str, bool]:
     """How a note names a pending backlog, and whether a process embeds it now (holds the
-    writer lock): only then do its rate and time to go mean anything."""
+    writer lock): only then do its rate and time to go mean anything. Worded for whoever
+    searches: what to run is the admin's (``doctor``, ``stats``, the admin page)."""
     running = writing(root) is not None
-    return ("embedding is under way" if running else f"not all embedded ({NOT_EMBEDDING})"), running
+    return ("embedding is under way" if running else "not all papers are embedded yet"), running
 
 
 def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:

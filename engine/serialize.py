@@ -39,9 +39,17 @@ class EmbeddingProgress(Struct):
     total: Count
     coverage: Annotated[float, Meta(ge=0, le=1)]
     rate: Annotated[float | None, Meta(description="papers/s last measured")]
-    reached: Annotated[date | None, Meta(description="embedded newest first down to this date")]
+    reached: Annotated[
+        date | None,
+        Meta(description="embedded newest first down to this date (null once papers were "
+             "added since the last run)"),
+    ]  # fmt: skip
     reached_month: str | None
-    eta_seconds: Annotated[int, Meta(ge=0)] | None
+    eta_seconds: Annotated[
+        Annotated[int, Meta(ge=0)] | None,
+        Meta(description="seconds the rest takes at the rate last measured, once a "
+             "backlog run is under way"),
+    ]  # fmt: skip
     measured_at: DateTime | None
 
 

@@ -165,3 +165,24 @@ def test_rate_and_eta_follow_the_recent_window(fresh_config: Config) -> None:
     stored = read_progress(data.store, "m", run.done, 100_000)
     assert stored.rate == pytest.approx(256 / 60, abs=1e-3)
     data.close()
+
+
+def test_the_reach_is_not_said_once_papers_were_added(fresh_config: Config, tmp_path: Path) -> None:
+    """A run that reached the oldest paper, then an import: the new papers are not embedded
+    and may be the newest, so "embedded down to" (the old run's reach) is not said until
+    the next run records its own."""
+    records = sample_records(40)
+    data = DataDir(fresh_config)
+    try:
+        import_files(data, [write_jsonl(tmp_path / "a.jsonl", records[:-5])])
+        embed_backlog(data)
+        done = data.embedding_progress()
+        assert done.reached is not None and not done.pending
+        import_files(data, [write_jsonl(tmp_path / "b.jsonl", records[-5:])])
+        progress = data.embedding_progress()
+        assert progress.pending == 5 and progress.reached is None
+        assert "down to" not in progress.line()
+        embed_backlog(data, limit=2, chunk=2)
+        assert data.embedding_progress().reached is not None  # this run's own reach
+    finally:
+        data.close()
