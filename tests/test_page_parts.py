@@ -48,6 +48,30 @@ def test_font_and_box_commands_keep_their_text() -> None:
     assert plain_text("\\texttt{a\\_b} at 50\\%") == "a_b at 50%"
 
 
+def test_an_authors_own_macro_is_shown_as_written_and_switches_are_dropped() -> None:
+    """A macro pylatexenc does not know was dropped: "an $N=2$ non-linear ." (real abstract
+    hep-th/9503208), "DeepAgentRank ()" (a demo abstract). It is the author's own, shown as
+    arXiv shows it; font and size switches still have no text, and siunitx's and mhchem's
+    macros read as their text (real physics abstracts of the bench snapshot)."""
+    assert tex_text("target space of an $N=2$ non-linear \\sm. This") == (
+        "target space of an $N=2$ non-linear \\sm. This"
+    )
+    assert tex_text("a \\sm model") == "a \\sm model"  # the space after it kept
+    assert tex_text("\\textbf{De}ep\\textbf{A}gent\\textbf{R}ank (\\textbf{\\DeAR}), an") == (
+        "DeepAgentRank (\\DeAR), an"
+    )
+    assert tex_text("the {\\it topic} of {\\bf bitext maps} and {\\sc Math-PT}") == (
+        "the topic of bitext maps and Math-PT"
+    )
+    assert tex_text("in excess of \\SI{1000}{G/cm} at \\SI{2}{mm} from") == (
+        "in excess of 1000 G/cm at 2 mm from"
+    )
+    assert tex_text("Yb\\textsuperscript{+} and \\ce{Na+} ions, a \\num{2e-13} shift") == (
+        "Yb+ and Na+ ions, a 2e-13 shift"
+    )
+    assert plain_text("SL(3,\\C) over \\V") == "SL(3,\\C) over \\V"
+
+
 def test_tex_html_keeps_highlights_or_drops_them_when_they_split_tex() -> None:
     title = "Rozw\\'oj bibliotek cyfrowych"
     assert tex_html("Rozw\\'oj <b>bibliotek</b> cyfrowych", title) == (

@@ -10,6 +10,7 @@ from functools import lru_cache
 from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from pylatexenc.latexwalker import LatexMacroNode
+from pylatexenc.macrospec import std_macro
 
 from papersift.core.accents import MATH, accented, strip_accents
 
@@ -33,17 +34,59 @@ def _argument(node: LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
     return str(l2tobj.nodelist_to_text([args[0]])) if args and args[0] is not None else ""
 
 
+# Switches of font, size and spacing that pylatexenc does not know and that have no text of
+# their own ("{\\it topic}" is "topic"). Any other macro it does not know is an author's own
+# (``\\sm`` for "sigma model", ``\\DeAR`` for a system's name): shown as written, as arXiv
+# shows it, where dropping it left "a non-linear ." and "DeepAgentRank ()".
+SWITCHES = (
+    "it", "bf", "em", "sc", "sl", "rm", "tt", "sf", "cal", "frak", "up", "md", "bfseries",
+    "itshape", "scshape", "slshape", "upshape", "mdseries", "rmfamily", "sffamily",
+    "ttfamily", "normalfont", "tiny", "scriptsize", "footnotesize", "small", "normalsize",
+    "large", "Large", "LARGE", "huge", "Huge", "xspace", "linebreak", "newline", "noindent",
+    "hfill", "vfill", "hphantom", "vphantom", "phantom", "big", "Big", "bigg", "Bigg",
+    "left", "right", "displaystyle", "textstyle", "nolinebreak", "allowbreak", "relax",
+)  # fmt: skip
+
+
+# Text macros pylatexenc 2.11 does not know, with how many arguments: their text, where an
+# unknown macro is shown as written ("Yb\\textsuperscript+"): siunitx's quantities in physics
+# abstracts ("\\SI{1000}{G/cm}" -> "1000 G/cm", "\\num{2e-13}"), mhchem's formulas
+# ("\\ce{Na+}" -> "Na+") and super- and subscripts.
+PARSED = {"textsuperscript": 1, "textsubscript": 1, "num": 1, "si": 1, "SI": 2, "ce": 1}
+
+
+def _arguments(node: LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    args = node.nodeargd.argnlist if node.nodeargd is not None else []
+    return " ".join(str(l2tobj.nodelist_to_text([a])) for a in args if a is not None)
+
+
+def _walker_context() -> object:
+    db = latexwalker.get_default_latex_context_db()
+    specs = [std_macro(name, False, n) for name, n in PARSED.items()]
+    db.add_context_category("papersift-parsed", macros=specs, prepend=True)
+    return db
+
+
 def _context() -> object:
     db = get_default_latex_context_db()
-    keep = [MacroTextSpec(name, simplify_repl=_argument) for name in KEEP_ARGUMENT]
+    keep = [MacroTextSpec(name, simplify_repl=_arguments) for name in PARSED]
+    keep += [MacroTextSpec(name, simplify_repl=_argument) for name in KEEP_ARGUMENT]
     db.add_context_category("papersift-keep-argument", macros=keep, prepend=True)
+    switches = [MacroTextSpec(name, discard=True) for name in SWITCHES]
+    db.add_context_category("papersift-switches", macros=switches, prepend=True)
+    db.set_unknown_macro_spec(MacroTextSpec("", simplify_repl=_as_written))
     return db
+
+
+def _as_written(node: LatexMacroNode, l2tobj: LatexNodes2Text) -> str:
+    """An unknown macro as its source (its arguments, if the parser took any, as text)."""
+    return f"\\{node.macroname}{node.macro_post_space}"
 
 
 _latex = LatexNodes2Text(math_mode="text", latex_context=_context())
 # The parser's macro table, built once: without it each parse builds its own, a quarter of
 # the time of a call. Parsing only reads it (safe across threads).
-_PARSE = {"latex_context": latexwalker.get_default_latex_context_db()}
+_PARSE = {"latex_context": _walker_context()}
 _TEX_TEXT = re.compile(r"[\\{}]")  # what pylatexenc has work to do on outside math
 _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")  # a comment, a table cell: literal in titles
 _ESCAPED_DOLLAR = "\x00"
