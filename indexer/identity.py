@@ -7,9 +7,12 @@ Rules, strongest first (all inside one block: same surname, same first initial):
 2. The same normalised name with a spelled-out first name joins ("Balázs Kégl" = "Balazs
    Kegl" = "B\\'alazs K\\'egl").
 3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther")
-   join only with evidence, a shared co-author (surname and initial) or a shared id, and
-   only when exactly one candidate qualifies. Initials-only names need that evidence even
-   when spelled identically.
+   join only with evidence, a shared co-author (surname and initial) or a shared id.
+   Initials-only names need that evidence even when spelled identically. Two candidates
+   for one unit are ambiguous, unless the block shows no sign of two people (no two
+   spellings that cannot be one person, no two of its names on one paper): then they are
+   one person and all join at once ("J. M. F. Labastida" on four papers with "M. Mariño":
+   each is the others' candidate). ``bench/identity_precision.py`` measures the trade.
 4. Two authors of one paper are never joined.
 
 Ids are stable: each new cluster keeps the id most of its authorships had before; a
@@ -118,10 +121,20 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     if len(units) < 2:
         return units
     spellings = _spellings({k for v in units for k in v.parts})
+    crowded = _crowded(rows, spellings)
     for _ in range(MAX_ROUNDS):
-        if not _attach_round(units, spellings):
+        if not _attach_round(units, spellings, crowded):
             break
     return units
+
+
+def _crowded(rows: list[Row], spellings: dict[str, list[str]]) -> bool:
+    """Whether the block shows two people ("Yi Zhang" and "Yu Zhang", or two of its names
+    on one paper), so that two candidates of one unit may be two people (rule 3)."""
+    if any(len(near) < len(spellings) for near in spellings.values()):
+        return True
+    docids = [r.docid for r in rows]
+    return len(set(docids)) < len(docids)
 
 
 def _spellings(keys: set[str]) -> dict[str, list[str]]:
@@ -155,9 +168,10 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
     return out
 
 
-def _attach_round(units: list[Unit], spellings: dict[str, list[str]]) -> bool:
-    """Join each unit to its one compatible, evidenced candidate; True if anything joined.
-    ``spellings`` maps each key of the block to the keys compatible with it."""
+def _attach_round(units: list[Unit], spellings: dict[str, list[str]], crowded: bool) -> bool:
+    """Join each unit to its compatible, evidenced candidates (one, or several when the
+    block is not ``crowded``); True if anything joined. ``spellings`` maps each key of the
+    block to the keys compatible with it."""
     # A one-spelling unit no other unit could match is neither a candidate nor has one.
     per_key = Counter(k for v in units for k in v.parts)
     active = [
@@ -184,46 +198,71 @@ def _attach_round(units: list[Unit], spellings: dict[str, list[str]]) -> bool:
     home: dict[int, Unit] = {}
 
     def resolve(v: Unit) -> Unit:
-        while id(v) in home:
-            v = home[id(v)]
-        return v
+        top = v
+        while id(top) in home:
+            top = home[id(top)]
+        while v is not top:  # path compression: chains stay short in big blocks
+            home[id(v)], v = top, home[id(v)]
+        return top
 
     for u in order:
         if id(u) in home:
             continue
-        cand = _sole_candidate(u, spellings[next(iter(u.parts))], having, resolve)
-        if cand is not None:
-            cand.absorb(u)
-            home[id(u)] = cand
+        found = _candidates(u, spellings[next(iter(u.parts))], having, resolve, crowded)
+        if found:
+            group = [u, *found]
+            into = max(group, key=lambda w: len(w.rows))  # copy the smaller ones
+            for v in group:
+                if v is not into:
+                    into.absorb(v)
+                    home[id(v)] = into
             merged = True
     units[:] = [u for u in units if id(u) not in home]
     return merged
 
 
-def _sole_candidate(
+def _candidates(
     u: Unit,
     near: list[str],
     having: dict[tuple[object, str], list[Unit]],
     resolve: Callable[[Unit], Unit],
-) -> Unit | None:
-    """The one unit that shares evidence with ``u`` and could be the same person, or None
-    (no candidate, or two: ambiguous, so stop looking). ``near`` holds the spellings
-    compatible with one of u's keys; a candidate's keys must all be among them."""
+    crowded: bool,
+) -> list[Unit]:
+    """The units that share evidence with ``u`` and could be the same person (rule 3), or
+    none: a second one in a ``crowded`` block, or two that cannot be one person (different
+    ids), is ambiguous, so stop looking. ``near`` holds the spellings compatible with one of
+    u's keys; a candidate's keys must all be among them."""
     evidence = [*u.coauthors, *((s, x) for s, vs in u.ids.items() for x in vs)]
-    found: Unit | None = None
+    found: list[Unit] = []
+    docs: set[int] = set()
+    ids: dict[str, set[str]] = {}
     checked = {id(u)}
     for e in evidence:
         for k in near:
-            for v in having.get((e, k), ()):
-                v = resolve(v)
+            listed = having.get((e, k))
+            if not listed:
+                continue
+            # The units listed, followed to their homes, once each: a list joined into
+            # one unit is read once, not once per unit that shares the evidence.
+            listed[:] = {id(w): w for w in map(resolve, listed)}.values()
+            for v in listed:
                 if id(v) in checked:
                     continue
                 checked.add(id(v))
                 if u.compatible(v) and not u.conflicts(v):
-                    if found is not None:
-                        return None
-                    found = v
+                    if found and (crowded or _clash(v, docs, ids)):
+                        return []
+                    found.append(v)
+                    docs |= v.docids
+                    for src, values in v.ids.items():
+                        ids[src] = values
     return found
+
+
+def _clash(v: Unit, docs: set[int], ids: dict[str, set[str]]) -> bool:
+    """Whether ``v`` cannot be the person of the candidates found so far: one paper, or
+    other ids (the papers and ids of candidates that agree with each other)."""
+    return bool(v.docids & docs) or any(s in ids and ids[s] != vs for s, vs in v.ids.items())
 
 
 def display(u: Unit) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from papersift.doctor_checks import (
     Status,
     check_disk,
     check_graphs,
+    check_lab,
     check_lexical,
     check_manifest,
     check_model,
@@ -65,6 +66,8 @@ def diagnose(config: Config) -> list[Check]:
         if store is not None:
             out.append(check_lexical(config, root, store))
             out.append(check_researchers(root, store))
+            if config.lab.members:
+                out.append(check_lab(config.lab, root))
     except StoreUnreadable as exc:  # damaged past the counts check_store reads
         out[at], store = store_unreadable(root, exc), None
     model_check, model = check_model(config, root, manifest)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from papersift.core.config import Config
+from papersift.core.config import Config, LabConfig
 from papersift.core.errors import WRITE_ACCESS, ConfigError, PapersiftError, unwritable
 from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
 from papersift.engine.lexical import REBUILD
@@ -22,6 +22,7 @@ from papersift.engine.store_files import (
     StoreUnreadable,
     embedding_state,
     identity_backlog,
+    read_only,
     store_facts,
 )
 
@@ -148,6 +149,19 @@ def check_researchers(root: Path, store: StoreFacts) -> Check:
             "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
         )
     return Check("researchers", "OK", "researcher identities are up to date")
+
+
+def check_lab(lab: LabConfig, root: Path) -> Check:
+    """Declared ``[lab] members`` that no paper was anchored on, and why (``indexer.lab``)."""
+    from papersift.indexer.lab_report import unlinked_members
+
+    with read_only(root) as db:  # StoreUnreadable: the store's row says it (diagnose)
+        missing = unlinked_members(db, lab)
+    if not missing:
+        return Check("lab members", "OK", f"all {len(lab.members)} linked to their papers")
+    detail = "; ".join(f"{m.name} ({m.orcid}) has no papers: {m.reason}" for m in missing)
+    fixes = dict.fromkeys(f"{m.name}: {m.fix}" for m in missing)
+    return Check("lab members", "WARN", detail, "; ".join(fixes))
 
 
 def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:

@@ -21,6 +21,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.indexer.scheduler import JOBS, JobRunner, NotStarted
+from papersift.server.context import ctx
+from papersift.server.lab_view import unlinked
 from papersift.server.schemas_admin import AdminRun, status_body
 from papersift.server.templating import fresh_json, page_meta, render
 
@@ -118,10 +120,12 @@ async def page(request: Request) -> Response:
     context = page_meta(
         request, title="Admin", description="Scheduled jobs", path="/admin", robots="noindex"
     )
+    c = ctx(request)
     context.update(
         status=snapshot,
         keys={job: _form_key(token, job) for job in JOBS},
         notice=NOTICES.get(request.query_params.get("notice", ""), ""),
+        unlinked=await c.call(unlinked, c.engine, c.config.lab),
     )
     response = render(request, "admin.html", context)
     response.headers["Cache-Control"] = "no-store"

@@ -12,6 +12,7 @@ from papersift.core.config import Config, LabConfig
 from papersift.core.urls import institution_url, researcher_url
 from papersift.engine.results import Hit
 from papersift.engine.search import SearchEngine
+from papersift.indexer.lab_report import Unlinked, unlinked_members
 
 ORCID_URL = "https://orcid.org/"
 SNIPPET = 300
@@ -97,6 +98,14 @@ def lab_section(
         papers=total,
         search_url=search,
     )
+
+
+def unlinked(engine: SearchEngine, lab: LabConfig) -> list[Unlinked]:
+    """The declared members no paper was anchored on, with why (for the admin page)."""
+    if not lab.members:
+        return []
+    with engine.data.store.reading() as db:
+        return unlinked_members(db, lab)
 
 
 def home_section(engine: SearchEngine, config: Config) -> LabSection | None:

@@ -17,6 +17,7 @@ from papersift.engine.datadir import DataDir
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.indexer.build import import_files
+from papersift.indexer.identity import Row, cluster
 from papersift.indexer.identity_refresh import refresh_people
 from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import demo_records, write_jsonl
@@ -213,3 +214,55 @@ def test_indexed_spellings_equal_the_pairwise_comparison() -> None:
         keys |= {"the atlas collaboration"}
         brute = {k: {k2 for k2 in keys if _keys_compatible(k, k2)} for k in keys}
         assert {k: set(v) for k, v in _spellings(keys).items()} == brute
+
+
+ALG_GEOM = Path(__file__).parent / "fixtures" / "snapshot" / "alg-geom-1990s.jsonl"
+
+
+def test_initials_sharing_a_coauthor_on_many_papers_join(fresh_config: Config) -> None:
+    """Real 1990s records: four papers of "J. M. F. Labastida, M. Mariño" are one
+    Labastida and one Mariño, not four each (every unit had three candidates, all of one
+    spelling, and called that ambiguous); "M. Kontsevich" twice with "Yu. Manin" joins
+    "Maxim Kontsevich" with "Yuri I. Manin". Without a shared co-author initials stay apart."""
+    data = DataDir(fresh_config)
+    import_files(data, [ALG_GEOM])
+    refresh_people(data)
+    r = lambda i, n: _rid(data, i, n)  # noqa: E731
+    joint = ("hep-th/9504010", "hep-th/9507140", "hep-th/9603169", "hep-th/9702054")
+    assert len({r(i, "J. M. F. Labastida") for i in joint}) == 1
+    marino = {r(i, n) for i, n in zip(joint, ["M. Mariño"] * 3 + ["M. Marino"], strict=True)}
+    assert len(marino) == 1
+    labastida = r(joint[0], "J. M. F. Labastida")
+    assert r("hep-th/9511037", "J. M. F. Labastida") != labastida  # alone on the paper
+    assert r("hep-th/9709192", "J. M. F. Labastida") != labastida  # with Carlos Lozano only
+    maxim = r("alg-geom/9708024", "Maxim Kontsevich")
+    assert r("hep-th/9402147", "M. Kontsevich") == r("q-alg/9502009", "M. Kontsevich") == maxim
+    solo = {r(i, "R. Pandharipande") for i in ("alg-geom/9502020", "alg-geom/9504004")}
+    assert len(solo) == 2  # identical initials, no evidence: still two researchers
+    data.close()
+
+
+def _block(*papers: list[str]) -> tuple[list[Row], dict[int, set[str]]]:
+    """The rows of the name block "zhang y" (docids from 1) and each paper's co-author
+    blocks, as ``indexer.identity_refresh`` reads them."""
+    rows, coauthors = [], {}
+    for docid, names in enumerate(papers, start=1):
+        authors = parse_authors(", ".join(names))
+        coauthors[docid] = {split_name(a.key).block for a in authors} - {"zhang y"}
+        for pos, a in enumerate(authors):
+            if split_name(a.key).block == "zhang y":
+                rows.append(Row(docid, pos, len(names), a.name, a.key, frozenset(), None, True))
+    return rows, coauthors
+
+
+def test_several_candidates_join_only_where_the_block_shows_one_person() -> None:
+    """Three "Y. Zhang" with co-author "Y. Wang" are one person while nothing in the block
+    says otherwise; once "Yi Zhang" and "Yu Zhang" (two people) are in it, or two of its
+    names share a paper, three of one spelling may be two people: none join."""
+    three = [["Y. Zhang", "Y. Wang"]] * 3
+    (one,) = cluster(*_block(*three))
+    assert len(one.docids) == 3
+    crowded = cluster(*_block(*three, ["Yi Zhang", "Q. Li"], ["Yu Zhang", "H. Chen"]))
+    assert sorted(len(u.docids) for u in crowded) == [1, 1, 1, 1, 1]
+    shared = cluster(*_block(*three, ["Y. Zhang", "Y. Zhang"]))  # two on one paper
+    assert sorted(len(u.docids) for u in shared) == [1, 1, 1, 1, 1]
