@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import html
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from email.utils import formataddr, make_msgid
 from typing import Any
 
@@ -27,6 +28,35 @@ from papersift.indexer.digest import Digest
 UNSUBSCRIBE_SALT = "papersift-unsubscribe"
 MAX_TOKEN = 200
 KEY_CHARS = 8
+# RFC 5322's limit for a line; 78 is only its "should".
+MAX_HEADER_LINE = 998
+ONE_LINE_HEADERS = frozenset({"list-unsubscribe"})
+
+
+class DigestPolicy(EmailPolicy):
+    """The email package's default policy, except that List-Unsubscribe stays one line.
+
+    A URL is one word with nowhere to fold it, so past 78 characters the default policy
+    writes it as RFC 2047 encoded words (``=?utf-8?q?=3Chttp...?=``), which RFC 2047 itself
+    allows in free text only, not in a URL, and which RFC 2369/8058 readers (a mail
+    program's unsubscribe button) take literally. For that header the line may run to RFC
+    5322's 998 characters; every other header, and the body's encoding, keep the 78.
+    """
+
+    def _for(self, name: str) -> EmailPolicy:
+        if name.lower() in ONE_LINE_HEADERS:
+            return self.clone(max_line_length=MAX_HEADER_LINE)
+        return self
+
+    def fold(self, name: str, value: str) -> str:
+        folded: str = EmailPolicy.fold(self._for(name), name, value)
+        return folded
+
+    def fold_binary(self, name: str, value: str) -> bytes:  # what smtplib's generator calls
+        return EmailPolicy.fold_binary(self._for(name), name, value)
+
+
+DIGEST_POLICY = DigestPolicy()
 
 
 def unsubscribe_token(secret: str, member: Member) -> str:
@@ -107,7 +137,7 @@ def digest_message(digest: Digest, *, sender: str, base_url: str, secret: str) -
     """The message to send: text and HTML, with List-Unsubscribe (RFC 2369 and 8058)."""
     token = unsubscribe_token(secret, digest.member)
     unsubscribe = with_query(f"{base_url}/digest/unsubscribe", {"t": token})
-    msg = EmailMessage()
+    msg = EmailMessage(policy=DIGEST_POLICY)
     what = "daily" if digest.window.kind == "daily" else "weekly"
     msg["Subject"] = f"papersift: {digest.papers} new papers ({what}, {digest.window.label()})"
     msg["From"] = sender

@@ -18,6 +18,7 @@ class Inbox:
 
     def __init__(self) -> None:
         self.messages: list[EmailMessage] = []
+        self.raw: list[bytes] = []  # each message as it came over the wire
         self.envelopes: list[tuple[str, list[str]]] = []
         self.lock = threading.Lock()
         self.on_data: Callable[[int], None] | None = None  # called with the message count
@@ -27,6 +28,7 @@ class Inbox:
         assert isinstance(msg, EmailMessage)
         with self.lock:
             self.messages.append(msg)
+            self.raw.append(envelope.original_content)
             self.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
             count = len(self.messages)
         if self.on_data is not None:

@@ -175,6 +175,34 @@ def test_digest_sent_once_with_working_links(
         assert later.sent == 0 and later.empty == 2 and len(box.messages) == 2
 
 
+def test_list_unsubscribe_is_one_plain_line_on_the_wire(
+    engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
+) -> None:
+    """RFC 2369 and 8058: ``List-Unsubscribe: <https://...>`` as it is, not the RFC 2047
+    encoded words the email package makes of a URL longer than a 78-character line."""
+    box, port = inbox
+    add_member(members_root, "lee@lab.example")
+    members = Members(members_root)
+    try:
+        weekly_search_digest(members, members.existing("lee@lab.example").id)
+    finally:
+        members.close()
+    base = member_config(built_config, members_root)
+    config = mail_config(base, port, "https://papers.example.org")
+    assert run_digests(engine, config, today=TODAY).sent == 1
+    head = box.raw[0].split(b"\r\n\r\n", 1)[0].split(b"\r\n")  # the header lines as sent
+    (at,) = [i for i, line in enumerate(head) if line.lower().startswith(b"list-unsubscribe:")]
+    text, _ = parts(box.messages[0])
+    (link,) = [line.removeprefix("Unsubscribe: ") for line in text.splitlines()
+               if line.startswith("Unsubscribe: ")]  # fmt: skip
+    assert link.startswith("https://papers.example.org/digest/unsubscribe?t=") and len(link) > 78
+    assert head[at] == f"List-Unsubscribe: <{link}>".encode()
+    assert not head[at + 1].startswith((b" ", b"\t")), "no continuation line"
+    assert b"List-Unsubscribe-Post: List-Unsubscribe=One-Click" in head
+    # Every other header still folds at 78.
+    assert max(len(line) for i, line in enumerate(head) if i != at) <= 78
+
+
 def test_daily_window_and_nothing_new(
     engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
 ) -> None:
