@@ -23,7 +23,7 @@ from papersift.core.paper import Paper
 from papersift.core.tex import plain_text
 from papersift.core.urls import paper_path, with_query
 from papersift.engine.members import Member
-from papersift.indexer.digest import Digest
+from papersift.indexer.digest import Digest, counted
 
 UNSUBSCRIBE_SALT = "papersift-unsubscribe"
 MAX_TOKEN = 200
@@ -90,6 +90,10 @@ def _authors(paper: Paper, limit: int = 4) -> str:
     return ", ".join(names) + (" et al." if len(paper.authors) > limit else "")
 
 
+def _titles(papers: tuple[Paper, ...]) -> str:
+    return "; ".join(plain_text(p.title) for p in papers)
+
+
 def digest_text(digest: Digest, base_url: str, unsubscribe: str) -> str:
     """The plain-text part (also what ``papersift digest --dry-run`` prints)."""
     what = "Daily" if digest.window.kind == "daily" else "Weekly"
@@ -101,6 +105,10 @@ def digest_text(digest: Digest, base_url: str, unsubscribe: str) -> str:
             lines.append(f"{i}. {plain_text(p.title)}")
             lines.append(f"   {_authors(p)} ({p.published.isoformat()})")
             lines.append(f"   {base_url}{paper_path(p)}")
+            if also := digest.also_in(p):
+                lines.append(f"   Also in: {'; '.join(also)}")
+        if section.listed_above:
+            lines.append(f"Listed above: {_titles(section.listed_above)}")
         lines += [f"All of them: {base_url}{section.path}", ""]
     lines += [
         "--",
@@ -108,6 +116,17 @@ def digest_text(digest: Digest, base_url: str, unsubscribe: str) -> str:
         f"Unsubscribe: {unsubscribe}",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _item_html(digest: Digest, paper: Paper, base_url: str) -> str:
+    e = html.escape
+    also = digest.also_in(paper)
+    return (
+        f'<li><a href="{e(base_url + paper_path(paper))}">{e(plain_text(paper.title))}</a><br>'
+        f"<small>{e(_authors(paper))} · {e(paper.published.isoformat())}"
+        + (f'<br><span class="also">Also in: {e("; ".join(also))}</span>' if also else "")
+        + "</small></li>"
+    )
 
 
 def digest_html(digest: Digest, base_url: str, unsubscribe: str) -> str:
@@ -118,14 +137,12 @@ def digest_html(digest: Digest, base_url: str, unsubscribe: str) -> str:
         f"<h1>{e(what)} papers, {e(digest.window.label())}</h1>",
     ]
     for section in digest.sections:
-        out.append(f"<h2>{e(section.title)}</h2><ol>")
-        for p in section.papers:
-            url = e(base_url + paper_path(p))
-            out.append(
-                f'<li><a href="{url}">{e(plain_text(p.title))}</a><br>'
-                f"<small>{e(_authors(p))} · {e(p.published.isoformat())}</small></li>"
-            )
-        out.append(f'</ol><p><a href="{e(base_url + section.path)}">All of them</a></p>')
+        items = "".join(_item_html(digest, p, base_url) for p in section.papers)
+        out.append(f"<h2>{e(section.title)}</h2>" + (f"<ol>{items}</ol>" if items else ""))
+        if section.listed_above:
+            above = e(_titles(section.listed_above))
+            out.append(f'<p class="listed-above">Listed above: {above}</p>')
+        out.append(f'<p><a href="{e(base_url + section.path)}">All of them</a></p>')
     out.append(
         f'<hr><p><small><a href="{e(base_url)}/account/digest">Choose what this digest '
         f'holds</a> · <a href="{e(unsubscribe)}">Unsubscribe</a></small></p></body></html>'
@@ -139,7 +156,8 @@ def digest_message(digest: Digest, *, sender: str, base_url: str, secret: str) -
     unsubscribe = with_query(f"{base_url}/digest/unsubscribe", {"t": token})
     msg = EmailMessage(policy=DIGEST_POLICY)
     what = "daily" if digest.window.kind == "daily" else "weekly"
-    msg["Subject"] = f"papersift: {digest.papers} new papers ({what}, {digest.window.label()})"
+    news = counted(digest.papers, "new paper")
+    msg["Subject"] = f"papersift: {news} ({what}, {digest.window.label()})"
     msg["From"] = sender
     msg["To"] = formataddr((digest.member.name, digest.member.email))
     msg["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2].strip("> ") or None)

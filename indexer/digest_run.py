@@ -24,7 +24,7 @@ from papersift.core.urls import with_query
 from papersift.engine.members import Member, Members, load_secret
 from papersift.engine.search import SearchEngine
 from papersift.engine.subscriptions import Subscriptions
-from papersift.indexer.digest import Digest, compose, window_for
+from papersift.indexer.digest import Digest, compose, counted, window_for
 from papersift.indexer.digest_mail import digest_message, digest_text, unsubscribe_token
 
 MAIL_OFF = "e-mail is off: set [mail] host (and from_address) in config.toml to send digests"
@@ -138,10 +138,6 @@ def _text(reply: bytes | str) -> str:
     return " ".join(text.split())
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _due(members: Members, user: str | None) -> list[Member]:
     if user:
         return [members.existing(user)]
@@ -202,8 +198,8 @@ def run_digests(
             if dry_run:
                 token = unsubscribe_token(secret, member)
                 link = with_query(f"{base_url(config)}/digest/unsubscribe", {"t": token})
-                papers = _count(digest.papers, "paper")
-                sections = _count(len(digest.sections), "section")
+                papers = counted(digest.papers, "paper")
+                sections = counted(len(digest.sections), "section")
                 would_send(
                     f"{member.email}: would send {papers} in {sections} for {window.label()}:"
                 )
@@ -212,7 +208,7 @@ def run_digests(
             assert mailer is not None
             _send_one(subs, mailer, digest, config, secret)
             report.sent += 1
-            out(f"{member.email}: sent {_count(digest.papers, 'paper')} for {window.label()}")
+            out(f"{member.email}: sent {counted(digest.papers, 'paper')} for {window.label()}")
     except MailError as exc:
         report.error = str(exc)  # the caller logs or prints it: one line per run
     finally:

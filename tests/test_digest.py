@@ -135,7 +135,11 @@ def test_digest_sent_once_with_working_links(
                                for a in h.getnext().cssselect("li a")]
             for h in tree.cssselect("h2")
         }  # fmt: skip
-        assert by_section["New for “language models”"] == [h.paper.arxiv_id for h in expected.hits]
+        # The search's matches, but those the tag's list has above only once (there).
+        earlier = set(by_section[titles[0]])
+        searched = [h.paper.arxiv_id for h in expected.hits]
+        assert by_section["New for “language models”"] == [i for i in searched if i not in earlier]
+        assert len(ids) == len(set(ids)), "no paper listed twice"
         assert FOLLOWED_PAPER in ids and not set(ids) & set(seeds)
         for i in set(ids):  # every paper is one of the window's
             paper = engine.paper(i)
@@ -227,6 +231,69 @@ def test_daily_window_and_nothing_new(
     sent = run_digests(engine, config, today=date(2026, 7, 2))
     assert sent.sent == 1 and len(box.messages) == 1
     assert box.messages[0]["X-Papersift-Window"] == "daily:2026-07-01"
+
+
+def test_a_paper_in_two_sections_is_listed_and_counted_once(
+    engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
+) -> None:
+    """A new paper that a saved search and a followed researcher both match: listed in the
+    first section with "Also in" the other, which says it is listed above; the subject and
+    the dry run count distinct papers."""
+    box, port = inbox
+    paper = engine.paper(FOLLOWED_PAPER)
+    rid = engine.people.author_rids(FOLLOWED_PAPER)[2]
+    person = engine.people.get(rid) if rid is not None else None
+    assert paper is not None and person is not None
+    query = paper.title  # a search that finds the followed researcher's paper
+    add_member(members_root, "lee@lab.example")
+    members = Members(members_root)
+    try:
+        who = members.existing("lee@lab.example")
+        subs = Subscriptions(members)
+        subs.follow(who.id, person.rid)
+        subs.choose(who.id, set(), {subs.add_search(who.id, query).id}, {person.rid})
+        members.update(who.id, digest="weekly")
+    finally:
+        members.close()
+    config = mail_config(member_config(built_config, members_root), port)
+    week, size = Filters(date_from=WEEK.start, date_to=WEEK.end), config.mail.papers
+    found = [
+        h.paper.arxiv_id
+        for h in engine.search(
+            SearchRequest(
+                query=" ".join(query.split()), filters=week, sort="newest", page_size=size
+            )
+        ).hits
+    ]
+    theirs = [h.paper.arxiv_id for h in engine.search(SearchRequest(
+        filters=dataclasses.replace(week, researcher_ids=(person.rid,)), sort="newest",
+        page_size=size)).hits]  # fmt: skip
+    assert FOLLOWED_PAPER in found and FOLLOWED_PAPER in theirs, "the sections must overlap"
+    distinct = len(set(found) | set(theirs))
+    assert distinct < len(found) + len(theirs)
+    papers = f"{distinct} paper" + ("s" if distinct > 1 else "")
+
+    dry = run_digests(engine, config, today=TODAY, dry_run=True)
+    assert dry.lines[0] == f"lee@lab.example: would send {papers} in 2 sections for {WEEK.label()}:"
+    assert run_digests(engine, config, today=TODAY).sent == 1
+    (msg,) = box.messages
+    assert (
+        msg["Subject"] == f"papersift: {distinct} new {papers.split()[1]} (weekly, {WEEK.label()})"
+    )
+    text, rich = parts(msg)
+    tree = parse_html(rich)
+    listed = [urlsplit(a.get("href")).path.removeprefix("/papers/")[:10]
+              for a in tree.cssselect("li > a")]  # fmt: skip
+    assert sorted(listed) == sorted(set(found) | set(theirs)), "each paper once"
+    searched, by = tree.cssselect("h2")
+    assert by.text_content() == f"New papers by {person.name}"
+    first = searched.getnext().cssselect("li")
+    (mine,) = [li for li in first if FOLLOWED_PAPER in li.cssselect("a")[0].get("href")]
+    assert mine.cssselect(".also")[0].text_content() == f"Also in: New papers by {person.name}"
+    above = tree.cssselect("p.listed-above")
+    assert len(above) == 1 and paper.title.split()[0] in above[0].text_content()
+    assert text.count(f"/papers/{FOLLOWED_PAPER}") == 1
+    assert f"   Also in: New papers by {person.name}" in text.splitlines()
 
 
 def test_smtp_unreachable_records_nothing(
