@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -11,6 +12,8 @@ from email.message import EmailMessage
 from typing import Any
 
 from aiosmtpd.controller import Controller
+
+from papersift.core.config import Config, MailConfig
 
 
 class Inbox:
@@ -57,3 +60,19 @@ def smtp_server() -> Iterator[tuple[Inbox, int]]:
         yield inbox, port
     finally:
         controller.stop()
+
+
+def mail_config(base: Config, port: int, url: str = "http://papers.example") -> Config:
+    """``base`` sending through the server on ``port``, its links to ``url``."""
+    mail = MailConfig(host="127.0.0.1", port=port, security="none",
+                      from_address="Lab radar <radar@lab.example>")  # fmt: skip
+    return dataclasses.replace(
+        base, mail=mail, server=dataclasses.replace(base.server, base_url=url)
+    )
+
+
+def parts(msg: EmailMessage) -> tuple[str, str]:
+    """A digest's text and HTML parts."""
+    plain, rich = msg.get_body(("plain",)), msg.get_body(("html",))
+    assert plain is not None and rich is not None, "a digest has a text and an HTML part"
+    return plain.get_content(), rich.get_content()

@@ -12,14 +12,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import date
-from email.message import EmailMessage
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from papersift.core.config import Config, MailConfig
+from papersift.core.config import Config
 from papersift.engine.members import Members
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
@@ -29,7 +28,7 @@ from papersift.indexer.digest_run import run_digests
 from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.member_kit import PASSWORD, add_member, member_config, post_settings, sign_in
-from tests.smtp_kit import Inbox, free_port, smtp_server
+from tests.smtp_kit import Inbox, free_port, mail_config, parts, smtp_server
 from tests.web_helpers import parse_html, serving
 
 pytest_plugins = ["tests.member_fixtures"]
@@ -46,14 +45,6 @@ def inbox() -> Iterator[tuple[Inbox, int]]:
         yield found
 
 
-def mail_config(base: Config, port: int, url: str = "http://papers.example") -> Config:
-    mail = MailConfig(host="127.0.0.1", port=port, security="none",
-                      from_address="Lab radar <radar@lab.example>")  # fmt: skip
-    return dataclasses.replace(
-        base, mail=mail, server=dataclasses.replace(base.server, base_url=url)
-    )
-
-
 def older_papers(engine: SearchEngine, query: str, n: int) -> list[str]:
     req = SearchRequest(query=query, filters=Filters(date_to=date(2026, 6, 1)), page_size=n)
     return [h.paper.arxiv_id for h in engine.search(req).hits]
@@ -64,12 +55,6 @@ def weekly_search_digest(members: Members, member_id: int) -> None:
     subs = Subscriptions(members)
     subs.choose(member_id, set(), {subs.add_search(member_id, "language models").id}, set())
     members.update(member_id, digest="weekly")
-
-
-def parts(msg: EmailMessage) -> tuple[str, str]:
-    plain, rich = msg.get_body(("plain",)), msg.get_body(("html",))
-    assert plain is not None and rich is not None, "a digest has a text and an HTML part"
-    return plain.get_content(), rich.get_content()
 
 
 @pytest.mark.slow  # a real uvicorn server, every link fetched: ~10 s at load 11
