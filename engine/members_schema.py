@@ -16,8 +16,23 @@ from papersift.core.errors import PapersiftError
 
 # 2: saved searches, follows, digest choices, feed tokens; 3: confirmed; 4: signed-out
 # sessions, ids never reused in new files, random epochs (an older papersift would accept
-# signed-out sessions, so it must not open the file)
-SCHEMA_VERSION = 4
+# signed-out sessions, so it must not open the file); 5: a saved search's filters (an older
+# papersift would send such a search's digest without them)
+SCHEMA_VERSION = 5
+
+# The filters are ``engine.subscriptions``' JSON ('' for none): the same words with other
+# filters are another saved search.
+SEARCHES = """
+CREATE TABLE IF NOT EXISTS {name} (
+    id INTEGER PRIMARY KEY,
+    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+    query TEXT NOT NULL,
+    in_digest INTEGER NOT NULL DEFAULT 1,
+    created TEXT NOT NULL,
+    filters TEXT NOT NULL DEFAULT '',
+    UNIQUE (user_id, query, filters)
+);
+"""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS users (
@@ -53,14 +68,6 @@ CREATE TABLE IF NOT EXISTS digest_sent (
     state TEXT NOT NULL DEFAULT 'sent',
     PRIMARY KEY (user_id, window)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS searches (
-    id INTEGER PRIMARY KEY,
-    user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
-    query TEXT NOT NULL,
-    in_digest INTEGER NOT NULL DEFAULT 1,
-    created TEXT NOT NULL,
-    UNIQUE (user_id, query)
-);
 CREATE TABLE IF NOT EXISTS follows (
     user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
     researcher_id INTEGER NOT NULL,
@@ -84,7 +91,7 @@ CREATE TABLE IF NOT EXISTS signouts (
     sid TEXT PRIMARY KEY,
     issued INTEGER NOT NULL
 ) WITHOUT ROWID;
-"""
+""" + SEARCHES.format(name="searches")
 
 
 def upgrade(db: sqlite3.Connection, path: Path) -> None:
@@ -104,4 +111,32 @@ def upgrade(db: sqlite3.Connection, path: Path) -> None:
         # Version 2 and before: accounts were made by an admin or before confirmation
         # existed; they stay as they were.
         db.execute("ALTER TABLE users ADD COLUMN confirmed INTEGER NOT NULL DEFAULT 1")
+    _searches_with_filters(db)
     db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _searches_with_filters(db: sqlite3.Connection) -> None:
+    """Version 4 and before: saved searches had no filters, and their words alone were
+    unique. SQLite cannot change a table's UNIQUE, so the table is copied into the new
+    shape (same ids, no filters), in one transaction: another process opening the file at
+    the same time finds it done."""
+    if "filters" in _columns(db, "searches"):
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if "filters" not in _columns(db, "searches"):
+            db.execute("ALTER TABLE searches RENAME TO searches_before_5")
+            db.execute(SEARCHES.format(name="searches"))
+            db.execute(
+                "INSERT INTO searches (id, user_id, query, in_digest, created) "
+                "SELECT id, user_id, query, in_digest, created FROM searches_before_5"
+            )
+            db.execute("DROP TABLE searches_before_5")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _columns(db: sqlite3.Connection, table: str) -> set[str]:
+    return {str(r[1]) for r in db.execute(f"PRAGMA table_info({table})")}

@@ -2,9 +2,11 @@
 
 For each tag the member chose, the recommender's top papers of the window
 (``engine.recommend``, seeded by the tag's papers); for each saved search, its new matches
-in the window, newest first; for each followed researcher, their new papers. Windows are
-aligned (the day before, or the last full ISO week), so a window has one stable key and a
-digest is sent once per key however often the job runs.
+in the window (its words, search mode and filters), newest first; for each followed
+researcher, their new papers. A paper that several of them match is listed and counted
+once, in the first; the later ones name it as listed above, so the member still sees every
+reason it is there. Windows are aligned (the day before, or the last full ISO week), so a
+window has one stable key and a digest is sent once per key however often the job runs.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from papersift.core.errors import QueryError
 from papersift.core.paper import Paper
 from papersift.core.urls import researcher_url, with_query
 from papersift.engine.members import Member
+from papersift.engine.query_string import query_items
 from papersift.engine.recommend import recommend
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.engine.subscriptions import Subscriptions
+from papersift.engine.subscriptions import SavedSearch, Subscriptions
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +72,8 @@ class Section:
     kind: str  # tag, search or researcher
     title: str
     path: str  # the page on this site with the whole list
-    papers: tuple[Paper, ...]
+    papers: tuple[Paper, ...]  # listed here: no earlier section has them
+    listed_above: tuple[Paper, ...] = ()  # its matches that an earlier section lists
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,17 +89,69 @@ class Digest:
 
     @property
     def papers(self) -> int:
+        """Distinct papers: each is listed in one section only."""
         return sum(len(s.papers) for s in self.sections)
+
+    def also_in(self, paper: Paper) -> list[str]:
+        """The titles of the later sections that match ``paper`` too."""
+        return [s.title for s in self.sections
+                if any(p.arxiv_id == paper.arxiv_id for p in s.listed_above)]  # fmt: skip
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 paper``, ``2 papers``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _once(sections: list[Section]) -> tuple[Section, ...]:
+    """Each paper in the first section that has it; the later ones keep it as listed above.
+
+    Sections without matches are left out.
+    """
+    seen: set[str] = set()
+    kept: list[Section] = []
+    for section in sections:
+        if not section.papers:
+            continue
+        new = tuple(p for p in section.papers if p.arxiv_id not in seen)
+        above = tuple(p for p in section.papers if p.arxiv_id in seen)
+        seen.update(p.arxiv_id for p in new)
+        kept.append(dataclasses.replace(section, papers=new, listed_above=above))
+    return tuple(kept)
 
 
 def _dates(window: Window) -> dict[str, str]:
     return {"from": window.start.isoformat(), "to": window.end.isoformat()}
 
 
+def _search_section(
+    engine: SearchEngine, search: SavedSearch, window: Window, per_section: int
+) -> Section | None:
+    """A saved search's new matches: its words, mode and filters, its dates narrowed to the
+    window (None if they end before it or begin after it, or the engine refuses it)."""
+    saved = search.filters
+    start = max(window.start, saved.date_from or window.start)
+    end = min(window.end, saved.date_to or window.end)
+    if start > end:
+        return None
+    req = dataclasses.replace(
+        search.request(), filters=dataclasses.replace(saved, date_from=start, date_to=end),
+        sort="newest",
+    )  # fmt: skip
+    try:
+        result = engine.search(dataclasses.replace(req, page_size=per_section))
+    except QueryError:
+        return None
+    path = with_query("/search", query_items(req))
+    hits = tuple(h.paper for h in result.hits)
+    return Section("search", f"New for {search.describe()}", path, hits)
+
+
 def compose(
     engine: SearchEngine, subs: Subscriptions, member: Member, window: Window, per_section: int
 ) -> Digest:
-    """The member's digest for ``window`` (sections without new papers are left out)."""
+    """The member's digest for ``window``: sections without new papers are left out, and a
+    paper several sections match is listed in the first (``_once``)."""
     choice = subs.choice(member.id)
     per_section = min(per_section, engine.config.search.max_page_size)
     filters = Filters(date_from=window.start, date_to=window.end)
@@ -114,18 +170,8 @@ def compose(
             Section("tag", f"Recommended for {tag.name}", path, tuple(h.paper for h in found.hits))
         )
     for search in choice.searches:
-        req = SearchRequest(query=search.query, filters=filters, sort="newest",
-                            page_size=per_section)  # fmt: skip
-        try:
-            result = engine.search(req)
-        except QueryError:
-            continue
-        path = with_query("/search", {"q": search.query, "sort": "newest", **_dates(window)})
-        sections.append(
-            Section(
-                "search", f"New for “{search.query}”", path, tuple(h.paper for h in result.hits)
-            )
-        )
+        if (section := _search_section(engine, search, window, per_section)) is not None:
+            sections.append(section)
     for rid in choice.researchers:
         person = engine.people.get(rid)
         if person is None:
@@ -141,5 +187,4 @@ def compose(
                     tuple(h.paper for h in result.hits))
         )  # fmt: skip
     chosen = len(choice.tag_ids) + len(choice.searches) + len(choice.researchers)
-    kept = tuple(s for s in sections if s.papers)
-    return Digest(member, window, kept, chosen)
+    return Digest(member, window, _once(sections), chosen)

@@ -24,7 +24,7 @@ from papersift.core.urls import with_query
 from papersift.engine.members import Member, Members, load_secret
 from papersift.engine.search import SearchEngine
 from papersift.engine.subscriptions import Subscriptions
-from papersift.indexer.digest import Digest, compose, window_for
+from papersift.indexer.digest import Digest, compose, counted, window_for
 from papersift.indexer.digest_mail import digest_message, digest_text, unsubscribe_token
 
 MAIL_OFF = "e-mail is off: set [mail] host (and from_address) in config.toml to send digests"
@@ -72,34 +72,49 @@ class Mailer:
 
     def _connect(self) -> smtplib.SMTP:
         m = self.mail
+        smtp: smtplib.SMTP | None = None
+        step = "connect"  # which one failed decides what the message asks to change
         try:
-            smtp: smtplib.SMTP
             if m.security == "tls":
                 smtp = smtplib.SMTP_SSL(m.host, m.port, timeout=m.timeout_seconds,
                                         context=ssl.create_default_context())  # fmt: skip
             else:
                 smtp = smtplib.SMTP(m.host, m.port, timeout=m.timeout_seconds)
                 if m.security == "starttls":
+                    step = "starttls"
                     smtp.starttls(context=ssl.create_default_context())
             if m.user:
-                try:
-                    smtp.login(m.user, self.password)
-                except smtplib.SMTPException:
-                    smtp.close()
-                    raise
-        except smtplib.SMTPAuthenticationError as exc:  # the password is never in the text
-            raise MailError(
-                f"the SMTP server {m.host}:{m.port} refused the login of {m.user!r} (check "
-                f"[mail] user and ${m.password_env}): {exc.smtp_code} {_text(exc.smtp_error)}"
-            ) from None
-        except ssl.SSLCertVerificationError as exc:
-            raise MailError(
-                f"the SMTP server {m.host}:{m.port} sent a certificate this machine does not "
-                f"trust: {exc.verify_message} ([SSL: CERTIFICATE_VERIFY_FAILED])"
-            ) from None
+                step = "login"
+                smtp.login(m.user, self.password)
         except (OSError, smtplib.SMTPException) as exc:
-            raise MailError(f"cannot reach the SMTP server {m.host}:{m.port}: {exc}") from None
+            if smtp is not None:
+                smtp.close()
+            raise MailError(self._why(exc, step)) from None
         return smtp
+
+    def _why(self, exc: OSError | smtplib.SMTPException, step: str) -> str:
+        """One line for a connection or login that failed, naming the setting to change."""
+        m = self.mail
+        where = f"the SMTP server {m.host}:{m.port}"
+        if isinstance(exc, smtplib.SMTPAuthenticationError):  # the password is never in it
+            return (f"{where} refused the login of {m.user!r} (check [mail] user and "
+                    f"${m.password_env}): {exc.smtp_code} {_text(exc.smtp_error)}")  # fmt: skip
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return (f"{where} sent a certificate this machine does not trust: "
+                    f"{exc.verify_message} ([SSL: CERTIFICATE_VERIFY_FAILED])")  # fmt: skip
+        # smtplib's "... extension not supported by server": the server answered, so it is
+        # reachable; it does not offer what a setting asks of it.
+        if isinstance(exc, smtplib.SMTPNotSupportedError) and step == "starttls":
+            return (f"{where} does not offer STARTTLS, which [mail] security = \"starttls\" "
+                    "needs: set security = \"tls\" if it takes TLS from the start (usually "
+                    "port 465), or \"none\" to send unencrypted (only to a server on this "
+                    "machine or a trusted network)")  # fmt: skip
+        if isinstance(exc, smtplib.SMTPNotSupportedError) and step == "login":
+            return (f"{where} does not offer a login (SMTP AUTH) on this connection, which "
+                    f"[mail] user = {m.user!r} needs: leave user empty to send without one"
+                    + (", or set security = \"starttls\" or \"tls\" if it offers AUTH over "
+                       "TLS only" if m.security == "none" else ""))  # fmt: skip
+        return f"cannot reach {where}: {exc}"
 
     def send(self, msg: EmailMessage) -> None:
         if self._smtp is None:
@@ -121,10 +136,6 @@ def _text(reply: bytes | str) -> str:
     """An SMTP reply's text on one line."""
     text = reply.decode(errors="replace") if isinstance(reply, bytes) else reply
     return " ".join(text.split())
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _due(members: Members, user: str | None) -> list[Member]:
@@ -187,8 +198,8 @@ def run_digests(
             if dry_run:
                 token = unsubscribe_token(secret, member)
                 link = with_query(f"{base_url(config)}/digest/unsubscribe", {"t": token})
-                papers = _count(digest.papers, "paper")
-                sections = _count(len(digest.sections), "section")
+                papers = counted(digest.papers, "paper")
+                sections = counted(len(digest.sections), "section")
                 would_send(
                     f"{member.email}: would send {papers} in {sections} for {window.label()}:"
                 )
@@ -197,7 +208,7 @@ def run_digests(
             assert mailer is not None
             _send_one(subs, mailer, digest, config, secret)
             report.sent += 1
-            out(f"{member.email}: sent {_count(digest.papers, 'paper')} for {window.label()}")
+            out(f"{member.email}: sent {counted(digest.papers, 'paper')} for {window.label()}")
     except MailError as exc:
         report.error = str(exc)  # the caller logs or prints it: one line per run
     finally:

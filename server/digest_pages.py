@@ -4,20 +4,33 @@ Plain form posts with the session's CSRF token, each answered by a redirect back
 reload does not post again). The unsubscribe link needs no session: its signed token is
 the proof; a GET only shows the button (mail scanners follow links), a POST unsubscribes
 (also the RFC 8058 one-click post that mail programs send).
+
+A search is saved with its mode and filters: the search page links here with its query
+string (``save_search_path``), the form carries them as hidden fields, and both are read
+with the search page's own parser (``server.params``), so a saved search is what the page
+showed.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from starlette.datastructures import FormData, QueryParams
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from papersift.core.urls import with_query
 from papersift.engine.feed_tokens import KINDS
 from papersift.engine.members import DIGESTS, AccountError, Member
+from papersift.engine.query_string import default_sort, query_items
+from papersift.engine.results import SearchRequest
+from papersift.engine.subscriptions import SavedSearch, describe_filters
 from papersift.indexer.digest_mail import read_unsubscribe, unsubscribes
 from papersift.server.account_pages import _page, _researcher
 from papersift.server.context import ctx
+from papersift.server.params import ParamError, parse_search
 from papersift.server.sessions import accounts, checked_form, signed_in
 from papersift.server.urls import site_root
 
@@ -31,6 +44,28 @@ DONE = {
     "revoked": "Feed address revoked.",
 }
 FEED_LABELS = {"foryou": "For you (your whole library)", "lab": "For this lab"}
+# What a saved search keeps of the search page's parameters besides its words.
+FILTER_PARAMS = ("mode", "category", "researcher", "researcher_id", "institution", "from", "to")
+
+
+def save_search_path(req: SearchRequest) -> str:
+    """This page with the form to save ``req`` filled in: its words, mode and filters."""
+    plain = replace(req, page=1, page_size=None, sort=default_sort(req.query), autocorrect=True)
+    return with_query("/account/digest", query_items(plain)) + "#searches"
+
+
+async def _search_of(request: Request, pairs: list[tuple[str, str]]) -> SearchRequest:
+    """The search that ``pairs`` (search page parameters) ask for; AccountError if bad."""
+    c = ctx(request)
+    try:
+        return parse_search(QueryParams(pairs), c.config.search,
+                            known_categories=await c.known_categories(), window=False)  # fmt: skip
+    except ParamError as exc:
+        raise AccountError(exc.message.rstrip(".")) from None
+
+
+def _saved_url(search: SavedSearch) -> str:
+    return with_query("/search", query_items(replace(search.request(), sort="newest")))
 
 
 def _ids(values: list[object]) -> set[int]:
@@ -46,9 +81,11 @@ def _researcher_id(text: str) -> int:
 
 
 def _apply(
-    request: Request, who: Member, form: dict[str, object], lists: dict[str, list[object]]
-) -> str:
-    """Do one posted action; returns the key of its confirmation (``DONE``)."""
+    request: Request, who: Member, form: dict[str, object], lists: dict[str, list[object]],
+    search: SearchRequest,
+) -> str:  # fmt: skip
+    """Do one posted action (``search``: the one to save); returns the key of its
+    confirmation (``DONE``)."""
     acc = accounts(request)
     subs, tokens = acc.subscriptions, acc.feed_tokens
     action = form.get("action")
@@ -60,7 +97,7 @@ def _apply(
         subs.choose(who.id, _ids(lists["tag"]), _ids(lists["search"]), _ids(lists["researcher"]))
         return "saved"
     if action == "add_search":
-        subs.add_search(who.id, str(form.get("query", "")))
+        subs.add_search(who.id, search.query, search.mode, search.filters)
         return "search"
     if action == "remove_search":
         subs.remove_search(who.id, next(iter(_ids([form.get("id")])), 0))
@@ -87,7 +124,7 @@ def _apply(
     raise AccountError("unknown action; reload the page and try again")
 
 
-def _context(request: Request, who: Member) -> dict[str, object]:
+def _context(request: Request, who: Member, prefill: SearchRequest) -> dict[str, object]:
     acc = accounts(request)
     subs = acc.subscriptions
     choice = subs.choice(who.id)
@@ -117,31 +154,56 @@ def _context(request: Request, who: Member) -> dict[str, object]:
         "lab_on": config.lab.declared,
         "tags": tags,
         "chosen_tags": set(choice.tag_ids),
-        "searches": subs.searches(who.id),
+        "searches": [(s, _saved_url(s), s.describe()) for s in subs.searches(who.id)],
         "follows": follows,
         "private_feeds": feed_rows,
-        "prefill_search": request.query_params.get("search", "")[:500],
+        "prefill_search": prefill.query,
+        # The filters go along as hidden fields, said in words beside the box.
+        "prefill_filters": query_items(
+            SearchRequest(mode=prefill.mode, filters=prefill.filters, sort="newest")
+        ),
+        "prefill_described": describe_filters(prefill.mode, prefill.filters),
+        "prefill_words_only": with_query("/account/digest", {"q": prefill.query}) + "#searches",
         "prefill_follow": request.query_params.get("follow", "")[:100],
     }
+
+
+async def _prefill(request: Request) -> SearchRequest:
+    """The search a link from the search page asks to save (``?search=`` is the words alone,
+    as links made before filters were kept)."""
+    params = request.query_params
+    pairs = [(k, v) for k in ("q", *FILTER_PARAMS) for v in params.getlist(k)]
+    if "q" not in params and "search" in params:
+        pairs.append(("q", params["search"]))
+    return await _search_of(request, pairs) if pairs else SearchRequest()
+
+
+def _posted_search(form: FormData) -> list[tuple[str, str]]:
+    pairs = [(k, v) for k in ("query", *FILTER_PARAMS) for v in form.getlist(k)]
+    return [("q" if k == "query" else k, v) for k, v in pairs if isinstance(v, str)]
 
 
 @signed_in
 async def settings(request: Request, who: Member) -> Response:
     c = ctx(request)
     error, status = "", 200
-    if request.method == "POST":
-        form = await checked_form(request)
-        fields = {k: form.get(k) for k in form}
-        lists: dict[str, list[object]] = {
-            k: list(form.getlist(k)) for k in ("tag", "search", "researcher")
-        }
-        try:
-            done = await c.call(_apply, request, who, fields, lists)
-        except AccountError as exc:
-            error, status = str(exc).capitalize() + ".", 400
-        else:
+    prefill = SearchRequest()
+    try:
+        if request.method == "POST":
+            form = await checked_form(request)
+            fields = {k: form.get(k) for k in form}
+            lists: dict[str, list[object]] = {
+                k: list(form.getlist(k)) for k in ("tag", "search", "researcher")
+            }
+            if fields.get("action") == "add_search":
+                prefill = await _search_of(request, _posted_search(form))
+            done = await c.call(_apply, request, who, fields, lists, prefill)
             return RedirectResponse(f"/account/digest?done={done}", status_code=303)
-    context = await c.call(_context, request, who)
+        prefill = await _prefill(request)
+    except AccountError as exc:
+        text = str(exc)  # not capitalize(): it would lower a category's or a name's case
+        error, status = f"{text[:1].upper()}{text[1:]}.", 400
+    context = await c.call(_context, request, who, prefill)
     notice = DONE.get(request.query_params.get("done", ""), "")
     return _page(request, "digest.html", "Digests and private feeds", status, notice=notice,
                  error=error, **context)  # fmt: skip

@@ -12,11 +12,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from papersift.core.paper import Paper
+from papersift.engine.query_string import query_items
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.feeds.export import EXPORT_FORMATS, render_export
 from papersift.server.context import ctx
-from papersift.server.params import ParamError, int_param, parse_search, query_items
+from papersift.server.params import ParamError, int_param, parse_search
 
 EXPORT_PARAMS = ("format", "limit")
 

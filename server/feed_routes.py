@@ -20,12 +20,13 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.core.urls import category_path, institution_url, paper_path, researcher_url
+from papersift.engine.query_string import default_sort, query_items
 from papersift.engine.results import Filters, SearchRequest
 from papersift.feeds.opensearch import CONTENT_TYPE as OPENSEARCH_TYPE
 from papersift.feeds.opensearch import description as opensearch_description
 from papersift.feeds.rss import CONTENT_TYPES, FORMATS, FeedFormat, FeedInfo, render_feed
 from papersift.server.context import ctx
-from papersift.server.params import default_sort, parse_search, query_items
+from papersift.server.params import parse_search
 from papersift.server.sitemap_routes import routes as sitemap_routes
 from papersift.server.taxonomy import category_name
 from papersift.server.templating import etag_for, not_modified, page_meta, render

@@ -16,6 +16,7 @@ from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.server import meta, no_results, views
 from papersift.server.context import ctx
+from papersift.server.digest_pages import save_search_path
 from papersift.server.export_routes import export_links
 from papersift.server.feed_routes import search_feed_path
 from papersift.server.graph_views import paper_graph_view
@@ -164,6 +165,8 @@ async def search(request: Request) -> Response:
         last_url=search_url(req, page=last),
         empty_index=empty_index,
         follow_feed=follow,
+        save_search=save_search_path(searched) if follow else None,
+        save_filters=bool(req.mode) or not req.filters.empty,
         exports=export_links(req),
         window=c.config.search.max_window,
     )

@@ -12,14 +12,13 @@ import unicodedata
 from collections.abc import Collection, Mapping
 from dataclasses import replace
 from datetime import date
-from functools import lru_cache
 
 from starlette.datastructures import QueryParams
 
 from papersift.core.config_search import SearchConfig
 from papersift.core.dates import DATE_FORMS, check_order, parse_partial_date
 from papersift.core.urls import with_query
-from papersift.engine.query import parse_user_query
+from papersift.engine.query_string import default_sort, query_items
 from papersift.engine.results import (
     MODES,
     SORTS,
@@ -300,22 +299,6 @@ def window_error(max_window: int, page_size: int, page: int) -> ParamError:
     return ParamError("page", f"{text[0].upper()}{text[1:]}.")
 
 
-def default_sort(query: str) -> Sort:
-    """Relevance for a query with something to rank by; newest for none or for exclusions
-    alone ("-graph"), which the engine lists newest first (``engine.plan``)."""
-    if not query:
-        return "newest"
-    if "-" not in query and "NOT" not in query:  # no exclusion: spare the parse (~40 us)
-        return "relevance"
-    return "newest" if _only_exclusions(query) else "relevance"
-
-
-@lru_cache(maxsize=256)
-def _only_exclusions(query: str) -> bool:
-    """Once per query, not per link: a search page asks ``default_sort`` ~40 times."""
-    return parse_user_query(query).only_negative
-
-
 def _as_mode(value: str) -> Mode:
     for m in MODES:
         if m == value:
@@ -328,32 +311,6 @@ def _as_sort(value: str) -> Sort:
         if s == value:
             return s
     raise AssertionError(value)
-
-
-def query_items(req: SearchRequest) -> list[tuple[str, str]]:
-    """The query-string pairs that ask for ``req`` again (defaults left out)."""
-    items: list[tuple[str, str]] = []
-    if req.query:
-        items.append(("q", req.query))
-    if req.mode:
-        items.append(("mode", req.mode))
-    items += [("category", c) for c in req.filters.categories]
-    items += [("researcher", r) for r in req.filters.researchers]
-    items += [("researcher_id", str(r)) for r in req.filters.researcher_ids]
-    items += [("institution", i) for i in req.filters.institutions]
-    if req.filters.date_from:
-        items.append(("from", req.filters.date_from.isoformat()))
-    if req.filters.date_to:
-        items.append(("to", req.filters.date_to.isoformat()))
-    if req.sort != default_sort(req.query):
-        items.append(("sort", req.sort))
-    if req.page_size:
-        items.append(("page_size", str(req.page_size)))
-    if req.page > 1:
-        items.append(("page", str(req.page)))
-    if not req.autocorrect:
-        items.append(("autocorrect", "0"))
-    return items
 
 
 def search_url(req: SearchRequest, path: str = "/search", **changes: object) -> str:

@@ -12,14 +12,13 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from datetime import date
-from email.message import EmailMessage
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
-from papersift.core.config import Config, MailConfig
+from papersift.core.config import Config
 from papersift.engine.members import Members
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
@@ -29,7 +28,7 @@ from papersift.indexer.digest_run import run_digests
 from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.member_kit import PASSWORD, add_member, member_config, post_settings, sign_in
-from tests.smtp_kit import Inbox, free_port, smtp_server
+from tests.smtp_kit import Inbox, free_port, mail_config, parts, smtp_server
 from tests.web_helpers import parse_html, serving
 
 pytest_plugins = ["tests.member_fixtures"]
@@ -46,14 +45,6 @@ def inbox() -> Iterator[tuple[Inbox, int]]:
         yield found
 
 
-def mail_config(base: Config, port: int, url: str = "http://papers.example") -> Config:
-    mail = MailConfig(host="127.0.0.1", port=port, security="none",
-                      from_address="Lab radar <radar@lab.example>")  # fmt: skip
-    return dataclasses.replace(
-        base, mail=mail, server=dataclasses.replace(base.server, base_url=url)
-    )
-
-
 def older_papers(engine: SearchEngine, query: str, n: int) -> list[str]:
     req = SearchRequest(query=query, filters=Filters(date_to=date(2026, 6, 1)), page_size=n)
     return [h.paper.arxiv_id for h in engine.search(req).hits]
@@ -64,12 +55,6 @@ def weekly_search_digest(members: Members, member_id: int) -> None:
     subs = Subscriptions(members)
     subs.choose(member_id, set(), {subs.add_search(member_id, "language models").id}, set())
     members.update(member_id, digest="weekly")
-
-
-def parts(msg: EmailMessage) -> tuple[str, str]:
-    plain, rich = msg.get_body(("plain",)), msg.get_body(("html",))
-    assert plain is not None and rich is not None, "a digest has a text and an HTML part"
-    return plain.get_content(), rich.get_content()
 
 
 @pytest.mark.slow  # a real uvicorn server, every link fetched: ~10 s at load 11
@@ -135,7 +120,11 @@ def test_digest_sent_once_with_working_links(
                                for a in h.getnext().cssselect("li a")]
             for h in tree.cssselect("h2")
         }  # fmt: skip
-        assert by_section["New for “language models”"] == [h.paper.arxiv_id for h in expected.hits]
+        # The search's matches, but those the tag's list has above only once (there).
+        earlier = set(by_section[titles[0]])
+        searched = [h.paper.arxiv_id for h in expected.hits]
+        assert by_section["New for “language models”"] == [i for i in searched if i not in earlier]
+        assert len(ids) == len(set(ids)), "no paper listed twice"
         assert FOLLOWED_PAPER in ids and not set(ids) & set(seeds)
         for i in set(ids):  # every paper is one of the window's
             paper = engine.paper(i)
@@ -175,6 +164,34 @@ def test_digest_sent_once_with_working_links(
         assert later.sent == 0 and later.empty == 2 and len(box.messages) == 2
 
 
+def test_list_unsubscribe_is_one_plain_line_on_the_wire(
+    engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
+) -> None:
+    """RFC 2369 and 8058: ``List-Unsubscribe: <https://...>`` as it is, not the RFC 2047
+    encoded words the email package makes of a URL longer than a 78-character line."""
+    box, port = inbox
+    add_member(members_root, "lee@lab.example")
+    members = Members(members_root)
+    try:
+        weekly_search_digest(members, members.existing("lee@lab.example").id)
+    finally:
+        members.close()
+    base = member_config(built_config, members_root)
+    config = mail_config(base, port, "https://papers.example.org")
+    assert run_digests(engine, config, today=TODAY).sent == 1
+    head = box.raw[0].split(b"\r\n\r\n", 1)[0].split(b"\r\n")  # the header lines as sent
+    (at,) = [i for i, line in enumerate(head) if line.lower().startswith(b"list-unsubscribe:")]
+    text, _ = parts(box.messages[0])
+    (link,) = [line.removeprefix("Unsubscribe: ") for line in text.splitlines()
+               if line.startswith("Unsubscribe: ")]  # fmt: skip
+    assert link.startswith("https://papers.example.org/digest/unsubscribe?t=") and len(link) > 78
+    assert head[at] == f"List-Unsubscribe: <{link}>".encode()
+    assert not head[at + 1].startswith((b" ", b"\t")), "no continuation line"
+    assert b"List-Unsubscribe-Post: List-Unsubscribe=One-Click" in head
+    # Every other header still folds at 78.
+    assert max(len(line) for i, line in enumerate(head) if i != at) <= 78
+
+
 def test_daily_window_and_nothing_new(
     engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
 ) -> None:
@@ -199,6 +216,69 @@ def test_daily_window_and_nothing_new(
     sent = run_digests(engine, config, today=date(2026, 7, 2))
     assert sent.sent == 1 and len(box.messages) == 1
     assert box.messages[0]["X-Papersift-Window"] == "daily:2026-07-01"
+
+
+def test_a_paper_in_two_sections_is_listed_and_counted_once(
+    engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
+) -> None:
+    """A new paper that a saved search and a followed researcher both match: listed in the
+    first section with "Also in" the other, which says it is listed above; the subject and
+    the dry run count distinct papers."""
+    box, port = inbox
+    paper = engine.paper(FOLLOWED_PAPER)
+    rid = engine.people.author_rids(FOLLOWED_PAPER)[2]
+    person = engine.people.get(rid) if rid is not None else None
+    assert paper is not None and person is not None
+    query = paper.title  # a search that finds the followed researcher's paper
+    add_member(members_root, "lee@lab.example")
+    members = Members(members_root)
+    try:
+        who = members.existing("lee@lab.example")
+        subs = Subscriptions(members)
+        subs.follow(who.id, person.rid)
+        subs.choose(who.id, set(), {subs.add_search(who.id, query).id}, {person.rid})
+        members.update(who.id, digest="weekly")
+    finally:
+        members.close()
+    config = mail_config(member_config(built_config, members_root), port)
+    week, size = Filters(date_from=WEEK.start, date_to=WEEK.end), config.mail.papers
+    found = [
+        h.paper.arxiv_id
+        for h in engine.search(
+            SearchRequest(
+                query=" ".join(query.split()), filters=week, sort="newest", page_size=size
+            )
+        ).hits
+    ]
+    theirs = [h.paper.arxiv_id for h in engine.search(SearchRequest(
+        filters=dataclasses.replace(week, researcher_ids=(person.rid,)), sort="newest",
+        page_size=size)).hits]  # fmt: skip
+    assert FOLLOWED_PAPER in found and FOLLOWED_PAPER in theirs, "the sections must overlap"
+    distinct = len(set(found) | set(theirs))
+    assert distinct < len(found) + len(theirs)
+    papers = f"{distinct} paper" + ("s" if distinct > 1 else "")
+
+    dry = run_digests(engine, config, today=TODAY, dry_run=True)
+    assert dry.lines[0] == f"lee@lab.example: would send {papers} in 2 sections for {WEEK.label()}:"
+    assert run_digests(engine, config, today=TODAY).sent == 1
+    (msg,) = box.messages
+    assert (
+        msg["Subject"] == f"papersift: {distinct} new {papers.split()[1]} (weekly, {WEEK.label()})"
+    )
+    text, rich = parts(msg)
+    tree = parse_html(rich)
+    listed = [urlsplit(a.get("href")).path.removeprefix("/papers/")[:10]
+              for a in tree.cssselect("li > a")]  # fmt: skip
+    assert sorted(listed) == sorted(set(found) | set(theirs)), "each paper once"
+    searched, by = tree.cssselect("h2")
+    assert by.text_content() == f"New papers by {person.name}"
+    first = searched.getnext().cssselect("li")
+    (mine,) = [li for li in first if FOLLOWED_PAPER in li.cssselect("a")[0].get("href")]
+    assert mine.cssselect(".also")[0].text_content() == f"Also in: New papers by {person.name}"
+    above = tree.cssselect("p.listed-above")
+    assert len(above) == 1 and paper.title.split()[0] in above[0].text_content()
+    assert text.count(f"/papers/{FOLLOWED_PAPER}") == 1
+    assert f"   Also in: New papers by {person.name}" in text.splitlines()
 
 
 def test_smtp_unreachable_records_nothing(

@@ -1,7 +1,8 @@
 """The digest mailer over TLS, as labs' mail servers want it: STARTTLS on 587 and TLS from
 the start on 465, each with a login, against a real aiosmtpd server on 127.0.0.1 whose
 certificate a throw-away CA (trustme) signed. The mailer uses the system's trust store,
-so the tests point OpenSSL's ``SSL_CERT_FILE`` at that CA."""
+so the tests point OpenSSL's ``SSL_CERT_FILE`` at that CA. A plain server (no STARTTLS, no
+AUTH) gets lines that name the setting to change, not "cannot reach"."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from papersift.core.config import MailConfig
 from papersift.indexer.digest_run import Mailer, MailError
-from tests.smtp_kit import Inbox, free_port
+from tests.smtp_kit import Inbox, free_port, smtp_server
 
 USER, PASSWORD = "radar", "s3cret-pass"
 
@@ -125,3 +126,29 @@ def test_an_untrusted_certificate_is_refused(
         with pytest.raises(MailError, match="certificate this machine does not trust"):
             _mailer(port, security).send(_message("ada@lab.example"))
         assert not inbox.messages
+
+
+def test_a_server_without_starttls_is_named_as_such() -> None:
+    """security = "starttls" against a server that answers but offers no STARTTLS: the line
+    says so and which setting to change, not "cannot reach"; nothing goes out in the clear."""
+    with smtp_server() as (inbox, port):  # a plain server: no STARTTLS, no AUTH
+        with pytest.raises(MailError) as err:
+            _mailer(port, "starttls").send(_message("ada@lab.example"))
+        assert not inbox.messages
+    text = str(err.value)
+    assert text.startswith(f"the SMTP server 127.0.0.1:{port} does not offer STARTTLS, which "
+                           '[mail] security = "starttls" needs: set security = "tls"')  # fmt: skip
+    assert "cannot reach" not in text and "\n" not in text
+
+
+def test_a_login_the_server_does_not_offer_is_named_as_such() -> None:
+    """[mail] user set for a server that offers no AUTH (as many only do after STARTTLS)."""
+    with smtp_server() as (inbox, port):
+        with pytest.raises(MailError) as err:
+            _mailer(port, "none").send(_message("ada@lab.example"))
+        assert not inbox.messages
+    assert str(err.value) == (
+        f"the SMTP server 127.0.0.1:{port} does not offer a login (SMTP AUTH) on this "
+        f"connection, which [mail] user = '{USER}' needs: leave user empty to send without "
+        'one, or set security = "starttls" or "tls" if it offers AUTH over TLS only'
+    )
