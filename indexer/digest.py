@@ -134,9 +134,10 @@ def _search_section(
     end = min(window.end, saved.date_to or window.end)
     if start > end:
         return None
+    # As typed, as its feed lists it: a standing query never follows a spelling suggestion.
     req = dataclasses.replace(
         search.request(), filters=dataclasses.replace(saved, date_from=start, date_to=end),
-        sort="newest",
+        sort="newest", autocorrect=False,
     )  # fmt: skip
     try:
         result = engine.search(dataclasses.replace(req, page_size=per_section))

@@ -110,6 +110,7 @@ def test_a_saved_search_keeps_its_filters_into_the_digest(
     assert query_of(str(whole.get("href"))) == {
         "q": [QUERY], "mode": ["keyword"], "category": [cat], "sort": ["newest"],
         "from": [WEEK.start.isoformat()], "to": [WEEK.end.isoformat()],
+        "autocorrect": ["0"],  # the list as mailed: the words as typed
     }  # fmt: skip
 
 
@@ -194,5 +195,25 @@ def test_a_version_4_file_keeps_its_saved_searches(tmp_path: Path) -> None:
         )
         assert narrowed.id != old.id and len(subs.searches(who.id)) == 2
         assert subs.add_search(who.id, "mirror symmetry").id == old.id  # no duplicate
+    finally:
+        members.close()
+
+
+def test_a_saved_search_runs_as_typed(engine: SearchEngine, members_root: Path) -> None:
+    """A standing query lists what matches it as typed, as its feed does: one no paper
+    matches is not answered with its did-you-mean's papers ("langauge modles" mailed the
+    papers of "language models")."""
+    typo = "langauge modles"
+    week = Filters(date_from=WEEK.start, date_to=WEEK.end)
+    asked = SearchRequest(query=typo, mode="keyword", filters=week, sort="newest")
+    assert engine.search(asked).corrected is not None  # the page would show "language models"
+    add_member(members_root, "kim@lab.example")
+    members = Members(members_root)
+    try:
+        who = members.existing("kim@lab.example")
+        subs = Subscriptions(members)
+        saved = subs.add_search(who.id, typo, "keyword", Filters())
+        subs.choose(who.id, set(), {saved.id}, set())
+        assert compose(engine, subs, who, WEEK, PAPERS).sections == ()
     finally:
         members.close()
