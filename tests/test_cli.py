@@ -281,3 +281,24 @@ def test_search_prints_titles_as_text_not_tex(fresh_config: Config, tmp_path: Pa
     out = run("search", "--config", config_path(fresh_config), "--mode", "keyword", "visibilite")
     assert out.returncode == 0, out.stderr
     assert "Statistiques et visibilité des bibliothèques numériques" in out.stdout, out.stdout
+
+
+def test_stats_on_a_new_index_loads_no_model(
+    small: Config,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With no vector stored yet, nothing knows the vectors' width: stats asked the model,
+    which loaded it and built its graph into models/ (3.9 s), though it "loads no model"."""
+    from papersift.cli import main
+
+    cache = tmp_path / "graphs"  # empty: a model loaded now would build its graph here
+    cache.mkdir()
+    monkeypatch.setenv("PAPERSIFT_MODEL_CACHE", str(cache))
+    assert main(["stats", "--json", "--config", config_path(small)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["papers"] > 0 and out["embedded"] == 0 and out["dimension"] is None
+    assert main(["stats", "--config", config_path(small)]) == 0
+    assert "embedded        0 (0.0%)" in capsys.readouterr().out
+    assert list(cache.iterdir()) == [] and not (small.data_dir / "models").exists()
