@@ -224,7 +224,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     from papersift.engine.results import MODES, SORTS
 
     parser = argparse.ArgumentParser(
-        prog="papersift", description="Self-hostable hybrid search engine for research papers."
+        prog="papersift",
+        description="Self-hostable hybrid search engine for research papers.",
+        parents=[common_options(top=True)],  # before the command, or after it (``common``)
     )
     parser.add_argument("--version", action="version", version=f"papersift {__version__}")
     common = common_options()
@@ -315,7 +317,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
 def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     argv = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(text_last(argv, {c: commands[c] for c in FREE_TEXT}))
+    args = parser.parse_args(text_last(argv, {c: commands[c] for c in FREE_TEXT}, parser))
     # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
     logging.basicConfig(
         level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from papersift.cli_args import common_options, json_option
+from papersift.cli_args import json_option
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError, not_a_folder
 
@@ -120,11 +120,10 @@ def add_parser(
         help="add, list, confirm, remove lab members' accounts or reset a password",
         description="Manage the accounts members sign in with (see /signin).",
     )
-    own = common_options(nested=True)  # on each action too, without undoing the above
     acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     a = acts.add_parser(
         "add",
-        parents=[own],
+        parents=[common],
         help="create an account (prints a generated password)",
         description=f"Create an account and print a generated password{PASSWORD}.",
     )
@@ -133,7 +132,7 @@ def add_parser(
     a.add_argument("--researcher", type=int, metavar="ID", help="their researcher profile id")
     r = acts.add_parser(
         "reset",
-        parents=[own],
+        parents=[common],
         help="set a new password (prints a generated one); ends their sessions",
         description=f"Set a new password and print it{PASSWORD}; the account's sessions end.",
     )
@@ -146,11 +145,11 @@ def add_parser(
             "instead of printing a generated one",
         )
     c = acts.add_parser(
-        "confirm", parents=[own], help="confirm a signed-up address without its mailed link"
+        "confirm", parents=[common], help="confirm a signed-up address without its mailed link"
     )
     c.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
-    d = acts.add_parser("remove", parents=[own], help="delete an account and its library")
+    d = acts.add_parser("remove", parents=[common], help="delete an account and its library")
     d.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
-    ls = acts.add_parser("list", parents=[own], help="list the accounts")
+    ls = acts.add_parser("list", parents=[common], help="list the accounts")
     json_option(ls)
     p.set_defaults(func=lambda args: cmd_user(args, config_of(args)))
