@@ -330,3 +330,27 @@ def test_arxivraw_set_window_and_a_dead_token(recorded: RecordedServer, tmp_path
         assert data.store.count() == 6 and len(indexed_ids(data)) == 6
     finally:
         data.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["harvest", "enrich"])
+def test_with_no_network_the_command_says_so_in_one_line(command: str, small: Config) -> None:
+    """No network: `harvest` printed four timestamped WARNING lines and after 91 s "giving
+    up after 5 attempts ([Errno -2] Name or service not known)"; `enrich` took 76 s."""
+    from tests.test_oai import UNRESOLVABLE, resolver_says_temporary
+
+    config = small.base_dir / "config.toml"
+    config.write_text(
+        config.read_text() + f'[enrich]\nopenalex_url = "{UNRESOLVABLE}"\ndelay_seconds = 0\n'
+    )
+    argv = [sys.executable, "-m", "papersift", command, "--config", str(config)]
+    if command == "harvest":
+        argv += ["--url", UNRESOLVABLE, "--from", "2024-01-01", "--until", "2024-01-02"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    warnings = [x for x in out.stderr.splitlines() if "WARNING" in x]
+    assert len(warnings) == (1 if resolver_says_temporary() else 0), out.stderr
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith("papersift: error: nonexistent.invalid could not be resolved ("), last
+    assert f"papersift needs network access to nonexistent.invalid ({UNRESOLVABLE}" in last
+    assert "Traceback" not in out.stderr and "giving up" not in out.stderr
