@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -354,3 +354,57 @@ def test_with_no_network_the_command_says_so_in_one_line(command: str, small: Co
     assert last.startswith("papersift: error: nonexistent.invalid could not be resolved ("), last
     assert f"papersift needs network access to nonexistent.invalid ({UNRESOLVABLE}" in last
     assert "Traceback" not in out.stderr and "giving up" not in out.stderr
+
+
+def test_harvest_says_what_it_asks_for_before_it_starts(
+    recorded: RecordedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first harvest on an old snapshot silently asked for years of all of arXiv; it says
+    what it asks for, and over every set a window longer than 30 days gets a note on how to
+    narrow it (not a refusal)."""
+    from papersift.cli import main
+
+    chain(recorded)
+    url = recorded.url("/oai2")
+    config = config_for(tmp_path, recorded)
+    args = ["harvest", "--config", str(tmp_path / "config.toml"), "--no-embed"]
+    assert main(args) == 0
+    first, note = capsys.readouterr().err.splitlines()
+    assert (
+        first
+        == f"harvesting all sets from {url}: records of any date (the index holds no paper yet)"
+    )
+    assert note == (
+        "note: that is the whole history of changes in every arXiv archive; `[harvest] sets` "
+        '(e.g. sets = "cs math", or PAPERSIFT_HARVEST_SETS) harvests only those sets, '
+        "--from YYYY-MM-DD a shorter window"
+    )
+    recorded.add("/oai2", NEXT, oai("ErrorResponseNoRecordsMatch.xml"))
+    assert main(args) == 0
+    first, note = capsys.readouterr().err.splitlines()
+    assert first == (
+        f"harvesting all sets from {url}: records changed from 2016-01-14 to now (where the "
+        "last harvest ended)"
+    )
+    years = (datetime.now(UTC).date() - date(2016, 1, 14)).days / 365.25
+    assert note.startswith(f"note: that is about {years:.1f} years of changes in every arXiv")
+    window = {**LIST, "from": "2016-03-01", "until": "2016-03-31"}  # 30 days: no note
+    recorded.add("/oai2", window, oai("ErrorResponseNoRecordsMatch.xml"))
+    assert main([*args, "--from", "2016-03-01", "--until", "2016-03-31"]) == 0
+    assert capsys.readouterr().err == (
+        f"harvesting all sets from {url}: records changed from 2016-03-01 to 2016-03-31 "
+        "(as asked)\n"
+    )
+    data = DataDir(config)
+    newest = data.store.newest_updated()
+    data.close()
+    assert newest is not None
+    make_config(tmp_path, harvest={"url": url, "metadata_prefix": "arXiv", "sets": "physics:hep-th",
+                                   "delay_seconds": 0})  # fmt: skip
+    recorded.add("/oai2", {**LIST, "from": newest.isoformat(), "set": "physics:hep-th"},
+                 oai("ErrorResponseNoRecordsMatch.xml"))  # fmt: skip
+    assert main(args) == 0
+    assert capsys.readouterr().err == (  # chosen sets: however long, no note
+        f"harvesting set physics:hep-th from {url}: records changed from {newest} to now (the "
+        "newest update date of a paper in the index)\n"
+    )
