@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 from papersift import __version__
 from papersift.cli_args import (
@@ -314,13 +315,31 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     return parser, sub.choices
 
 
+class LogAboveBars(logging.StreamHandler[TextIO]):
+    """Log lines on stderr written above the progress bars drawn there (tqdm clears them,
+    writes the line, draws them again), not into a bar's line: "embed:   0%|...|2026-12-07
+    10:12:11,555 INFO ... saved the fused graph"."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm = sys.modules.get("tqdm")  # imported by every command that draws a bar
+        if tqdm is None:
+            super().emit(record)
+            return
+        try:
+            tqdm.tqdm.write(self.format(record), file=self.stream)
+        except Exception:
+            self.handleError(record)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     argv = sys.argv[1:] if argv is None else argv
     args = parser.parse_args(text_last(argv, {c: commands[c] for c in FREE_TEXT}, parser))
     # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
     logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=[LogAboveBars(sys.stderr)],
     )
     logging.getLogger("papersift").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:
