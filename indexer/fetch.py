@@ -23,6 +23,7 @@ import httpx
 
 from papersift import __version__
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ class Fetcher:
                     raise UnresolvedHost(url, unresolved) from None
                 if attempt >= limit:
                     raise HarvestError(
-                        f"{url}: giving up after {attempt + 1} attempts ({reason})"
+                        f"{url}: giving up after {counted(attempt + 1, 'attempt')} ({reason})"
                     ) from exc
                 attempt += 1
                 log.warning(

@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from papersift.core.config import Config
 from papersift.core.paper import Paper, parse_arxiv_id
+from papersift.core.wording import counted
 from papersift.engine.datadir import DataDir
 from papersift.indexer.arxiv_api import fetch_ids
 from papersift.indexer.build import _commit_lexical, index_backlog
@@ -44,9 +45,10 @@ class HarvestReport:
 
     def line(self) -> str:
         return (
-            f"{self.records} records in {self.pages} pages: {self.added} added, "
-            f"{self.updated} updated, {self.unchanged} unchanged, {self.deleted} deleted, "
-            f"{len(self.skipped)} skipped" + (" (resumed)" if self.resumed else "")
+            f"{counted(self.records, 'record')} in {counted(self.pages, 'page')}: "
+            f"{self.added:,} added, {self.updated:,} updated, {self.unchanged:,} unchanged, "
+            f"{self.deleted:,} deleted, {len(self.skipped):,} skipped"
+            + (" (resumed)" if self.resumed else "")
         )
 
     def counts(self) -> dict[str, int]:

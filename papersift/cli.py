@@ -29,6 +29,7 @@ from papersift.cli_args import (
     writing_to,
 )
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 log = logging.getLogger("papersift")
 
@@ -103,8 +104,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         )  # fmt: skip
     else:
         if clustered:
-            print(f"researcher identities brought up to date for {clustered} papers")
-        print(f"embedded {done} papers; {embedded} of {papers} now have vectors ({model})")
+            print(f"researcher identities brought up to date for {counted(clustered, 'paper')}")
+        print(f"embedded {counted(done, 'paper')}; {embedded:,} of {papers:,} now have vectors "
+              f"({model})")  # fmt: skip
     return 0
 
 
@@ -163,9 +165,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"did you mean: {result.suggestion}")
     first = (result.page - 1) * result.page_size
     for r in result.researchers:
-        print(f"researcher: {r.name} ({r.papers} papers), /researchers/{r.rid}")
-    results = "result" if result.total == 1 else "results"
-    print(f"{result.total} {results} ({result.mode}, {result.took_ms:.1f} ms)")
+        print(f"researcher: {r.name} ({counted(r.papers, 'paper')}), /researchers/{r.rid}")
+    print(f"{counted(result.total, 'result')} ({result.mode}, {result.took_ms:.1f} ms)")
     from papersift.core.tex import plain_text  # pylatexenc: only when there are hits
 
     for i, hit in enumerate(result.hits, start=first + 1):
@@ -190,8 +191,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print_json(local_stats(stats, str(engine.config.data_dir)))
         return 0
     print(f"data directory  {engine.config.data_dir}")
-    print(f"papers          {stats.papers}")
-    print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
+    print(f"papers          {stats.papers:,}")
+    print(f"embedded        {stats.embedded:,} ({stats.coverage:.1%}) with {stats.model_id}")
     progress = stats.embedding
     if progress is not None:
         which = "" if progress.model_id == stats.model_id else f" (next model {progress.model_id})"
@@ -199,13 +200,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         running = writing(engine.config.data_dir) is not None
         print(f"embedding       {progress.line(running)}{which}")
     if stats.people_pending:
-        print(f"researchers     {stats.people_pending} papers not yet clustered (papersift index)")
+        pending = counted(stats.people_pending, "paper")
+        print(f"researchers     {pending} not yet clustered (papersift index)")
     if stats.oldest is None:
         hint = f"`papersift import FILE...` adds some {demo_import_hint()}"
         print(f"published       no papers yet: {hint}")
     else:
         print(f"published       {stats.oldest} .. {stats.newest}")
-    top = ", ".join(f"{c.value} {c.count}" for c in stats.categories[:10])
+    top = ", ".join(f"{c.value} {c.count:,}" for c in stats.categories[:10])
     print(f"top categories  {top}")
     return 0
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from papersift.cli_args import config_of, json_option, positive, print_json, writing_to
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 if TYPE_CHECKING:
     from papersift.engine.datadir import DataDir
@@ -35,7 +36,8 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**report.as_json(), "requests": requests, "cached": cached})
     else:
-        extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
+        asked = f" ({counted(requests, 'request')}, {cached:,} from the cache)"
+        extra = asked if not args.from_file else ""
         print(report.line() + extra)
     return 0
 
@@ -90,8 +92,10 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
         print_json({"read": read, "added": total - before, "institutions": total,
                      "skipped": skipped})  # fmt: skip
     else:
-        print(f"{read} organisations read, {total - before} new; {total} institutions in the index"
-              + (f"; {len(skipped)} records skipped (see the log)" if skipped else ""))  # fmt: skip
+        print(f"{counted(read, 'organisation')} read, {total - before:,} new; "
+              f"{counted(total, 'institution')} in the index"
+              + (f"; {counted(len(skipped), 'record')} skipped (see the log)" if skipped
+                 else ""))  # fmt: skip
     return 0
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from papersift.cli_args import add_harvest_window, config_of, json_option, print_json, writing_to
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 if TYPE_CHECKING:
     from papersift.indexer.harvest import SetWindow
@@ -77,7 +78,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**_harvest_json(report), "embedded": embedded})
     else:
-        print(report.line() + (f"; {embedded} papers embedded" if embedded else ""))
+        print(report.line() + (f"; {counted(embedded, 'paper')} embedded" if embedded else ""))
     return 0
 
 
@@ -95,7 +96,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
-        print(f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged")
+        print(f"{report.added:,} added, {report.updated:,} updated, {report.unchanged:,} "
+              "unchanged")  # fmt: skip
         for arxiv_id in missing:
             print(f"not found: {arxiv_id}", file=sys.stderr)
     return 0 if not missing else 1

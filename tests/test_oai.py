@@ -167,6 +167,9 @@ def test_gives_up_after_bounded_retries(recorded: RecordedServer) -> None:
     with fetcher([], retries=2) as fx, pytest.raises(HarvestError, match="after 3 attempts"):
         fx.get(recorded.url("/oai2"), PARAMS, parse_response)
     assert len(recorded.requests) == 3
+    with fetcher([], retries=0) as fx, pytest.raises(HarvestError) as err:  # not "1 attempts"
+        fx.get(recorded.url("/oai2"), PARAMS, parse_response)
+    assert str(err.value).endswith(": giving up after 1 attempt (HTTP 503)")
 
 
 def test_refuses_an_excessive_retry_after(recorded: RecordedServer) -> None:
