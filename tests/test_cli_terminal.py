@@ -71,3 +71,31 @@ def test_log_lines_go_above_the_progress_bar(small: Config, tmp_path: Path) -> N
     assert starts, shown
     for at in starts:  # each at the start of a line (the bar cleared first), none mid-bar
         assert shown[at - 1] in "\r\n", shown[max(0, at - 120) : at + 80]
+
+
+@pytest.mark.slow
+def test_user_remove_asks_on_a_terminal(tmp_path: Path) -> None:
+    """It deleted a member's library at the first word."""
+    from papersift.engine.library import Library
+    from papersift.engine.members import Members
+
+    (tmp_path / "d").mkdir()
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('[data]\ndir = "d"\n', encoding="utf-8")
+    members = Members(tmp_path / "d")
+    try:
+        kim = members.add("kim@lab.example", "a long enough password", "Kim")
+        library = Library(members)
+        library.save(kim.id, library.ensure_tag(kim.id, "reading").id, ["2401.10241"])
+        code, shown = on_terminal("user", "remove", "kim@lab.example", "--config", str(cfg),
+                                  typed="n\n")  # fmt: skip
+        assert code == 1, shown
+        assert "remove kim@lab.example (Kim) and their library (1 saved paper)? [y/N] " in shown
+        assert shown.endswith("nothing removed: kim@lab.example keeps the account and library\r\n")
+        assert members.by_email("kim@lab.example") is not None
+        code, shown = on_terminal("user", "remove", "kim@lab.example", "--config", str(cfg),
+                                  typed="y\n")  # fmt: skip
+        assert code == 0 and shown.endswith("removed kim@lab.example and their library\r\n")
+        assert members.all() == []
+    finally:
+        members.close()
