@@ -104,6 +104,9 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.engine.institutions import Institutions
 
+    if not args.text.strip():  # it answered "no match", as if there had been something
+        raise PapersiftError('the affiliation text is empty; give one, e.g. "Dept. of '
+                             'Physics, University of Oxford, UK"')  # fmt: skip
     data = DataDir(config_of(args), create=False)  # reads only: makes no empty index
     try:
         found = explain(Institutions(data.store), args.text)

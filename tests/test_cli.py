@@ -108,6 +108,8 @@ def test_import_and_index_json(tmp_path: Path, fresh_config: Config) -> None:
         (("search", "x", "--page", "0"), "must be a whole number"),
         (("import", "/nonexistent/file.jsonl"), "no such file"),
         (("search", "x", "--from", "2024-13-01"), "not a date"),
+        (("match-affiliation", ""), "error: the affiliation text is empty; give one, e.g."),
+        (("match-affiliation", "  "), "error: the affiliation text is empty; give one, e.g."),
     ],
 )
 def test_bad_input_is_one_line(args: tuple[str, ...], needle: str, fresh_config: Config) -> None:
