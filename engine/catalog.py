@@ -96,7 +96,9 @@ class Catalog:
             papers=store.count(),
             embedded=self._embedded_count(),
             model_id=emb.model_id,
-            dimension=emb.dim,
+            # Known once a vector is stored or the model has run: asking the model would
+            # load it (~1 s, and a first one builds its graph), which stats never does.
+            dimension=emb.known_dim,
             categories=tuple(FacetCount(c, n) for c, n in cats),
             newest=newest,
             oldest=oldest,

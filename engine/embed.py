@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -266,8 +266,11 @@ class Embedder:
         except Exception as exc:
             raise ModelError(f"cannot load ONNX model {path}: {_brief(exc)}") from exc
 
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """One unit vector per text, float32 [len(texts), dim], in input order."""
+    def embed(
+        self, texts: Sequence[str], on_batch: Callable[[int], object] | None = None
+    ) -> Vectors:
+        """One unit vector per text, float32 [len(texts), dim], in input order;
+        ``on_batch(n)`` after each batch of ``n`` (a progress bar's update)."""
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_query() for one")
         out = np.empty((len(texts), self.dim), np.float32)
@@ -277,6 +280,8 @@ class Embedder:
             for b in range(0, len(order), self.batch_size):
                 rows = order[b : b + self.batch_size]
                 out[[start + i for i in rows]] = self._run([encodings[i].ids for i in rows])
+                if on_batch is not None:
+                    on_batch(len(rows))
         return out
 
     def embed_query(self, text: str) -> Vectors:

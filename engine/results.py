@@ -171,7 +171,7 @@ class Stats:
     papers: int
     embedded: int  # papers with a vector of the configured model
     model_id: str
-    dimension: int
+    dimension: int | None  # None until a vector is stored or the model has been loaded
     categories: tuple[FacetCount, ...]
     newest: date | None
     oldest: date | None

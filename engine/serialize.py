@@ -60,7 +60,10 @@ class Stats(Struct):
     researchers_pending: Count
     embedding: EmbeddingProgress | None
     model_id: str
-    dimension: Count
+    dimension: Annotated[
+        Count | None,
+        Meta(description="of the vectors; null until one is stored or the model has run"),
+    ]
     newest: date | None
     oldest: date | None
     categories: list[FacetCount]

@@ -22,6 +22,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from papersift.core.progress import Progress
+from papersift.core.wording import counted
 from papersift.engine.datadir import DataDir
 from papersift.indexer.embed_queue import EmbedQueue, EmbedRun, mark_imported
 from papersift.indexer.identity_refresh import refresh_people
@@ -45,8 +46,8 @@ class ImportReport:
 
     def line(self) -> str:
         return (
-            f"{self.read} records read: {self.added} added, {self.updated} updated, "
-            f"{self.unchanged} unchanged, {len(self.skipped)} skipped"
+            f"{counted(self.read, 'record')} read: {self.added:,} added, {self.updated:,} "
+            f"updated, {self.unchanged:,} unchanged, {len(self.skipped):,} skipped"
         )
 
 
@@ -152,7 +153,10 @@ def embed_backlog(
             rows = queue.take(min(chunk, pending - run.done))
             if not rows:
                 break
-            vecs = embedder.embed([text for _, text, _, _ in rows])
+            # The bar moves per batch: per checkpoint it jumped from 0% to 85% (256 of 300).
+            vecs = embedder.embed(
+                [text for _, text, _, _ in rows], bar.update if progress else None
+            )
             data.add_vectors([r[0] for r in rows], [r[2] for r in rows], vecs)
             queue.finish([r[0] for r in rows])
             run.checkpoint(len(rows), queue)

@@ -147,8 +147,8 @@ class EmbedRun:
             self.on_checkpoint(self)
 
     def report(self, before: int) -> None:
-        if self.bar is not None:
-            self.bar.update(self.done - before)  # type: ignore[attr-defined]
+        if self.bar is not None:  # to the papers written (the caller may move it per batch)
+            self.bar.update(self.done - self.bar.n)  # type: ignore[attr-defined]
             return
         if self.done // LOG_EVERY != before // LOG_EVERY or self.done >= self.pending:
             eta = self.eta_seconds

@@ -21,6 +21,7 @@ from papersift.core.authors import normalise_name
 from papersift.core.names import compatible, split_name
 from papersift.core.paper import Author, Paper, clean_doi
 from papersift.core.records import RecordError, checked
+from papersift.core.wording import counted
 from papersift.engine.affiliation_match import matcher
 from papersift.engine.enrichment import AFFILIATIONS_KEY
 from papersift.engine.graph import Graph, Key, WorkLinks
@@ -71,10 +72,11 @@ class EnrichReport:
 
     def line(self) -> str:
         return (
-            f"{self.records} records, {self.matched} matched a paper, {self.updated} papers "
-            f"updated; {self.authors_matched} authors matched, {self.ids_added} ids added, "
-            f"{self.affiliations} affiliations ({self.affiliations_matched} matched from raw "
-            "affiliation strings)"
+            f"{counted(self.records, 'record')}, {self.matched:,} matched a paper, "
+            f"{counted(self.updated, 'paper')} updated; {counted(self.authors_matched, 'author')} "
+            f"matched, {counted(self.ids_added, 'id')} added, "
+            f"{counted(self.affiliations, 'affiliation')} ({self.affiliations_matched:,} matched "
+            "from raw affiliation strings)"
         )
 
     def as_json(self) -> dict[str, object]:

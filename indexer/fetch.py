@@ -2,12 +2,16 @@
 
 Every request waits until ``delay`` seconds have passed since the previous one. A 503 (or
 429, 500, 502, 504), a timeout, a dropped connection or a body the caller's ``parse``
-rejects as truncated is retried up to ``retries`` times; anything else fails at once.
+rejects as truncated is retried up to ``retries`` times; anything else fails at once. A host
+name that does not resolve (no network, or a mistyped URL) is no passing hiccup: it fails at
+once, or after one retry when the resolver calls its failure temporary, with one line saying
+papersift needs network access to that host (the full schedule took ~90 s to say so).
 """
 
 from __future__ import annotations
 
 import logging
+import socket
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -19,6 +23,7 @@ import httpx
 
 from papersift import __version__
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +34,19 @@ MAX_RETRY_AFTER = 300.0  # seconds; a server asking for longer makes the run fai
 
 class HarvestError(PapersiftError):
     """A source could not be fetched or answered with an error; the message says which."""
+
+
+class UnresolvedHost(HarvestError):
+    """The host name of a URL does not resolve: no network, or a mistyped URL."""
+
+    def __init__(self, url: str, error: socket.gaierror) -> None:
+        host = httpx.URL(url).host or url
+        reason = error.strerror or str(error)
+        super().__init__(
+            f"{host} could not be resolved ({reason}): papersift needs network access to "
+            f"{host} ({url}); check the connection, or the URL if it is mistyped"
+        )
+        self.host = host
 
 
 class RetryableResponse(Exception):
@@ -43,6 +61,23 @@ class FetchSettings:
     backoff: float = 5.0  # first retry pause when the server gives no Retry-After
     max_retry_after: float = MAX_RETRY_AFTER
     mailto: str = ""
+
+
+def name_error(exc: BaseException) -> socket.gaierror | None:
+    """The name-resolution failure behind ``exc`` (httpx wraps it twice), if that is it."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a chain is short; a cycle is not followed
+        if seen is None or isinstance(seen, socket.gaierror):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def name_retries(error: socket.gaierror) -> int:
+    """Retries a name-resolution failure gets: one when the resolver calls it temporary
+    (EAI_AGAIN: it could not reach a name server just now), none when it says there is
+    no such name."""
+    return 1 if error.errno == socket.EAI_AGAIN else 0
 
 
 def user_agent(mailto: str) -> str:
@@ -135,9 +170,15 @@ class Fetcher:
                 raise HarvestError(f"{url} is not an http(s) URL ({exc})") from None
             except (httpx.TimeoutException, httpx.TransportError, RetryableResponse) as exc:
                 reason = str(exc) or type(exc).__name__
-                if attempt >= s.retries:
+                unresolved = name_error(exc)
+                limit = (
+                    s.retries if unresolved is None else min(s.retries, name_retries(unresolved))
+                )
+                if attempt >= limit and unresolved is not None:
+                    raise UnresolvedHost(url, unresolved) from None
+                if attempt >= limit:
                     raise HarvestError(
-                        f"{url}: giving up after {attempt + 1} attempts ({reason})"
+                        f"{url}: giving up after {counted(attempt + 1, 'attempt')} ({reason})"
                     ) from exc
                 attempt += 1
                 log.warning(
@@ -145,7 +186,7 @@ class Fetcher:
                     url,
                     reason,
                     attempt,
-                    s.retries,
+                    limit,
                     pause,
                 )
                 self._wait(pause)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import date
 
@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from papersift.core.config import Config
 from papersift.core.paper import Paper, parse_arxiv_id
+from papersift.core.wording import counted
 from papersift.engine.datadir import DataDir
 from papersift.indexer.arxiv_api import fetch_ids
 from papersift.indexer.build import _commit_lexical, index_backlog
@@ -44,9 +45,10 @@ class HarvestReport:
 
     def line(self) -> str:
         return (
-            f"{self.records} records in {self.pages} pages: {self.added} added, "
-            f"{self.updated} updated, {self.unchanged} unchanged, {self.deleted} deleted, "
-            f"{len(self.skipped)} skipped" + (" (resumed)" if self.resumed else "")
+            f"{counted(self.records, 'record')} in {counted(self.pages, 'page')}: "
+            f"{self.added:,} added, {self.updated:,} updated, {self.unchanged:,} unchanged, "
+            f"{self.deleted:,} deleted, {len(self.skipped):,} skipped"
+            + (" (resumed)" if self.resumed else "")
         )
 
     def counts(self) -> dict[str, int]:
@@ -69,6 +71,18 @@ class Checkpoint:
     token: str | None = None  # next page of the run in progress; None: no run in progress
     started: str | None = None  # responseDate of the run's first page
     next_from: str | None = None  # where the next run starts, once a run completed
+
+
+@dataclass(frozen=True)
+class SetWindow:
+    """What the harvest of one set is about to ask for: records changed from ``start``
+    (None: of any date) to ``until`` (None: now), and why it starts there."""
+
+    set_spec: str | None  # None: all sets
+    start: date | None
+    until: date | None
+    resuming: bool  # an interrupted run's list, from its resumption token
+    reason: str  # why it starts at ``start``
 
 
 def fetch_settings(config: Config) -> FetchSettings:
@@ -141,12 +155,14 @@ def harvest(
     progress: bool = False,
     stop: threading.Event | None = None,
     fetcher: Fetcher | None = None,
+    announce: Callable[[SetWindow], None] | None = None,
 ) -> HarvestReport:
     """Harvest the configured sets from an OAI-PMH endpoint into the index, resumably.
 
     Without ``date_from`` a run continues where the last completed one ended (or, the first
     time, from the newest ``updated`` date in the store); an interrupted run resumes from
-    its resumption token. Raises HarvestError when the source keeps failing.
+    its resumption token. Before a set's first request, ``announce`` is told what it asks
+    for (else a log line says so). Raises HarvestError when the source keeps failing.
     """
     cfg = data.config.harvest
     endpoint = url or cfg.url
@@ -158,7 +174,7 @@ def harvest(
     try:
         for set_spec in sets:
             _harvest_set(data, fx, endpoint, cfg.metadata_prefix, set_spec, date_from, until,
-                         report, progress, stop)  # fmt: skip
+                         report, progress, stop, announce)  # fmt: skip
         refresh_people(data)  # researcher ids of the new papers (as after an import)
     finally:
         report.requests = fx.requests
@@ -180,6 +196,7 @@ def _harvest_set(
     report: HarvestReport,
     progress: bool,
     stop: threading.Event | None,
+    announce: Callable[[SetWindow], None] | None = None,
 ) -> None:
     key = _key(url, prefix, set_spec)
     cp = load_checkpoint(data, url, prefix, set_spec)
@@ -189,8 +206,15 @@ def _harvest_set(
         and (date_from is None or date_from.isoformat() == cp.window_from)
         and wanted_until in (None, cp.until)
     )
+    reason = "the interrupted run's window"
     if not resuming:
-        start = date_from or _date(cp.next_from) or data.store.newest_updated()
+        newest = None if date_from or cp.next_from else data.store.newest_updated()
+        start = date_from or _date(cp.next_from) or newest
+        reason = (
+            "as asked" if date_from else "where the last harvest ended" if cp.next_from
+            else "the newest update date of a paper in the index" if newest
+            else "the index holds no paper yet"
+        )  # fmt: skip
         cp = Checkpoint(
             window_from=start.isoformat() if start else None,
             until=wanted_until,
@@ -202,7 +226,10 @@ def _harvest_set(
         if value:
             fresh[name] = value
     params = {"verb": "ListRecords", "resumptionToken": cp.token or ""} if resuming else fresh
-    log.info("harvest %s %s: %s", url, set_spec or "all sets", params)
+    if announce is not None:
+        announce(SetWindow(set_spec, _date(cp.window_from), _date(cp.until), resuming, reason))
+    log.log(logging.DEBUG if announce else logging.INFO, "harvest %s %s: %s", url,
+            set_spec or "all sets", params)  # fmt: skip
     with tqdm(unit="rec", desc=f"harvest {set_spec or 'all'}", disable=not progress) as bar:
         while True:
             if stop is not None and stop.is_set():

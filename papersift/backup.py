@@ -35,6 +35,7 @@ from typing import Any
 
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError, not_a_folder, not_writable, unwritable
+from papersift.core.wording import counted
 from papersift.engine.datadir import MANIFEST, read_manifest
 from papersift.engine.members import FILENAME as MEMBERS_FILE
 from papersift.engine.members import SECRET_FILE
@@ -61,7 +62,8 @@ class BackupReport:
 
     def line(self) -> str:
         return (
-            f"backed up {self.papers} papers to {self.dest}: {self.files} files, "
+            f"backed up {counted(self.papers, 'paper')} to {self.dest}: "
+            f"{counted(self.files, 'file')}, "
             f"{self.bytes / 2**20:.1f} MiB in {self.seconds:.1f} s"
         )
 

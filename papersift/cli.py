@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TextIO
 
 from papersift import __version__
 from papersift.cli_args import (
@@ -28,6 +29,7 @@ from papersift.cli_args import (
     writing_to,
 )
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 log = logging.getLogger("papersift")
 
@@ -102,8 +104,9 @@ def cmd_index(args: argparse.Namespace) -> int:
         )  # fmt: skip
     else:
         if clustered:
-            print(f"researcher identities brought up to date for {clustered} papers")
-        print(f"embedded {done} papers; {embedded} of {papers} now have vectors ({model})")
+            print(f"researcher identities brought up to date for {counted(clustered, 'paper')}")
+        print(f"embedded {counted(done, 'paper')}; {embedded:,} of {papers:,} now have vectors "
+              f"({model})")  # fmt: skip
     return 0
 
 
@@ -162,9 +165,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"did you mean: {result.suggestion}")
     first = (result.page - 1) * result.page_size
     for r in result.researchers:
-        print(f"researcher: {r.name} ({r.papers} papers), /researchers/{r.rid}")
-    results = "result" if result.total == 1 else "results"
-    print(f"{result.total} {results} ({result.mode}, {result.took_ms:.1f} ms)")
+        print(f"researcher: {r.name} ({counted(r.papers, 'paper')}), /researchers/{r.rid}")
+    print(f"{counted(result.total, 'result')} ({result.mode}, {result.took_ms:.1f} ms)")
     from papersift.core.tex import plain_text  # pylatexenc: only when there are hits
 
     for i, hit in enumerate(result.hits, start=first + 1):
@@ -189,8 +191,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print_json(local_stats(stats, str(engine.config.data_dir)))
         return 0
     print(f"data directory  {engine.config.data_dir}")
-    print(f"papers          {stats.papers}")
-    print(f"embedded        {stats.embedded} ({stats.coverage:.1%}) with {stats.model_id}")
+    print(f"papers          {stats.papers:,}")
+    print(f"embedded        {stats.embedded:,} ({stats.coverage:.1%}) with {stats.model_id}")
     progress = stats.embedding
     if progress is not None:
         which = "" if progress.model_id == stats.model_id else f" (next model {progress.model_id})"
@@ -198,13 +200,14 @@ def cmd_stats(args: argparse.Namespace) -> int:
         running = writing(engine.config.data_dir) is not None
         print(f"embedding       {progress.line(running)}{which}")
     if stats.people_pending:
-        print(f"researchers     {stats.people_pending} papers not yet clustered (papersift index)")
+        pending = counted(stats.people_pending, "paper")
+        print(f"researchers     {pending} not yet clustered (papersift index)")
     if stats.oldest is None:
         hint = f"`papersift import FILE...` adds some {demo_import_hint()}"
         print(f"published       no papers yet: {hint}")
     else:
         print(f"published       {stats.oldest} .. {stats.newest}")
-    top = ", ".join(f"{c.value} {c.count}" for c in stats.categories[:10])
+    top = ", ".join(f"{c.value} {c.count:,}" for c in stats.categories[:10])
     print(f"top categories  {top}")
     return 0
 
@@ -224,7 +227,9 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     from papersift.engine.results import MODES, SORTS
 
     parser = argparse.ArgumentParser(
-        prog="papersift", description="Self-hostable hybrid search engine for research papers."
+        prog="papersift",
+        description="Self-hostable hybrid search engine for research papers.",
+        parents=[common_options(top=True)],  # before the command, or after it (``common``)
     )
     parser.add_argument("--version", action="version", version=f"papersift {__version__}")
     common = common_options()
@@ -312,13 +317,31 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, argparse.Argument
     return parser, sub.choices
 
 
+class LogAboveBars(logging.StreamHandler[TextIO]):
+    """Log lines on stderr written above the progress bars drawn there (tqdm clears them,
+    writes the line, draws them again), not into a bar's line: "embed:   0%|...|2026-12-07
+    10:12:11,555 INFO ... saved the fused graph"."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        tqdm = sys.modules.get("tqdm")  # imported by every command that draws a bar
+        if tqdm is None:
+            super().emit(record)
+            return
+        try:
+            tqdm.tqdm.write(self.format(record), file=self.stream)
+        except Exception:
+            self.handleError(record)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser, commands = build_parser()
     argv = sys.argv[1:] if argv is None else argv
-    args = parser.parse_args(text_last(argv, {c: commands[c] for c in FREE_TEXT}))
+    args = parser.parse_args(text_last(argv, {c: commands[c] for c in FREE_TEXT}, parser))
     # Our own loggers speak at INFO (DEBUG with -v); libraries only when something is wrong.
     logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        handlers=[LogAboveBars(sys.stderr)],
     )
     logging.getLogger("papersift").setLevel(logging.DEBUG if args.verbose else logging.INFO)
     try:

@@ -25,12 +25,14 @@ CONFIG_HELP = (
 JSON_HELP = "print the result as JSON"
 
 
-def common_options(*, nested: bool = False) -> argparse.ArgumentParser:
-    """``--config`` and ``-v``, as the parent parser of every command. ``nested`` (the
-    actions of ``papersift user``) leaves them out of the result when not given, so that
-    ``user --config X list`` keeps X: argparse lets an action's own default win."""
+def common_options(*, top: bool = False) -> argparse.ArgumentParser:
+    """``--config`` and ``-v``, as a parent parser: of the main parser (``top``), which holds
+    their defaults, and of every command and ``user`` action, which take them with no
+    default, so that they work before the command and after it (``papersift --config X
+    stats``, ``papersift stats --config X``; after it wins). argparse sets a subparser's
+    defaults over what the main parser read: a default there would undo ``--config X``."""
     common = argparse.ArgumentParser(add_help=False)
-    config, verbose = (argparse.SUPPRESS, argparse.SUPPRESS) if nested else (None, False)
+    config, verbose = (None, False) if top else (argparse.SUPPRESS, argparse.SUPPRESS)
     common.add_argument("--config", metavar="PATH", default=config, help=CONFIG_HELP)
     common.add_argument("-v", "--verbose", action="store_true", default=verbose,
                         help="log more detail")  # fmt: skip
@@ -120,13 +122,18 @@ def positive(text: str) -> int:
     return value
 
 
-def text_last(argv: Sequence[str], commands: Mapping[str, argparse.ArgumentParser]) -> list[str]:
+def text_last(
+    argv: Sequence[str],
+    commands: Mapping[str, argparse.ArgumentParser],
+    top: argparse.ArgumentParser | None = None,
+) -> list[str]:
     """``argv`` with the free text of one of ``commands`` moved behind ``--`` when it begins
     with '-' and is none of that command's options: ``search "-vision transformer"`` (the
     query syntax's exclusion) is then the query, where argparse would take ``-vision`` for
-    ``-v`` with a value. Options before it are left as they are."""
+    ``-v`` with a value. Options before it are left as they are; those of the main parser
+    ``top`` may come before the command (``--config X search ...``)."""
     args = list(argv)
-    at = next((i for i, a in enumerate(args) if not a.startswith("-")), None)
+    at = _command_at(args, top._option_string_actions if top is not None else {})
     if at is None or args[at] not in commands:
         return args
     options = commands[args[at]]._option_string_actions
@@ -136,11 +143,7 @@ def text_last(argv: Sequence[str], commands: Mapping[str, argparse.ArgumentParse
         arg = args[i]
         if arg == "--" or not arg.startswith("-") or arg == "-":
             return args  # the text comes as it is, or argparse reads the rest
-        name = arg.partition("=")[0]
-        action = options.get(name)
-        if action is None and name.startswith("--"):  # argparse's abbreviations: --page-s
-            close = {id(a): a for o, a in options.items() if o.startswith(name)}
-            action = next(iter(close.values())) if len(close) == 1 else None
+        action = _option(arg, options)
         if arg.startswith("--") or action is not None or set(arg[1:]) <= flags:
             # An option (argparse says so if it is unknown or ambiguous); skip its value.
             takes_value = action is not None and action.nargs != 0 and "=" not in arg
@@ -148,6 +151,31 @@ def text_last(argv: Sequence[str], commands: Mapping[str, argparse.ArgumentParse
             continue
         return [*args[:i], *args[i + 1 :], "--", arg]
     return args
+
+
+def _option(arg: str, options: Mapping[str, argparse.Action]) -> argparse.Action | None:
+    """The option ``arg`` names, as argparse reads it (``--page-s`` for ``--page-size``)."""
+    name = arg.partition("=")[0]
+    action = options.get(name)
+    if action is None and name.startswith("--"):  # argparse's abbreviations
+        close = {id(a): a for o, a in options.items() if o.startswith(name)}
+        action = next(iter(close.values())) if len(close) == 1 else None
+    return action
+
+
+def _command_at(args: Sequence[str], options: Mapping[str, argparse.Action]) -> int | None:
+    """Where the command is in ``args``: past the main parser's ``options`` and their
+    values (``--config X``); None if there is none."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return None
+        if not arg.startswith("-") or arg == "-":
+            return i
+        action = _option(arg, options)
+        i += 2 if action is not None and action.nargs != 0 and "=" not in arg else 1
+    return None
 
 
 def add_search_options(

@@ -14,6 +14,7 @@ import numpy as np
 
 from papersift.core.config import Config, LabConfig
 from papersift.core.errors import WRITE_ACCESS, ConfigError, PapersiftError, unwritable
+from papersift.core.wording import counted
 from papersift.engine.datadir import LEXICAL_REBUILD_FROM, MANIFEST, SCHEMA_VERSION, read_manifest
 from papersift.engine.lexical import REBUILD
 from papersift.engine.store_files import (
@@ -119,7 +120,9 @@ def check_store(root: Path) -> tuple[Check, StoreFacts | None]:
         store = store_facts(root)
     except StoreUnreadable as exc:
         return store_unreadable(root, exc), None
-    return Check("store", "OK", f"{store.papers} papers, change sequence {store.seq}"), store
+    return Check(
+        "store", "OK", f"{counted(store.papers, 'paper')}, change sequence {store.seq}"
+    ), store
 
 
 def store_unreadable(root: Path, exc: StoreUnreadable) -> Check:
@@ -145,7 +148,7 @@ def check_researchers(root: Path, store: StoreFacts) -> Check:
         return Check(
             "researchers",
             "WARN",
-            f"{pending} of {store.papers} papers not yet clustered into researchers",
+            f"{pending:,} of {counted(store.papers, 'paper')} not yet clustered into researchers",
             "run `papersift index` or let the [schedule] embed job of `papersift serve` do it",
         )
     return Check("researchers", "OK", "researcher identities are up to date")
@@ -183,14 +186,14 @@ def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
         return Check("lexical index", "FAIL", f"{folder} cannot be opened: {exc}", REBUILD)
     behind = store.seq - store.lexical_seq
     if docs == store.papers and found == store.docids:
-        detail = f"{docs} documents, same docids as the store{_segments_note(folder)}"
+        detail = f"{counted(docs, 'document')}, same docids as the store{_segments_note(folder)}"
         return Check("lexical index", "OK", detail)
-    detail = f"{docs} documents for {store.papers} papers"
+    detail = f"{counted(docs, 'document')} for {counted(store.papers, 'paper')}"
     if behind > 0:
         return Check(
             "lexical index",
             "WARN",
-            f"{detail}; {behind} store changes not yet applied",
+            f"{detail}; {counted(behind, 'store change')} not yet applied",
             "none needed: the next `papersift serve`, `index` or `reindex` replays them",
         )
     return Check("lexical index", "FAIL", f"{detail} (docids differ)", REBUILD)
@@ -317,7 +320,13 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
     else:
         extra = len(live - marked)  # written but not yet recorded: normal during embedding
         note = f" (+{extra} not yet recorded)" if extra else ""
-        out.append(Check("vectors", "OK", f"{len(live & marked)} vectors match the store{note}"))
+        out.append(
+            Check(
+                "vectors",
+                "OK",
+                f"{counted(len(live & marked), 'vector')}, as the store records them{note}",
+            )
+        )
     return out
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from papersift.cli_args import config_of, json_option, positive, print_json, writing_to
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
 
 if TYPE_CHECKING:
     from papersift.engine.datadir import DataDir
@@ -35,7 +36,8 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**report.as_json(), "requests": requests, "cached": cached})
     else:
-        extra = f" ({requests} requests, {cached} from the cache)" if not args.from_file else ""
+        asked = f" ({counted(requests, 'request')}, {cached:,} from the cache)"
+        extra = asked if not args.from_file else ""
         print(report.line() + extra)
     return 0
 
@@ -90,8 +92,10 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
         print_json({"read": read, "added": total - before, "institutions": total,
                      "skipped": skipped})  # fmt: skip
     else:
-        print(f"{read} organisations read, {total - before} new; {total} institutions in the index"
-              + (f"; {len(skipped)} records skipped (see the log)" if skipped else ""))  # fmt: skip
+        print(f"{counted(read, 'organisation')} read, {total - before:,} new; "
+              f"{counted(total, 'institution')} in the index"
+              + (f"; {counted(len(skipped), 'record')} skipped (see the log)" if skipped
+                 else ""))  # fmt: skip
     return 0
 
 
@@ -100,6 +104,9 @@ def cmd_match_affiliation(args: argparse.Namespace) -> int:
     from papersift.engine.datadir import DataDir
     from papersift.engine.institutions import Institutions
 
+    if not args.text.strip():  # it answered "no match", as if there had been something
+        raise PapersiftError('the affiliation text is empty; give one, e.g. "Dept. of '
+                             'Physics, University of Oxford, UK"')  # fmt: skip
     data = DataDir(config_of(args), create=False)  # reads only: makes no empty index
     try:
         found = explain(Institutions(data.store), args.text)

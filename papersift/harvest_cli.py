@@ -5,15 +5,49 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
 
 from papersift.cli_args import add_harvest_window, config_of, json_option, print_json, writing_to
 from papersift.core.errors import PapersiftError
+from papersift.core.wording import counted
+
+if TYPE_CHECKING:
+    from papersift.indexer.harvest import SetWindow
 
 
 def _harvest_json(report: Any) -> dict[str, Any]:
     return {**report.counts(), "pages": report.pages, "requests": report.requests,
             "resumed": report.resumed, "skipped_reasons": report.skipped}  # fmt: skip
+
+
+# A window longer than this over every set is worth a note on how to narrow it.
+LONG_WINDOW_DAYS = 30
+
+
+def window_lines(w: SetWindow, url: str, *, sets_configured: bool, today: date) -> list[str]:
+    """What the harvest of one set asks for, before it starts (a first harvest on an old
+    snapshot asks for years of all of arXiv: not as a surprise); a note on how to narrow
+    a long window over every set."""
+    which = f"set {w.set_spec}" if w.set_spec else "all sets"
+    span = (
+        f"records changed from {w.start} to {w.until or 'now'}" if w.start
+        else "records of any date"
+    )  # fmt: skip
+    head = "resuming the interrupted harvest of" if w.resuming else "harvesting"
+    lines = [f"{head} {which} from {url}: {span} ({w.reason})"]
+    days = None if w.start is None else ((w.until or today) - w.start).days
+    if not sets_configured and (days is None or days > LONG_WINDOW_DAYS):
+        length = (
+            "the whole history" if days is None
+            else f"{days:,} days" if days < 365 else f"about {days / 365.25:.1f} years"
+        )  # fmt: skip
+        lines.append(
+            f"note: that is {length} of changes in every arXiv archive; `[harvest] sets` "
+            '(e.g. sets = "cs math", or PAPERSIFT_HARVEST_SETS) harvests only those sets, '
+            "--from YYYY-MM-DD a shorter window"
+        )
+    return lines
 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
@@ -26,15 +60,25 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise PapersiftError(str(exc)) from None
     tty = not args.json and sys.stderr.isatty()
-    with writing_to(config_of(args), "harvest") as data:
+    config = config_of(args)
+    url = args.url or config.harvest.url
+    today = datetime.now(UTC).date()
+
+    def announce(w: SetWindow) -> None:
+        sets = bool(config.harvest.sets.split())
+        for line in window_lines(w, url, sets_configured=sets, today=today):
+            print(line, file=sys.stderr)
+
+    with writing_to(config, "harvest") as data:
         report = harvest(
-            data, url=args.url, date_from=args.date_from, until=args.until, progress=tty
-        )
+            data, url=url, date_from=args.date_from, until=args.until, progress=tty,
+            announce=announce,
+        )  # fmt: skip
         embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
     if args.json:
         print_json({**_harvest_json(report), "embedded": embedded})
     else:
-        print(report.line() + (f"; {embedded} papers embedded" if embedded else ""))
+        print(report.line() + (f"; {counted(embedded, 'paper')} embedded" if embedded else ""))
     return 0
 
 
@@ -52,7 +96,8 @@ def cmd_add(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
-        print(f"{report.added} added, {report.updated} updated, {report.unchanged} unchanged")
+        print(f"{report.added:,} added, {report.updated:,} updated, {report.unchanged:,} "
+              "unchanged")  # fmt: skip
         for arxiv_id in missing:
             print(f"not found: {arxiv_id}", file=sys.stderr)
     return 0 if not missing else 1

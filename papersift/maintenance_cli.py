@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from papersift.cli_args import config_of, config_path, json_option, print_json, writing_to
+from papersift.core.wording import counted
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -20,7 +21,8 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"embedded_now": done, "papers": papers})
     else:
-        print(f"index maintenance done: {done} papers embedded, {papers} papers")
+        print(f"index maintenance done: {counted(done, 'paper')} embedded, "
+              f"{counted(papers, 'paper')}")  # fmt: skip
     return 0
 
 

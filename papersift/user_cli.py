@@ -4,8 +4,9 @@
 it at /account, so the output says they should), or with ``--password-stdin`` read the
 password from standard input (one line), so it never shows in the process list or the
 shell's history. ``confirm`` marks a signed-up address as the member's without the mailed
-link (e.g. when this server sends no mail). Errors are one line (``papersift.cli`` prints
-AccountError's message).
+link (e.g. when this server sends no mail). ``remove`` deletes a library too, so it asks
+first on a terminal and otherwise wants ``--yes``. ``list`` is a table with a header. Errors
+are one line (``papersift.cli`` prints AccountError's message).
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from papersift.cli_args import common_options, json_option
+from papersift.cli_args import json_option
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError, not_a_folder
+from papersift.core.wording import counted
 
 # A generated password stays valid until the member changes it (engine.members: MIN_PASSWORD).
 PASSWORD = (
@@ -67,32 +69,65 @@ def _researcher(config: Config, rid: int | None) -> None:
         store.close()
 
 
+def table(rows: list[list[str]]) -> str:
+    """Rows of cells as columns two spaces apart, each as wide as its widest cell."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+                     for r in rows)  # fmt: skip
+
+
+def _list(members: Any, as_json: bool) -> int:
+    rows = members.all()
+    if as_json:
+        keys = ("email", "name", "researcher_id", "digest", "confirmed", "created")
+        json.dump([{k: getattr(m, k) for k in keys} for m in rows], sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif not rows:
+        print("no accounts yet; add one with `papersift user add EMAIL`")
+    else:  # "digest off" rather than a bare "off"; whether digests can go to the address
+        head = ["email", "name", "confirmed", "digest", "researcher", "created"]
+        print(table([head, *([m.email, m.name or "-", "yes" if m.confirmed else "no",
+                              m.digest, str(m.researcher_id or "-"), m.created[:10]]
+                             for m in rows)]))  # fmt: skip
+    return 0
+
+
+def _remove(members: Any, args: argparse.Namespace) -> int:
+    """Delete an account and its library, once the admin said yes (``--yes``, or asked on
+    the terminal): it deleted a member's library at the first word."""
+    from papersift.engine.library import Library
+
+    who = members.existing(args.email)
+    if not args.yes:
+        saved = counted(len(Library(members).all_saved(who.id)), "saved paper")
+        what = f"{who.email}{f' ({who.name})' if who.name else ''} and their library ({saved})"
+        if not sys.stdin.isatty():
+            raise PapersiftError(f"`user remove` deletes {what}: add --yes to confirm "
+                                 "(standard input is no terminal to ask on)")  # fmt: skip
+        print(f"remove {what}? [y/N] ", end="", file=sys.stderr, flush=True)
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            print(f"nothing removed: {who.email} keeps the account and library")
+            return 1
+    gone = members.remove(who.email)
+    print(f"removed {gone.email} and their library")
+    return 0
+
+
 def cmd_user(args: argparse.Namespace, config: Config) -> int:
     members = _members(config)
     try:
         if args.action == "list":
-            rows = members.all()
-            if args.json:
-                keys = ("email", "name", "researcher_id", "digest", "confirmed", "created")
-                out = [{k: getattr(m, k) for k in keys} for m in rows]
-                json.dump(out, sys.stdout, indent=2)
-                sys.stdout.write("\n")
-            for m in [] if args.json else rows:
-                rid = f" researcher {m.researcher_id}" if m.researcher_id else ""
-                unconfirmed = "" if m.confirmed else "\tnot confirmed"
-                print(f"{m.email}\t{m.name or '-'}\t{m.digest}{rid}{unconfirmed}")
-            if not rows and not args.json:
-                print("no accounts yet; add one with `papersift user add EMAIL`")
-            return 0
+            return _list(members, args.json)
         if args.action == "confirm":
             who = members.existing(args.email)
+            if who.confirmed:
+                print(f"{who.email} is already confirmed: digests can go to it")
+                return 0
             members.confirm(who.id, who.email)
             print(f"confirmed {who.email}: digests can go to it")
             return 0
         if args.action == "remove":
-            gone = members.remove(args.email)
-            print(f"removed {gone.email} and their library")
-            return 0
+            return _remove(members, args)
         password, generated = _password(args)
         if args.action == "add":
             _researcher(config, args.researcher)
@@ -120,11 +155,10 @@ def add_parser(
         help="add, list, confirm, remove lab members' accounts or reset a password",
         description="Manage the accounts members sign in with (see /signin).",
     )
-    own = common_options(nested=True)  # on each action too, without undoing the above
     acts = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     a = acts.add_parser(
         "add",
-        parents=[own],
+        parents=[common],
         help="create an account (prints a generated password)",
         description=f"Create an account and print a generated password{PASSWORD}.",
     )
@@ -133,7 +167,7 @@ def add_parser(
     a.add_argument("--researcher", type=int, metavar="ID", help="their researcher profile id")
     r = acts.add_parser(
         "reset",
-        parents=[own],
+        parents=[common],
         help="set a new password (prints a generated one); ends their sessions",
         description=f"Set a new password and print it{PASSWORD}; the account's sessions end.",
     )
@@ -146,11 +180,18 @@ def add_parser(
             "instead of printing a generated one",
         )
     c = acts.add_parser(
-        "confirm", parents=[own], help="confirm a signed-up address without its mailed link"
+        "confirm", parents=[common], help="confirm a signed-up address without its mailed link"
     )
     c.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
-    d = acts.add_parser("remove", parents=[own], help="delete an account and its library")
+    d = acts.add_parser(
+        "remove",
+        parents=[common],
+        help="delete an account and its library (asks first)",
+        description="Delete an account and its library; asks on the terminal first.",
+    )
     d.add_argument("email", metavar="EMAIL", help="the member's e-mail address")
-    ls = acts.add_parser("list", parents=[own], help="list the accounts")
+    d.add_argument("--yes", action="store_true",
+                   help="do not ask (needed when standard input is no terminal)")  # fmt: skip
+    ls = acts.add_parser("list", parents=[common], help="list the accounts")
     json_option(ls)
     p.set_defaults(func=lambda args: cmd_user(args, config_of(args)))

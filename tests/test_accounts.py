@@ -258,13 +258,25 @@ def test_user_cli(
     assert main(["user", "reset", "kim@lab.example", *base]) == 0
     assert capsys.readouterr().out.splitlines()[1].startswith("new password: ")
     assert main(["user", "list", *base]) == 0
-    assert capsys.readouterr().out == "kim@lab.example\tKim\toff\n"
+    created = members.existing("kim@lab.example").created[:10]
+    assert capsys.readouterr().out.splitlines() == [  # a table: "off" said what?
+        "email            name  confirmed  digest  researcher  created",
+        f"kim@lab.example  Kim   yes        off     -           {created}",
+    ]
     assert main(["user", "remove", "nobody@lab.example", *base]) == 1
     assert (
         capsys.readouterr().err
         == "papersift: error: there is no account for 'nobody@lab.example'\n"
     )
-    assert main(["user", "remove", "kim@lab.example", *base]) == 0
+    # Not at the first word: on no terminal to ask on, only with --yes.
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))
+    assert main(["user", "remove", "kim@lab.example", *base]) == 1
+    assert capsys.readouterr().err == (
+        "papersift: error: `user remove` deletes kim@lab.example (Kim) and their library (0 "
+        "saved papers): add --yes to confirm (standard input is no terminal to ask on)\n"
+    )
+    assert members.by_email("kim@lab.example") is not None
+    assert main(["user", "remove", "kim@lab.example", "--yes", *base]) == 0
     assert members.all() == []
     assert stat.S_IMODE(os.stat(tmp_path / "d" / "members.sqlite").st_mode) == 0o600
 

@@ -6,6 +6,7 @@ import copy
 import gzip
 import json
 import lzma
+import re
 import threading
 from pathlib import Path
 
@@ -237,3 +238,21 @@ def test_reader_loads_a_checkpoint_before_the_store_records_it(
     assert reader.vectors.size == 5 and not reader.vectors.has(int(ids[0]))
     writer.close()
     reader.close()
+
+
+def test_the_embed_bar_moves_per_batch(
+    small: Config, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It moved per checkpoint of 256 papers: 0% for the first 256, then 85% at once."""
+    monkeypatch.setenv("TQDM_MININTERVAL", "0")  # every update drawn, however quick
+    data = DataDir(small)
+    try:
+        pending = data.store.count()
+        assert embed_backlog(data, progress=True) == pending < 256
+        batch = data.indexing_embedder.batch_size
+    finally:
+        data.close()
+    shown = {
+        int(n) for n in re.findall(rf"embed: .*?\| *(\d+)/{pending} ", capsys.readouterr().err)
+    }
+    assert set(range(0, pending, batch)) <= shown and pending in shown, shown

@@ -108,6 +108,8 @@ def test_import_and_index_json(tmp_path: Path, fresh_config: Config) -> None:
         (("search", "x", "--page", "0"), "must be a whole number"),
         (("import", "/nonexistent/file.jsonl"), "no such file"),
         (("search", "x", "--from", "2024-13-01"), "not a date"),
+        (("match-affiliation", ""), "error: the affiliation text is empty; give one, e.g."),
+        (("match-affiliation", "  "), "error: the affiliation text is empty; give one, e.g."),
     ],
 )
 def test_bad_input_is_one_line(args: tuple[str, ...], needle: str, fresh_config: Config) -> None:
@@ -281,3 +283,53 @@ def test_search_prints_titles_as_text_not_tex(fresh_config: Config, tmp_path: Pa
     out = run("search", "--config", config_path(fresh_config), "--mode", "keyword", "visibilite")
     assert out.returncode == 0, out.stderr
     assert "Statistiques et visibilité des bibliothèques numériques" in out.stdout, out.stdout
+
+
+def test_stats_on_a_new_index_loads_no_model(
+    small: Config,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """With no vector stored yet, nothing knows the vectors' width: stats asked the model,
+    which loaded it and built its graph into models/ (3.9 s), though it "loads no model"."""
+    from papersift.cli import main
+
+    cache = tmp_path / "graphs"  # empty: a model loaded now would build its graph here
+    cache.mkdir()
+    monkeypatch.setenv("PAPERSIFT_MODEL_CACHE", str(cache))
+    assert main(["stats", "--json", "--config", config_path(small)]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["papers"] > 0 and out["embedded"] == 0 and out["dimension"] is None
+    assert main(["stats", "--config", config_path(small)]) == 0
+    assert "embedded        0 (0.0%)" in capsys.readouterr().out
+    assert list(cache.iterdir()) == [] and not (small.data_dir / "models").exists()
+
+
+def test_counts_read_as_written_thousands_separated_and_one_in_the_singular(
+    fresh_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """stats printed "papers 2000" beside "2,000 of 2,000 papers"; "1 records read"."""
+    from papersift.cli import main
+    from papersift.core.resources import demo_corpus_path
+    from tests.corpus import make_config
+
+    cfg = config_path(fresh_config)
+    assert main(["import", "--config", cfg, str(demo_corpus_path()), "--limit", "1100",
+                 "--no-hint"]) == 0  # fmt: skip
+    assert capsys.readouterr().out.startswith("1,100 records read: 1,")
+    assert main(["stats", "--config", cfg]) == 0
+    lines = dict(line.split(None, 1) for line in capsys.readouterr().out.splitlines())
+    papers = lines["papers"].strip()
+    assert re.fullmatch(r"1,\d{3}", papers), papers
+    assert lines["embedding"].strip().startswith(f"0 of {papers} papers")
+    assert lines["researchers"].strip().startswith(f"{papers} papers not yet clustered")
+    assert re.search(r"^cs\.DL 1,\d{3}, ", lines["top"].removeprefix("categories").strip())
+
+    (tmp_path / "one").mkdir()
+    one = make_config(tmp_path / "one")  # a data directory with one paper
+    source = write_jsonl(tmp_path / "one.jsonl", demo_records()[:1])
+    assert main(["import", "--config", config_path(one), str(source), "--no-hint"]) == 0
+    assert capsys.readouterr().out == "1 record read: 1 added, 0 updated, 0 unchanged, 0 skipped\n"
+    assert main(["stats", "--config", config_path(one)]) == 0
+    assert "researchers     1 paper not yet clustered" in capsys.readouterr().out

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -121,6 +122,56 @@ def test_user_takes_config_before_or_after_its_action(fresh_config: Config) -> N
         out = run(*argv)
         assert out.returncode == 0, out.stderr
         assert out.stdout in ("no accounts yet; add one with `papersift user add EMAIL`\n", "[]\n")
+
+
+def test_config_and_verbose_go_before_the_command_or_after_it(
+    small: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`papersift --config X stats` was "argument COMMAND: invalid choice: 'X'"; as the
+    README and --help say, both places work, and given twice the later wins."""
+    import logging
+
+    from papersift.cli import main
+
+    path = config_path(small)
+    papers = DataDir(small, create=False)
+    count = papers.store.count()
+    papers.close()
+    gone = str(tmp_path / "missing.toml")
+    for argv in (["--config", path, "stats", "--json"], ["stats", "--config", path, "--json"],
+                 [f"--config={path}", "stats", "--json"], ["-v", "--config", path, "stats",
+                 "--json"], ["--config", gone, "stats", "--json", "--config", path]):  # fmt: skip
+        logging.getLogger("papersift").setLevel(logging.INFO)
+        assert main(argv) == 0, (argv, capsys.readouterr().err)
+        assert json.loads(capsys.readouterr().out)["papers"] == count
+        verbose = logging.getLogger("papersift").level == logging.DEBUG
+        assert verbose == ("-v" in argv), argv
+    assert main(["--config", path, "stats", "--config", gone]) == 1  # the later one
+    assert capsys.readouterr().err == f"papersift: error: config: file not found: {gone}\n"
+    # A query that begins with '-' after options of the main parser is still the query.
+    argv = ["--config", path, "-v", "search", "--mode", "keyword", "--json", "-language model"]
+    assert main(argv) == 0
+    assert json.loads(capsys.readouterr().out)["query"] == "-language model"
+    assert main(["--config", path, "user", "list", "--json"]) == 0
+    assert capsys.readouterr().out == "[]\n"
+    # --help says so: the options are on the main parser and on each command.
+    assert main(["stats", "--config", path, "--json"]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    top = capsys.readouterr().out
+    assert (
+        top.startswith("usage: papersift [-h] [--config PATH] [-v]") and "$PAPERSIFT_CONFIG" in top
+    )
+
+
+def test_the_command_is_found_past_the_main_parsers_options() -> None:
+    parser, commands = build_parser()
+    free = {c: commands[c] for c in FREE_TEXT}
+    for before in (["--config", "c.toml"], ["--config=c.toml"], ["-v", "--conf", "c.toml"]):
+        argv = [*before, "search", "-x"]
+        assert text_last(argv, free, parser) == [*before, "search", "--", "-x"]
+    assert text_last(["--config", "search", "-x"], free, parser) == ["--config", "search", "-x"]
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -330,3 +330,81 @@ def test_arxivraw_set_window_and_a_dead_token(recorded: RecordedServer, tmp_path
         assert data.store.count() == 6 and len(indexed_ids(data)) == 6
     finally:
         data.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["harvest", "enrich"])
+def test_with_no_network_the_command_says_so_in_one_line(command: str, small: Config) -> None:
+    """No network: `harvest` printed four timestamped WARNING lines and after 91 s "giving
+    up after 5 attempts ([Errno -2] Name or service not known)"; `enrich` took 76 s."""
+    from tests.test_oai import UNRESOLVABLE, resolver_says_temporary
+
+    config = small.base_dir / "config.toml"
+    config.write_text(
+        config.read_text() + f'[enrich]\nopenalex_url = "{UNRESOLVABLE}"\ndelay_seconds = 0\n'
+    )
+    argv = [sys.executable, "-m", "papersift", command, "--config", str(config)]
+    if command == "harvest":
+        argv += ["--url", UNRESOLVABLE, "--from", "2024-01-01", "--until", "2024-01-02"]
+    out = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1
+    warnings = [x for x in out.stderr.splitlines() if "WARNING" in x]
+    assert len(warnings) == (1 if resolver_says_temporary() else 0), out.stderr
+    last = out.stderr.splitlines()[-1]
+    assert last.startswith("papersift: error: nonexistent.invalid could not be resolved ("), last
+    assert f"papersift needs network access to nonexistent.invalid ({UNRESOLVABLE}" in last
+    assert "Traceback" not in out.stderr and "giving up" not in out.stderr
+
+
+def test_harvest_says_what_it_asks_for_before_it_starts(
+    recorded: RecordedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A first harvest on an old snapshot silently asked for years of all of arXiv; it says
+    what it asks for, and over every set a window longer than 30 days gets a note on how to
+    narrow it (not a refusal)."""
+    from papersift.cli import main
+
+    chain(recorded)
+    url = recorded.url("/oai2")
+    config = config_for(tmp_path, recorded)
+    args = ["harvest", "--config", str(tmp_path / "config.toml"), "--no-embed"]
+    assert main(args) == 0
+    first, note = capsys.readouterr().err.splitlines()
+    assert (
+        first
+        == f"harvesting all sets from {url}: records of any date (the index holds no paper yet)"
+    )
+    assert note == (
+        "note: that is the whole history of changes in every arXiv archive; `[harvest] sets` "
+        '(e.g. sets = "cs math", or PAPERSIFT_HARVEST_SETS) harvests only those sets, '
+        "--from YYYY-MM-DD a shorter window"
+    )
+    recorded.add("/oai2", NEXT, oai("ErrorResponseNoRecordsMatch.xml"))
+    assert main(args) == 0
+    first, note = capsys.readouterr().err.splitlines()
+    assert first == (
+        f"harvesting all sets from {url}: records changed from 2016-01-14 to now (where the "
+        "last harvest ended)"
+    )
+    years = (datetime.now(UTC).date() - date(2016, 1, 14)).days / 365.25
+    assert note.startswith(f"note: that is about {years:.1f} years of changes in every arXiv")
+    window = {**LIST, "from": "2016-03-01", "until": "2016-03-31"}  # 30 days: no note
+    recorded.add("/oai2", window, oai("ErrorResponseNoRecordsMatch.xml"))
+    assert main([*args, "--from", "2016-03-01", "--until", "2016-03-31"]) == 0
+    assert capsys.readouterr().err == (
+        f"harvesting all sets from {url}: records changed from 2016-03-01 to 2016-03-31 "
+        "(as asked)\n"
+    )
+    data = DataDir(config)
+    newest = data.store.newest_updated()
+    data.close()
+    assert newest is not None
+    make_config(tmp_path, harvest={"url": url, "metadata_prefix": "arXiv", "sets": "physics:hep-th",
+                                   "delay_seconds": 0})  # fmt: skip
+    recorded.add("/oai2", {**LIST, "from": newest.isoformat(), "set": "physics:hep-th"},
+                 oai("ErrorResponseNoRecordsMatch.xml"))  # fmt: skip
+    assert main(args) == 0
+    assert capsys.readouterr().err == (  # chosen sets: however long, no note
+        f"harvesting set physics:hep-th from {url}: records changed from {newest} to now (the "
+        "newest update date of a paper in the index)\n"
+    )

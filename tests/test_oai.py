@@ -167,6 +167,9 @@ def test_gives_up_after_bounded_retries(recorded: RecordedServer) -> None:
     with fetcher([], retries=2) as fx, pytest.raises(HarvestError, match="after 3 attempts"):
         fx.get(recorded.url("/oai2"), PARAMS, parse_response)
     assert len(recorded.requests) == 3
+    with fetcher([], retries=0) as fx, pytest.raises(HarvestError) as err:  # not "1 attempts"
+        fx.get(recorded.url("/oai2"), PARAMS, parse_response)
+    assert str(err.value).endswith(": giving up after 1 attempt (HTTP 503)")
 
 
 def test_refuses_an_excessive_retry_after(recorded: RecordedServer) -> None:
@@ -223,3 +226,53 @@ def test_no_connection_is_retried_as_the_setting_says() -> None:
         fx.get(f"http://127.0.0.1:{port}/oai2", PARAMS, parse_response)
     pauses = [p for p in sleeps if p > 3.0]  # the rest: the polite delay between requests
     assert pauses == [6.0, 12.0, 24.0, 48.0] and sum(pauses) == 90.0
+
+
+UNRESOLVABLE = "http://nonexistent.invalid/oai"  # .invalid never resolves (RFC 6761)
+
+
+def resolver_says_temporary() -> bool:
+    """Whether this machine's resolver answers .invalid with EAI_AGAIN (no name server
+    reachable) rather than "no such name": such a failure gets one retry."""
+    import socket
+
+    try:
+        socket.getaddrinfo("nonexistent.invalid", 80)
+    except socket.gaierror as exc:
+        return exc.errno == socket.EAI_AGAIN
+    raise AssertionError("nonexistent.invalid resolved")
+
+
+def test_a_host_that_does_not_resolve_fails_at_once_in_one_line() -> None:
+    """With no network a harvest logged four retries and gave up after 91 s ("giving up
+    after 5 attempts ([Errno -2] Name or service not known)"); the schedule is for
+    passing failures, and a name that does not resolve will not in 90 s either."""
+    from papersift.core.config_load import load_config
+    from papersift.indexer.fetch import UnresolvedHost
+    from papersift.indexer.harvest import fetch_settings
+
+    sleeps: list[float] = []
+    settings = fetch_settings(load_config(None, env={}))  # the defaults: 4 retries
+    with Fetcher(settings, sleep=sleeps.append) as fx, pytest.raises(UnresolvedHost) as err:
+        fx.get(UNRESOLVABLE, PARAMS, parse_response)
+    assert fx.requests == (2 if resolver_says_temporary() else 1) < settings.retries + 1
+    message = str(err.value)
+    assert message.startswith("nonexistent.invalid could not be resolved (") and "\n" not in message
+    assert f"papersift needs network access to nonexistent.invalid ({UNRESOLVABLE})" in message
+
+
+def test_a_temporary_name_failure_gets_one_retry_a_missing_name_none() -> None:
+    import socket
+
+    import httpx
+
+    from papersift.indexer.fetch import name_error, name_retries
+
+    try:
+        httpx.get(UNRESOLVABLE)
+    except httpx.ConnectError as exc:
+        found = name_error(exc)  # under httpx's and httpcore's ConnectError
+    assert isinstance(found, socket.gaierror)
+    assert name_error(httpx.ConnectError("[Errno 111] Connection refused")) is None
+    assert name_retries(socket.gaierror(socket.EAI_AGAIN, "Temporary failure")) == 1
+    assert name_retries(socket.gaierror(socket.EAI_NONAME, "Name or service not known")) == 0

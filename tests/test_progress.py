@@ -45,11 +45,18 @@ def test_a_bar_on_a_terminal_logs_nothing(caplog: pytest.LogCaptureFixture) -> N
 
 
 def test_a_note_says_what_the_count_does_not(caplog: pytest.LogCaptureFixture) -> None:
+    """In the log at INFO after a step long enough to log its progress; after a short one
+    only with -v (DEBUG): "keyword index: writing the segment" after importing 50 papers."""
+    now = [0.0]
     log = logging.getLogger("test.progress")
-    caplog.set_level(logging.INFO, logger="test.progress")
-    with Progress(10, "compact keyword index", unit="paper", bar=False, log=log) as p:
-        p.update(10)
-        p.note("writing the segment")
-    assert [r.getMessage() for r in caplog.records] == [
-        "compact keyword index: writing the segment"
+    caplog.set_level(logging.DEBUG, logger="test.progress")
+    for seconds in (1.0, 45.0):
+        with Progress(10, "compact keyword index", unit="paper", bar=False, log=log,
+                      clock=lambda: now[0]) as p:  # fmt: skip
+            now[0] += seconds
+            p.update(10)
+            p.note("writing the segment")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.DEBUG, "compact keyword index: writing the segment"),
+        (logging.INFO, "compact keyword index: writing the segment"),
     ]

@@ -205,11 +205,15 @@ def test_an_admin_confirms_from_the_command_line(
     try:
         members.add(ADDRESS, PASSWORD, "Hal", confirmed=False)
         assert main(["user", "list", "--config", str(cfg)]) == 0
-        assert capsys.readouterr().out == f"{ADDRESS}\tHal\toff\tnot confirmed\n"
+        head, row = capsys.readouterr().out.splitlines()
+        assert head.split() == ["email", "name", "confirmed", "digest", "researcher", "created"]
+        assert row.split()[:5] == [ADDRESS, "Hal", "no", "off", "-"]
         assert main(["user", "confirm", ADDRESS.upper(), "--config", str(cfg)]) == 0
         assert capsys.readouterr().out == f"confirmed {ADDRESS}: digests can go to it\n"
         hal = members.by_email(ADDRESS)
         assert hal is not None and hal.confirmed
+        assert main(["user", "confirm", ADDRESS, "--config", str(cfg)]) == 0  # once more
+        assert capsys.readouterr().out == f"{ADDRESS} is already confirmed: digests can go to it\n"
         assert main(["user", "confirm", "nobody@lab.example", "--config", str(cfg)]) == 1
         assert "there is no account" in capsys.readouterr().err
     finally:

@@ -113,11 +113,13 @@ class HarvestConfig:
     )
     retries: int = setting(
         4,
-        "Retries of a request (harvest, add, enrich) that could not connect (name not "
-        "resolved, connection refused or dropped), timed out, was cut short or got HTTP 429, "
-        "500, 502, 503 or 504; other errors fail at once. The pauses double (from 2 × "
-        "`delay_seconds` when harvesting) unless the server sends `Retry-After` (up to 300 s): "
-        "with no network, a harvest gives up after about 90 seconds by default.",
+        "Retries of a request (harvest, add, enrich) that could not connect (connection "
+        "refused or dropped), timed out, was cut short or got HTTP 429, 500, 502, 503 or 504; "
+        "other errors fail at once. The pauses double (from 2 × `delay_seconds` when "
+        "harvesting) unless the server sends `Retry-After` (up to 300 s): with a server that "
+        "refuses connections, a harvest gives up after about 90 seconds by default. A host "
+        "name that does not resolve (no network, a mistyped URL) fails at once, or after one "
+        "retry when the resolver says its failure is temporary.",
         minimum=0,
     )
     timeout_seconds: float = setting(60.0, "Timeout of one HTTP request.", minimum=1.0)
