@@ -225,9 +225,12 @@ class Institutions:
             org = Organisation(str(ror_id), str(name), (), (), country, city, (), status, up)
             yield org, json.loads(keys or "[]")
 
-    def count(self) -> int:
+    def count(self, listed: bool = False) -> int:
+        """Institutions in the registry; ``listed``: only those the pages list (withdrawn
+        ones are kept to resolve their ids, not listed)."""
+        where = " WHERE status != 'withdrawn'" if listed else ""
         with self.store.reading() as db:
-            return int(db.execute("SELECT COUNT(*) FROM institutions").fetchone()[0])
+            return int(db.execute(f"SELECT COUNT(*) FROM institutions{where}").fetchone()[0])
 
     def get(self, iid: int) -> Institution | None:
         with self.store.reading() as db:

@@ -87,13 +87,17 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
             orgs = read_ror(path, skipped)
             read = registry.import_organisations(bar.update(1) or org for org in orgs)
-        total = registry.count()
+        total, listed = registry.count(), registry.count(listed=True)
     if args.json:
         print_json({"read": read, "added": total - before, "institutions": total,
-                     "skipped": skipped})  # fmt: skip
+                     "listed": listed, "skipped": skipped})  # fmt: skip
     else:
+        withdrawn = (
+            f", {listed:,} listed ({total - listed:,} withdrawn: kept to resolve their ids)"
+            if listed < total else ""
+        )  # fmt: skip
         print(f"{counted(read, 'organisation')} read, {total - before:,} new; "
-              f"{counted(total, 'institution')} in the index"
+              f"{counted(total, 'institution')} in the index{withdrawn}"
               + (f"; {counted(len(skipped), 'record')} skipped (see the log)" if skipped
                  else ""))  # fmt: skip
     return 0

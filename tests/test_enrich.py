@@ -4,6 +4,7 @@ polite online path against a local server, and the CLI."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -207,6 +208,18 @@ def test_cli_import_ror_and_enrich(tmp_path: Path) -> None:
     out = run("import-ror", "--config", config_path(config), "--json", str(ror))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["institutions"] == 528
+    # A withdrawn organisation is kept to resolve its id, not listed: the count says so.
+    with gzip.open(ror, "rt", encoding="utf-8") as fh:
+        record = json.loads(fh.readline())
+    record.update(id=record["id"][:-4] + "zz99", status="withdrawn")
+    more = tmp_path / "withdrawn.jsonl"
+    more.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    out = run("import-ror", "--config", config_path(config), str(more))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (
+        "1 organisation read, 1 new; 529 institutions in the index, 528 listed "
+        "(1 withdrawn: kept to resolve their ids)"
+    )
     out = run("enrich", "--config", config_path(config), "--json", "--from-file", str(OA_WORK))
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["updated"] == 1
