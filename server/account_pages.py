@@ -177,15 +177,39 @@ async def account(request: Request, who: Member) -> Response:
 
 
 def _save_profile(request: Request, who: Member, name: str, researcher: str) -> None:
-    text = researcher.strip().rstrip("/").rsplit("/", 1)[-1].split("-", 1)[0]
     rid: int | None = None
-    if text:
-        if not text.isdigit() or not 0 < int(text) < 10**9:
-            raise AccountError(f"a researcher profile is a number such as 42, got {researcher!r}")
-        rid = int(text)
+    if researcher.strip():
+        rid = researcher_id(request, researcher)
         if _researcher(request, rid) is None:
             raise AccountError(f"there is no researcher {rid} in this index")
     accounts(request).members.update(who.id, name=name, researcher_id=rid)
+
+
+NAMED_SHOWN = 3  # researchers a name matching several lists, with their numbers
+
+
+def researcher_id(request: Request, text: str) -> int:
+    """A researcher number, the address of their page (``/researchers/42-name``), or a name
+    that only one researcher's spellings hold (as the researcher directory finds them)."""
+    raw = text.strip().rstrip("/").rsplit("/", 1)[-1].split("-", 1)[0]
+    if raw.isdigit() and 0 < int(raw) < 10**9:
+        return int(raw)
+    people = getattr(ctx(request).engine, "people", None)
+    name = " ".join(text.split())[:100]
+    found, total = people.search(name, NAMED_SHOWN) if isinstance(people, People) else ([], 0)
+    if total == 1:
+        return found[0].rid
+    if not total:
+        raise AccountError(
+            f"no researcher named {name!r} in this index: give a name as their papers spell "
+            "it, their number, or the address of their page"
+        )
+    listed = "; ".join(f"{r.name} (number {r.rid}, {r.papers:,} papers)" for r in found)
+    more = f" and {total - len(found):,} more" if total > len(found) else ""
+    raise AccountError(
+        f"{name!r} names {total:,} researchers: {listed}{more}; give the number of the one "
+        "to follow, or follow them from their page"
+    )
 
 
 routes = [

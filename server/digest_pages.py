@@ -28,7 +28,7 @@ from papersift.engine.query_string import default_sort, query_items
 from papersift.engine.results import SearchRequest
 from papersift.engine.subscriptions import SavedSearch, describe_filters
 from papersift.indexer.digest_mail import read_unsubscribe, unsubscribes
-from papersift.server.account_pages import _page, _researcher
+from papersift.server.account_pages import _page, _researcher, researcher_id
 from papersift.server.context import ctx
 from papersift.server.params import ParamError, parse_search
 from papersift.server.sessions import accounts, checked_form, signed_in
@@ -72,14 +72,6 @@ def _ids(values: list[object]) -> set[int]:
     return {int(v) for v in values if isinstance(v, str) and v.isdigit() and len(v) < 12}
 
 
-def _researcher_id(text: str) -> int:
-    """A researcher number, or the address of their page (``/researchers/42-name``)."""
-    raw = text.strip().rstrip("/").rsplit("/", 1)[-1].split("-", 1)[0]
-    if not raw.isdigit() or not 0 < int(raw) < 10**9:
-        raise AccountError(f"a researcher is a number such as 42, got {text[:80]!r}")
-    return int(raw)
-
-
 def _apply(
     request: Request, who: Member, form: dict[str, object], lists: dict[str, list[object]],
     search: SearchRequest,
@@ -103,7 +95,7 @@ def _apply(
         subs.remove_search(who.id, next(iter(_ids([form.get("id")])), 0))
         return "unsaved"
     if action == "follow":
-        rid = _researcher_id(str(form.get("researcher", "")))
+        rid = researcher_id(request, str(form.get("researcher", "")))
         if _researcher(request, rid) is None:
             raise AccountError(f"there is no researcher {rid} in this index")
         subs.follow(who.id, rid)
@@ -125,6 +117,9 @@ def _apply(
 
 
 def _context(request: Request, who: Member, prefill: SearchRequest) -> dict[str, object]:
+    prefill_follow = request.query_params.get("follow", "")[:100]
+    number = prefill_follow.isdigit() and len(prefill_follow) < 10
+    asked = _researcher(request, int(prefill_follow)) if number else None
     acc = accounts(request)
     subs = acc.subscriptions
     choice = subs.choice(who.id)
@@ -164,7 +159,8 @@ def _context(request: Request, who: Member, prefill: SearchRequest) -> dict[str,
         ),
         "prefill_described": describe_filters(prefill.mode, prefill.filters),
         "prefill_words_only": with_query("/account/digest", {"q": prefill.query}) + "#searches",
-        "prefill_follow": request.query_params.get("follow", "")[:100],
+        "prefill_follow": prefill_follow,
+        "prefill_follow_name": asked[0] if asked else "",  # a researcher page's link
     }
 
 

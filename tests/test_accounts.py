@@ -195,8 +195,18 @@ def test_account_links_a_researcher(
     page = site.get("/account")
     token = csrf_of(page)
     researcher = engine.people.search("a", 1)[0][0]
-    bad = site.post("/account", data={"csrf": token, "action": "profile", "researcher": "nope"})
-    assert bad.status_code == 400 and "is a number" in message(bad.text)
+    bad = site.post(
+        "/account", data={"csrf": token, "action": "profile", "researcher": "qzxwv nope"}
+    )
+    assert bad.status_code == 400 and "No researcher named 'qzxwv nope'" in message(bad.text)
+    # A name one researcher's spellings hold is that researcher, as the directory finds it.
+    (named,), total = engine.people.search(researcher.name)
+    assert total == 1
+    by_name = site.post(
+        "/account", data={"csrf": token, "action": "profile", "researcher": researcher.name}
+    )
+    assert by_name.status_code == 200, message(by_name.text)
+    assert parse_html(by_name.text).cssselect(f"a[href^='/researchers/{named.rid}']")
     missing = site.post(
         "/account", data={"csrf": token, "action": "profile", "researcher": "999999"}
     )

@@ -41,7 +41,7 @@ def test_settings_page_bad_input(site: TestClient, members_root: Path) -> None:
     assert no_token.status_code == 403
     for data, status, words in (
         ({"action": "follow", "researcher": "999999999"}, 400, "no researcher 999999999"),
-        ({"action": "follow", "researcher": "nobody"}, 400, "is a number"),
+        ({"action": "follow", "researcher": "qzxwv nobody"}, 400, "no researcher named"),
         ({"action": "add_search", "query": "   "}, 400, "type the search"),
         ({"action": "choices", "digest": "hourly"}, 400, "choose a digest"),
         ({"action": "nonsense"}, 400, "unknown action"),
@@ -74,13 +74,45 @@ def test_search_and_researcher_pages_lead_to_the_settings(
     assert form.cssselect("input#query")[0].get("value") == "word & sense"
     rid = engine.people.author_rids("2401.10241")[0]
     person = parse_html(site.get(f"/researchers/{rid}", follow_redirects=True).text)
+    name = engine.people.get(rid).name  # type: ignore[union-attr]
     (follow,) = person.cssselect("a.follow-digest")
     form = parse_html(site.get(follow.get("href")).text)
-    assert form.cssselect("input#researcher")[0].get("value") == str(rid)
+    # The researcher by name, one button away; the box is for someone else.
+    (asked,) = form.cssselect("form.follow-asked")
+    assert asked.cssselect("input[name=researcher]")[0].get("value") == str(rid)
+    assert " ".join(asked.cssselect("button")[0].text_content().split()) == f"Follow {name}"
+    assert form.cssselect("input#researcher")[0].get("value") == ""
     done = post_settings(site, action="follow", researcher=str(rid))
     assert done.status_code == 303
     listed = parse_html(site.get("/account/digest").text).cssselect("ul.follows li a")
     assert len(listed) == 1 and str(listed[0].get("href")).startswith(f"/researchers/{rid}")
+
+
+def test_a_researcher_is_followed_by_name(
+    site: TestClient, engine: SearchEngine, members_root: Path
+) -> None:
+    """A name one researcher's spellings hold follows them; a name several hold lists them
+    with their numbers (a reviewer got "a researcher is a number such as 42" for a name)."""
+    add_member(members_root, "kim@lab.example")
+    assert sign_in(site, "kim@lab.example").status_code == 303
+    everyone, _ = engine.people.search("", 5000)
+    surnames: dict[str, list[int]] = {}
+    for r in everyone:
+        surnames.setdefault(r.name.split()[-1].lower(), []).append(r.rid)
+    # A surname that names one researcher only (as the directory finds names), and one
+    # that names several.
+    sole = next(s for s in surnames if s.isalpha() and engine.people.search(s)[1] == 1)
+    shared = next(s for s, rids in surnames.items() if len(rids) > 1 and s.isalpha())
+    (one,), _ = engine.people.search(sole)
+    assert post_settings(site, action="follow", researcher=sole.title()).status_code == 303
+    listed = parse_html(site.get("/account/digest").text).cssselect("ul.follows li a")
+    assert [a.get("href").split("/")[2].split("-")[0] for a in listed] == [str(one.rid)]
+    found, total = engine.people.search(shared)
+    assert total > 1
+    answer = post_settings(site, action="follow", researcher=shared)
+    assert answer.status_code == 400
+    assert f"names {total:,} researchers" in answer.text
+    assert f"number {found[0].rid}," in answer.text
 
 
 def test_cli_errors_are_one_line(
