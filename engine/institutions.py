@@ -49,6 +49,13 @@ CREATE TABLE IF NOT EXISTS affiliations (
 CREATE INDEX IF NOT EXISTS affiliations_ror ON affiliations(ror_id);
 """
 _COLUMNS = "iid, ror_id, name, country, city, types, aliases, parents, status"
+# The institutions a sitemap lists: not withdrawn, and with a paper of this index. The whole
+# registry is ~120k organisations, nearly all of them a page with no paper here: no page to
+# invite a crawler to (the page itself still answers, for a link from an affiliation).
+_IN_SITEMAP = (
+    "status != 'withdrawn' AND EXISTS (SELECT 1 FROM affiliations a "
+    "WHERE a.ror_id = institutions.ror_id)"
+)
 IMPORT_BATCH = 2000  # organisations per round of executemany
 VERSION_KEY = "institutions_version"  # in the store's meta table
 
@@ -273,21 +280,21 @@ class Institutions:
         return [_institution(r) for r in rows], total
 
     def sitemap_chunks(self, size: int) -> list[int]:
-        """Each iid range ``[k*size+1, (k+1)*size]`` holding an institution not withdrawn."""
+        """Each iid range ``[k*size+1, (k+1)*size]`` holding an institution of the sitemap
+        (``_IN_SITEMAP``)."""
         with self.store.reading() as db:
             rows = db.execute(
-                "SELECT DISTINCT (iid - 1) / ? FROM institutions WHERE status != 'withdrawn' "
-                "ORDER BY 1",
+                f"SELECT DISTINCT (iid - 1) / ? FROM institutions WHERE {_IN_SITEMAP} ORDER BY 1",
                 (size,),
             ).fetchall()
         return [int(k) for (k,) in rows]
 
     def sitemap_rows(self, first: int, last: int) -> list[tuple[int, str]]:
-        """(iid, name) of the institutions not withdrawn with ids ``first..last``."""
+        """(iid, name) of the institutions of the sitemap with ids ``first..last``."""
         with self.store.reading() as db:
             rows = db.execute(
                 "SELECT iid, name FROM institutions WHERE iid BETWEEN ? AND ? "
-                "AND status != 'withdrawn' ORDER BY iid",
+                f"AND {_IN_SITEMAP} ORDER BY iid",
                 (first, last),
             ).fetchall()
         return [(int(i), str(n)) for i, n in rows]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import replace
@@ -13,14 +14,18 @@ from lxml import etree
 from starlette.testclient import TestClient
 
 from papersift.core.config import Config
+from papersift.core.authors import parse_authors
 from papersift.core.config_load import load_config
 from papersift.core.errors import ConfigError
+from papersift.core.paper import Paper
 from papersift.core.urls import institution_url, paper_path, researcher_url
 from papersift.engine.datadir import DataDir
+from papersift.engine.enrichment import AFFILIATIONS_KEY
 from papersift.engine.results import Filters, SearchRequest
-from papersift.engine.ror import read_ror
+from papersift.engine.ror import Organisation, read_ror
 from papersift.engine.search import SearchEngine
 from papersift.feeds.sitemap import CONTENT_TYPE, MAX_URLS, SitemapOverflow, sitemap_index, urlset
+from papersift.indexer.identity_refresh import refresh_people
 from papersift.server.app import create_app
 from tests.corpus import make_config
 from tests.test_institution_pages import ROR
@@ -190,23 +195,44 @@ def test_sitemap_lists_every_researcher_once(
         assert small_chunks.get(path).status_code == 200, path
 
 
+AFFILIATED = 3  # every third organisation of the registry has a paper here
+
+
+def affiliated_papers(orgs: list[Organisation]) -> list[Paper]:
+    """A paper for every ``AFFILIATED``-th organisation, its author's affiliation recorded
+    as enrichment records it."""
+    return [
+        Paper(
+            f"2001.{i:05d}", 1, f"Paper {i}", "Abstract.", parse_authors("Ann Author"),
+            ("cs.DL",), date(2020, 1, 1), date(2020, 1, 1),
+            extra=((AFFILIATIONS_KEY, json.dumps([[0, org.ror_id, org.name]])),),
+        )
+        for i, org in enumerate(orgs[::AFFILIATED], start=1)
+    ]  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def registry_client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestClient]:
-    """The ROR fixture registry (528 organisations) over an empty store, chunks of 100."""
+    """The ROR fixture registry (528 organisations), a third of them with a paper here,
+    chunks of 100."""
     config = make_config(tmp_path_factory.mktemp("sitemap-inst"))
     config = replace(config, feeds=replace(config.feeds, sitemap_urls=CHUNK))
     engine = SearchEngine(DataDir(config))
     engine.institutions.import_organisations(read_ror(ROR))
+    engine.data.store.upsert(affiliated_papers(list(read_ror(ROR))))
+    refresh_people(engine.data)  # the affiliations, as `index` records them
     with TestClient(create_app(engine, config), follow_redirects=False) as c:
         yield c
     engine.close()
 
 
-def test_sitemap_lists_every_institution_once(registry_client: TestClient) -> None:
+def test_sitemap_lists_every_institution_with_a_paper_once(registry_client: TestClient) -> None:
+    """Only institutions with a paper here: a page of the ~120k others has nothing to
+    crawl (it still answers, for links)."""
     listed = listed_urls(registry_client, "institutions")
     paths = [p for p, _ in listed]
     assert len(paths) == len(set(paths)) and all(mod is None for _, mod in listed)
-    orgs = [o for o in read_ror(ROR) if o.status != "withdrawn"]
+    orgs = [o for o in list(read_ror(ROR))[::AFFILIATED] if o.status != "withdrawn"]
     assert len(paths) == len(orgs) > CHUNK
     reg = registry_client.app.state.ctx.engine.institutions  # type: ignore[attr-defined]
     expected = set()
@@ -222,6 +248,15 @@ def test_sitemap_lists_every_institution_once(registry_client: TestClient) -> No
     reg.import_organisations([replace(orgs[0], ror_id="05new0x99", name="Newly Listed Lab")])
     again = registry_client.get("/sitemap.xml", headers={"If-None-Match": etag})
     assert again.status_code == 200
+    # Listed once a paper of this index names it.
+    newly = [p for p, _ in listed_urls(registry_client, "institutions")]
+    assert not any(p.endswith("-newly-listed-lab") for p in newly)
+    added = reg.by_ror("05new0x99")
+    assert registry_client.get(institution_url(added.iid, added.name)).status_code == 200
+    engine = registry_client.app.state.ctx.engine  # type: ignore[attr-defined]
+    (paper,) = affiliated_papers([replace(orgs[0], ror_id="05new0x99", name="Newly Listed Lab")])
+    engine.data.store.upsert([replace(paper, arxiv_id="2002.00001")])
+    refresh_people(engine.data)
     assert any(
         p.endswith("-newly-listed-lab") for p, _ in listed_urls(registry_client, "institutions")
     )
