@@ -13,8 +13,8 @@ import pytest
 from lxml import etree
 from starlette.testclient import TestClient
 
-from papersift.core.config import Config
 from papersift.core.authors import parse_authors
+from papersift.core.config import Config
 from papersift.core.config_load import load_config
 from papersift.core.errors import ConfigError
 from papersift.core.paper import Paper
