@@ -9,6 +9,7 @@ from urllib.parse import quote, urlsplit
 from starlette.requests import Request
 
 from papersift.core.paper import Author, Paper
+from papersift.core.taxonomy import category_name
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import arxiv_abs, arxiv_pdf, name_search_path, paper_path, researcher_url
 from papersift.engine.institutions import Institution
@@ -17,7 +18,6 @@ from papersift.engine.results import SearchResult, Stats
 from papersift.server import meta
 from papersift.server.negotiate import qualities
 from papersift.server.params import search_url
-from papersift.server.taxonomy import category_name
 from papersift.server.views import last_page, past_last, window_note
 
 MARKDOWN = "text/markdown; charset=utf-8"

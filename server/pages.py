@@ -10,6 +10,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.core.errors import PapersiftError
+from papersift.core.taxonomy import category_name
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import LATEST_FEED, category_feed, category_path, paper_path, version_links
 from papersift.engine.results import Filters, SearchRequest
@@ -33,7 +34,6 @@ from papersift.server.page_cache import cached_page
 from papersift.server.params import parse_search, search_url
 from papersift.server.radar_view import for_lab, for_you
 from papersift.server.sessions import finish
-from papersift.server.taxonomy import category_name
 from papersift.server.templating import cached_response, page_meta, render
 from papersift.server.urls import parse_paper_path, site_root
 

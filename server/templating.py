@@ -17,12 +17,12 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from papersift.core import tex, urls
+from papersift.core.taxonomy import category_name
 from papersift.engine.direct import doi_in
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
 from papersift.server.library_offer import offers_library
 from papersift.server.markdown import MARKDOWN, llms_txt, wants_markdown
-from papersift.server.taxonomy import category_name
 from papersift.server.urls import site_root
 
 HERE = Path(__file__).parent
