@@ -21,8 +21,9 @@ from papersift.core.taxonomy import category_name
 from papersift.engine.direct import doi_in
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
+from papersift.server.guide import llms_txt
 from papersift.server.library_offer import offers_library
-from papersift.server.markdown import MARKDOWN, llms_txt, wants_markdown
+from papersift.server.markdown import MARKDOWN, wants_markdown
 from papersift.server.urls import site_root
 
 HERE = Path(__file__).parent
@@ -232,7 +233,8 @@ def render(
     and the guide promise markdown from every page, and a page with a markdown form of its
     own (a paper, a search, a list) answers before it renders."""
     if status_code == 200 and request.method in ("GET", "HEAD") and wants_markdown(request):
-        guide = llms_txt(site_root(request), request.app.state.ctx.last_stats())
+        c = request.app.state.ctx
+        guide = llms_txt(site_root(request), c.last_stats(), c.last_examples())
         all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
         return cached_response(request, guide, MARKDOWN, headers=all_headers)
     env: Environment = request.app.state.templates
