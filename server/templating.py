@@ -21,6 +21,7 @@ from papersift.core.taxonomy import category_name
 from papersift.engine.direct import doi_in
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
+from papersift.server.admin_auth import admin_view, for_visitor
 from papersift.server.guide import llms_txt
 from papersift.server.library_offer import offers_library
 from papersift.server.markdown import MARKDOWN, wants_markdown
@@ -30,6 +31,7 @@ HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 TEMPLATE_DIR = HERE / "templates"
 PAGE_CACHE = "public, max-age=60"
+PRIVATE = "private, no-store"  # a page for one reader (the admin's view of a page)
 API_CACHE = "public, max-age=60"
 _UNSAFE_TAG = re.compile(r"<(?!/?b>)")
 _MARK = re.compile(r"(</?b>)")
@@ -137,6 +139,7 @@ def make_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         author_links=people_views.author_links(None),
         researcher_filters=people_views.researcher_filters(None),
         offers_library=offers_library,  # "Save" and "Library" only where one can sign in
+        admin_view=admin_view,  # the commands that fill an empty part: for the admin only
         category_path=urls.category_path,
         category_name=category_name,
         arxiv_abs=urls.arxiv_abs,
@@ -151,8 +154,14 @@ def make_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         tex=tex.tex_text,
         tex_html=tex_html,
         hit_title=hit_title,
+        note=_note,
     )
     return env
+
+
+def _note(text: str, request: Request) -> str:
+    """An engine note as this reader sees it: a visitor's without the admin's command."""
+    return text if admin_view(request) else for_visitor(text)
 
 
 def compile_templates(env: Environment) -> None:
@@ -240,7 +249,14 @@ def render(
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(request=request, **context)
     all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
-    return cached_response(request, html, "text/html; charset=utf-8", status_code, all_headers)
+    response = cached_response(request, html, "text/html; charset=utf-8", status_code, all_headers)
+    if request.app.state.config.server.admin_token:
+        # The admin's view differs: a browser that kept a visitor's copy asks again once it
+        # sends the token, and the admin's copy is kept by no cache.
+        response.headers.add_vary_header("Authorization")
+        if admin_view(request):
+            response.headers["Cache-Control"] = PRIVATE
+    return response
 
 
 def page_meta(
