@@ -184,12 +184,14 @@ class People:
                     )
         return out
 
-    def search(self, query: str, limit: int = 50, offset: int = 0) -> tuple[list[Researcher], int]:
+    def search(
+        self, query: str, limit: int = 50, offset: int = 0, *, count: bool = True
+    ) -> tuple[list[Researcher], int]:
         """Researchers one of whose spellings has a word starting with each word of
         ``query``, accents, case and punctuation aside (``engine.people_names``), most
-        papers first; every researcher for an empty query."""
+        papers first; every researcher for an empty query. ``count=False``: total -1."""
         with self.store.reading() as db:
-            rows, total = find(db, query_words(query), limit, offset)
+            rows, total = find(db, query_words(query), limit, offset, count)
         return [
             Researcher(int(str(r[0])), str(r[1]), str(r[2]), int(str(r[3])), bool(r[4]))
             for r in rows

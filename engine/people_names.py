@@ -107,10 +107,12 @@ def _current(store: PaperStore, seq_key: str) -> bool:
 
 
 def find(
-    db: sqlite3.Connection, words: list[str], limit: int, offset: int
+    db: sqlite3.Connection, words: list[str], limit: int, offset: int, count: bool = True
 ) -> tuple[list[tuple[object, ...]], int]:
     """(rows of ``_COLUMNS``, total) of the listed researchers with a word starting with
-    each of ``words`` (from ``query_words``), most papers first; every one for no words."""
+    each of ``words`` (from ``query_words``), most papers first; every one for no words.
+    ``count=False``: the total is -1, and the rows cost no pass over the table (counting
+    every researcher took 0.46 s at 663k papers, the first row 0.6 ms)."""
     listed = "papers > 0 AND merged_into IS NULL"
     args: list[object] = []
     if words:
@@ -125,7 +127,11 @@ def find(
         )
         args = [x for w in (first, *rest) for x in (w, w + _TOP)]
         listed += f" AND rid IN ({hits})"
-    total = int(db.execute(f"SELECT COUNT(*) FROM researchers WHERE {listed}", args).fetchone()[0])
+    total = -1
+    if count:
+        total = int(
+            db.execute(f"SELECT COUNT(*) FROM researchers WHERE {listed}", args).fetchone()[0]
+        )
     rows = db.execute(
         f"SELECT {_COLUMNS} FROM researchers WHERE {listed} "
         "ORDER BY papers DESC, name LIMIT ? OFFSET ?",

@@ -25,6 +25,7 @@ from papersift.core.paper import (
     version_out_of_range,
 )
 from papersift.core.records import RecordError, checked
+from papersift.core.taxonomy import ARCHIVES, LEGACY
 
 __all__ = ["SkippedLine", "SnapshotReader", "open_text", "read_snapshot", "record_to_paper"]
 
@@ -317,13 +318,7 @@ def _clean(value: object) -> str | None:
     return " ".join(value.split()) or None
 
 
-_ARCHIVES = frozenset((
-    "acc-phys", "adap-org", "alg-geom", "ao-sci", "astro-ph", "atom-ph", "bayes-an",
-    "chao-dyn", "chem-ph", "cmp-lg", "comp-gas", "cond-mat", "cs", "dg-ga", "econ", "eess",
-    "funct-an", "gr-qc", "hep-ex", "hep-lat", "hep-ph", "hep-th", "math", "math-ph",
-    "mtrl-th", "nlin", "nucl-ex", "nucl-th", "patt-sol", "physics", "plasm-ph", "q-alg",
-    "q-bio", "q-fin", "quant-ph", "solv-int", "stat", "supr-con",
-))  # fmt: skip
+_ARCHIVES = frozenset(ARCHIVES) | frozenset(LEGACY)  # open and retired (core.taxonomy)
 _CATEGORY = re.compile(r"([a-z]+(?:-[a-z]+)*)(?:\.[A-Za-z]+(?:-[a-z]+)*)?")
 _NEW_ARCHIVE_CATEGORY = re.compile(r"[a-z]+(?:-[a-z]+)*\.[A-Z]{2,}")  # "new-arch.XY"
 

@@ -7,8 +7,6 @@ routes answer 404 saying how to enable them.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
 import hmac
 from typing import Any
@@ -21,6 +19,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.indexer.scheduler import JOBS, JobRunner, NotStarted
+from papersift.server.admin_auth import matches, presented
 from papersift.server.context import ctx
 from papersift.server.lab_view import unlinked
 from papersift.server.schemas_admin import AdminRun, status_body
@@ -53,24 +52,10 @@ def _token(request: Request) -> str:
     return token
 
 
-def _presented(request: Request, basic: bool) -> str | None:
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer":
-        return value.strip()
-    if basic and scheme.lower() == "basic":
-        try:
-            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-        return decoded.partition(":")[2]
-    return None
-
-
 def authorize(request: Request, *, basic: bool = False) -> str:
     """Check the admin token (constant-time); returns it. 401 when missing or wrong."""
     token = _token(request)
-    given = _presented(request, basic)
-    if given is None or not hmac.compare_digest(given.encode(), token.encode()):
+    if not matches(token, presented(request, basic)):
         challenge = 'Basic realm="papersift admin"' if basic else 'Bearer realm="papersift admin"'
         raise HTTPException(
             401, "Admin token missing or wrong.", headers={"WWW-Authenticate": challenge}

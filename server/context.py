@@ -14,6 +14,7 @@ from starlette.requests import Request
 
 from papersift.core.config import Config
 from papersift.engine.catalog import category_names
+from papersift.engine.examples import Examples, index_examples
 from papersift.engine.results import SearchRequest, Stats
 from papersift.engine.search import SearchEngine
 
@@ -68,6 +69,7 @@ class AppContext:
         workers = config.server.workers or os.cpu_count() or 1
         self._engine_threads = ThreadPoolExecutor(workers, thread_name_prefix="engine")
         self._stats = _StatsCache()
+        self._examples: tuple[tuple[object, ...], Examples] | None = None
 
     async def call(self, fn: Callable[..., T], *args: object) -> T:
         """``fn(*args)`` on an engine thread; a cancelled caller stops waiting, the call
@@ -105,6 +107,22 @@ class AppContext:
     def last_stats(self) -> Stats | None:
         """The stats snapshot last taken, without taking one (None before the first)."""
         return self._stats.stats
+
+    async def examples(self) -> Examples:
+        """The guides' examples (``engine.examples``), worked out again when the papers,
+        the researchers or the enrichment changed; not when vectors did (the embedding
+        backlog moves them every few seconds) nor the ROR registry (its next change does)."""
+        data = self.engine.data
+        key = (data.lexical.generation, data.people_generation, data.graph.generation)
+        kept = self._examples
+        if kept is None or kept[0] != key:
+            kept = (key, await self.call(index_examples, self.engine))
+            self._examples = kept
+        return kept[1]
+
+    def last_examples(self) -> Examples:
+        """The examples last worked out, without working them out (none before the first)."""
+        return self._examples[1] if self._examples else Examples()
 
     async def known_categories(self) -> dict[str, str]:
         """Lower-cased category or archive (``cs`` for ``cs.IR``) -> its spelling; built once

@@ -10,6 +10,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from papersift.core.errors import QueryError
+from papersift.engine.examples import Examples
+from papersift.server.context import AppContext
 from papersift.server.headers import SECURITY_HEADERS
 from papersift.server.markdown import md_text, wants_markdown
 from papersift.server.params import ParamError
@@ -42,6 +44,11 @@ def json_error(status: int, message: str, parameter: str | None = None) -> Respo
     )
 
 
+def _last_examples(request: Request) -> Examples:
+    c: AppContext | None = getattr(request.app.state, "ctx", None)
+    return c.last_examples() if c is not None else Examples()
+
+
 def error_response(
     request: Request, status: int, message: str, parameter: str | None = None
 ) -> Response:
@@ -60,6 +67,9 @@ def error_response(
         message=message,
         parameter=parameter,
         query=request.query_params.get("q", "")[:200] if status != 404 else "",
+        # Papers of this index to link (none until a guide has worked them out: an error
+        # page never waits for the engine).
+        examples=_last_examples(request),
     )
     return render(request, "error.html", context, status_code=status)
 

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from papersift.core.taxonomy import category_name
 from papersift.core.urls import category_path, institution_url, paper_path, researcher_url
 from papersift.engine.query_string import default_sort, query_items
 from papersift.engine.results import Filters, SearchRequest
@@ -28,7 +29,6 @@ from papersift.feeds.rss import CONTENT_TYPES, FORMATS, FeedFormat, FeedInfo, re
 from papersift.server.context import ctx
 from papersift.server.params import parse_search
 from papersift.server.sitemap_routes import routes as sitemap_routes
-from papersift.server.taxonomy import category_name
 from papersift.server.templating import etag_for, not_modified, page_meta, render
 from papersift.server.urls import shared_cache, site_root
 

@@ -1,4 +1,5 @@
-"""For automated readers: /llms.txt, and markdown of any page on ``Accept: text/markdown``."""
+"""For automated readers: markdown of any page on ``Accept: text/markdown`` (the pages
+without a markdown form of their own answer with /llms.txt, ``server.guide``)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,15 @@ from urllib.parse import quote, urlsplit
 from starlette.requests import Request
 
 from papersift.core.paper import Author, Paper
+from papersift.core.taxonomy import category_name
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import arxiv_abs, arxiv_pdf, name_search_path, paper_path, researcher_url
 from papersift.engine.institutions import Institution
 from papersift.engine.people import Profile, Researcher
-from papersift.engine.results import SearchResult, Stats
+from papersift.engine.results import SearchResult
 from papersift.server import meta
 from papersift.server.negotiate import qualities
 from papersift.server.params import search_url
-from papersift.server.taxonomy import category_name
 from papersift.server.views import last_page, past_last, window_note
 
 MARKDOWN = "text/markdown; charset=utf-8"
@@ -76,66 +77,6 @@ def wants_markdown(request: Request) -> bool:
     q = qualities(accept)
     md = q.get("text/markdown", -1.0)
     return md > 0 and md >= q.get("text/html", -1.0)
-
-
-def llms_txt(root: str, stats: Stats | None = None) -> str:
-    size = f" It holds {stats.papers:,} papers." if stats else ""
-    return f"""# papersift
-
-> A search engine for research papers from arXiv: keyword (BM25) and semantic (embedding)
-> search, fused into one ranking, over titles, abstracts and authors.{size} Every page is
-> plain server-rendered HTML; the same data is available as JSON and as markdown.
-
-Base URL: {root}
-
-## Reading this site as a program
-
-- Send `Accept: text/markdown` to any page URL to get markdown instead of HTML: a paper
-  page returns the paper, a search page the results, a category, researcher or
-  institution page (or a list of them) itself, any other page this guide.
-- [JSON API]({root}/developers): `GET {root}/api/v1/...`, described by
-  [OpenAPI 3.1]({root}/openapi.json). Errors are `{{"error": {{"status", "code", "message"}}}}`.
-- Please keep to a few requests per second.
-
-## URL forms
-
-- `{root}/search?q=QUERY` - search. Parameters: `q` (words, "phrases", -exclusions, or an
-  arXiv id), `mode` (keyword | semantic | hybrid), `category` (repeatable, e.g. cs.IR or an
-  archive such as cs), `researcher` (author name, repeatable), `researcher_id` (the ID of a
-  researcher page, repeatable), `from` and `to` (2024,
-  2024-05 or 2024-05-17, by first publication), `sort` (relevance | newest | oldest |
-  cited), `page`, `page_size`. Without `q` it lists papers newest first.
-- `{root}/papers/ARXIV_ID-SLUG` - a paper, e.g. `{root}/papers/2401.10241`. The bare id,
-  old-style ids (`cmp-lg/9405001`) and a version the index holds (`2401.10241v1`) redirect
-  to the canonical URL; a later version than the index holds (`2401.10241v2` here) shows
-  the latest it has, with a note. Append `.bib` for BibTeX or `.md` for markdown
-  (`{root}/papers/2401.10241.bib`).
-- `{root}/categories` - every category with its paper count;
-  `{root}/categories/CATEGORY` - the newest papers of one category (e.g. cs.IR).
-- `{root}/api/v1/search`, `{root}/api/v1/papers/ARXIV_ID`,
-  `{root}/api/v1/papers/ARXIV_ID/similar`, `{root}/api/v1/researchers?q=NAME`,
-  `{root}/api/v1/researchers/ID`, `{root}/api/v1/institutions?q=NAME`,
-  `{root}/api/v1/institutions/ID`, `{root}/api/v1/categories`, `{root}/api/v1/stats` - JSON.
-- Feeds (RSS 2.0; `/atom/` instead of `/rss/` for Atom), newest first:
-  `{root}/rss/latest.xml`, `{root}/rss/CATEGORY.xml` (a category or an archive such as
-  `cs`), `{root}/rss/search.xml?q=QUERY` (the search parameters),
-  `{root}/rss/researchers/ID.xml`, `{root}/rss/institutions/ID.xml` (the ID of the page's
-  `/researchers/ID-name` or `/institutions/ID-name` address); all listed at
-  `{root}/feeds`. Sitemap: `{root}/sitemap.xml`.
-- `{root}/researchers?q=NAME` - researchers by name, most papers first;
-  `{root}/researchers/ID-NAME` - a researcher: papers, author positions, fields,
-  co-authors. Their papers in search: `{root}/search?researcher_id=ID` (or
-  `researcher=NAME`, which matches the name on papers).
-- `{root}/institutions?q=NAME` - institutions from the ROR registry;
-  `{root}/institutions/ID-NAME` (also by ROR id: `{root}/institutions/ROR_ID`) - an
-  institution and the papers enrichment links to it.
-- `{root}/healthz` - liveness for orchestration.
-
-## Optional
-
-- [Developers]({root}/developers): the API with examples.
-- [Home]({root}/): latest papers and corpus statistics.
-"""
 
 
 MARKDOWN_AUTHORS = 100  # a paper's markdown names this many authors, then "and N more"

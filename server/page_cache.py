@@ -11,7 +11,8 @@ are kept under exactly those keys and sent again as they are, as long as the res
 is on. The indexes and researchers have in-memory generation counters; the registry's
 version is a store read, so it is taken off the event loop at most once per
 ``REGISTRY_POLL`` seconds (an ``import-ror`` in another process shows within that time).
-Only 200 responses are kept, and ``MAX_BYTES`` bounds the memory.
+Only 200 responses are kept, and ``MAX_BYTES`` bounds the memory. The admin's requests
+(``server.admin_auth``) pass by the cache both ways: their pages may show the admin's commands.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from papersift.core.lru import CountedLRU
+from papersift.server.admin_auth import admin_view
 from papersift.server.compress import MIN_SIZE, choose_encoding, is_compressible
 from papersift.server.context import ctx
 from papersift.server.library_offer import offers_library
@@ -107,8 +109,8 @@ def cached_page(handler: Handler) -> Handler:
     async def wrapper(request: Request) -> Response:
         cache: PageCache | None = getattr(request.app.state, "page_cache", None)
         generation = await data_generation(request, cache) if cache is not None else None
-        if cache is None or generation is None:
-            return await handler(request)
+        if cache is None or generation is None or admin_view(request):
+            return await handler(request)  # the admin's view of a page is not the public one
         choice = choose_encoding(request.headers.get("accept-encoding", ""))
         encoding = choice[0] if choice is not None else None
         key = (

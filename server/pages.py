@@ -10,6 +10,7 @@ from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.core.errors import PapersiftError
+from papersift.core.taxonomy import category_name
 from papersift.core.tex import plain_text, shorten
 from papersift.core.urls import LATEST_FEED, category_feed, category_path, paper_path, version_links
 from papersift.engine.results import Filters, SearchRequest
@@ -20,11 +21,11 @@ from papersift.server.digest_pages import save_search_path
 from papersift.server.export_routes import export_links
 from papersift.server.feed_routes import search_feed_path
 from papersift.server.graph_views import paper_graph_view
+from papersift.server.guide import guide, llms_txt
 from papersift.server.lab_view import home_section
 from papersift.server.markdown import (
     MARKDOWN,
     author_links_of,
-    llms_txt,
     paper_markdown,
     search_markdown,
     wants_markdown,
@@ -34,7 +35,6 @@ from papersift.server.page_cache import cached_page
 from papersift.server.params import parse_search, search_url
 from papersift.server.radar_view import for_lab, for_you
 from papersift.server.sessions import finish
-from papersift.server.taxonomy import category_name
 from papersift.server.templating import cached_response, page_meta, render
 from papersift.server.urls import parse_paper_path, site_root
 
@@ -45,10 +45,11 @@ LATEST = ("Latest papers", LATEST_FEED)
 
 async def _guide(request: Request) -> Response:
     """The llms.txt guidance, for a markdown request to a page that has no markdown form."""
-    stats = await ctx(request).stats()
+    c = ctx(request)
+    stats = await c.stats()
     return cached_response(
         request,
-        llms_txt(site_root(request), stats),
+        llms_txt(site_root(request), stats, await c.examples()),
         MARKDOWN,
         headers={"Vary": "Accept, Accept-Encoding"},
     )
@@ -72,7 +73,7 @@ async def home(request: Request) -> Response:
         extra_ld=[lab.jsonld(site_root(request))] if lab else None,
     )
     context.update(stats=stats, latest=latest.hits, top_categories=stats.categories[:24], lab=lab,
-                   for_you=mine, lab_picks=lab_picks)  # fmt: skip
+                   for_you=mine, lab_picks=lab_picks, guide=guide(await c.examples()))  # fmt: skip
     # A member's home page is theirs: never kept by a shared cache, and it depends on the cookie.
     vary = {"Vary": "Accept, Accept-Encoding, Cookie"}
     page = render(request, "home.html", context, headers=vary)
@@ -342,17 +343,24 @@ async def developers(request: Request) -> Response:
         path="/developers",
         trail=[("Developers", "/developers")],
     )
-    search = ctx(request).config.search
+    c = ctx(request)
+    search = c.config.search
     context.update(
-        root=site_root(request), window=search.max_window, max_page_size=search.max_page_size
+        root=site_root(request),
+        window=search.max_window,
+        max_page_size=search.max_page_size,
+        guide=guide(await c.examples()),
     )
     return render(request, "developers.html", context)
 
 
 async def llms(request: Request) -> Response:
-    stats = await ctx(request).stats()
+    c = ctx(request)
+    stats = await c.stats()
     return cached_response(
-        request, llms_txt(site_root(request), stats), "text/plain; charset=utf-8"
+        request,
+        llms_txt(site_root(request), stats, await c.examples()),
+        "text/plain; charset=utf-8",
     )
 
 

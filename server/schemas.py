@@ -14,11 +14,11 @@ from typing import Annotated, Literal
 from msgspec import Meta, Struct, field
 
 from papersift.core import paper as core
+from papersift.core.taxonomy import category_name
 from papersift.core.urls import arxiv_abs, arxiv_pdf, category_path, paper_path, researcher_url
 from papersift.engine import results
 from papersift.engine.results import Mode, Sort
 from papersift.engine.serialize import Count, FacetCount, Why, facets, number, why_body
-from papersift.server.taxonomy import category_name
 
 Uri = Annotated[str, Meta(extra_json_schema={"format": "uri"})]
 NULL_URL = Annotated[str | None, Meta(description="URL of the next page, if any.")]

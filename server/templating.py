@@ -17,18 +17,21 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from papersift.core import tex, urls
+from papersift.core.taxonomy import category_name
 from papersift.engine.direct import doi_in
 from papersift.engine.results import Hit
 from papersift.server import meta, people_views
+from papersift.server.admin_auth import admin_view, for_visitor
+from papersift.server.guide import llms_txt
 from papersift.server.library_offer import offers_library
-from papersift.server.markdown import MARKDOWN, llms_txt, wants_markdown
-from papersift.server.taxonomy import category_name
+from papersift.server.markdown import MARKDOWN, wants_markdown
 from papersift.server.urls import site_root
 
 HERE = Path(__file__).parent
 STATIC_DIR = HERE / "static"
 TEMPLATE_DIR = HERE / "templates"
 PAGE_CACHE = "public, max-age=60"
+PRIVATE = "private, no-store"  # a page for one reader (the admin's view of a page)
 API_CACHE = "public, max-age=60"
 _UNSAFE_TAG = re.compile(r"<(?!/?b>)")
 _MARK = re.compile(r"(</?b>)")
@@ -136,6 +139,7 @@ def make_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         author_links=people_views.author_links(None),
         researcher_filters=people_views.researcher_filters(None),
         offers_library=offers_library,  # "Save" and "Library" only where one can sign in
+        admin_view=admin_view,  # the commands that fill an empty part: for the admin only
         category_path=urls.category_path,
         category_name=category_name,
         arxiv_abs=urls.arxiv_abs,
@@ -150,8 +154,14 @@ def make_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         tex=tex.tex_text,
         tex_html=tex_html,
         hit_title=hit_title,
+        note=_note,
     )
     return env
+
+
+def _note(text: str, request: Request) -> str:
+    """An engine note as this reader sees it: a visitor's without the admin's command."""
+    return text if admin_view(request) else for_visitor(text)
 
 
 def compile_templates(env: Environment) -> None:
@@ -232,13 +242,21 @@ def render(
     and the guide promise markdown from every page, and a page with a markdown form of its
     own (a paper, a search, a list) answers before it renders."""
     if status_code == 200 and request.method in ("GET", "HEAD") and wants_markdown(request):
-        guide = llms_txt(site_root(request), request.app.state.ctx.last_stats())
+        c = request.app.state.ctx
+        guide = llms_txt(site_root(request), c.last_stats(), c.last_examples())
         all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
         return cached_response(request, guide, MARKDOWN, headers=all_headers)
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(request=request, **context)
     all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
-    return cached_response(request, html, "text/html; charset=utf-8", status_code, all_headers)
+    response = cached_response(request, html, "text/html; charset=utf-8", status_code, all_headers)
+    if request.app.state.config.server.admin_token:
+        # The admin's view differs: a browser that kept a visitor's copy asks again once it
+        # sends the token, and the admin's copy is kept by no cache.
+        response.headers.add_vary_header("Authorization")
+        if admin_view(request):
+            response.headers["Cache-Control"] = PRIVATE
+    return response
 
 
 def page_meta(

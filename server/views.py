@@ -8,11 +8,11 @@ from datetime import date
 
 from papersift.core.config_search import SearchConfig
 from papersift.core.errors import WindowError
+from papersift.core.taxonomy import category_name
 from papersift.engine.list_page import list_page as engine_list_page
 from papersift.engine.results import MODES, SORTS, Filters, SearchRequest, SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.server.params import search_url, window_error, window_last_page, with_filters
-from papersift.server.taxonomy import category_name
 
 SORT_LABELS = {
     "relevance": "Relevance",

@@ -214,12 +214,13 @@ def test_home_for_this_lab(tmp_path: Path, built_config: Config) -> None:
             entries = feedparser.parse(reader.get(url).content).entries
             lab_feed = [e.link.rsplit("/papers/", 1)[1][:10] for e in entries]
             assert lab_feed[:5] == ids
-        # A declared lab whose members have no papers here: the section says what to do.
+        # A declared lab whose members have no papers here: the section says so (and the
+        # admin what to do: tests/test_admin_view.py).
         nobody = replace(lab, members=(LabMember("Nobody Here", "0000-0001-5109-3700"),))
         with TestClient(create_app(engine, replace(config, lab=nobody))) as client:
             doc = parse_html(client.get("/").text)
             (section,) = doc.cssselect("section.lab-picks")
             assert not section.cssselect(".hit") and section.cssselect(".lab-picks-empty")
-            assert "[lab] members" in section.text_content()
+            assert "once papers by its members are in the index" in section.text_content()
     finally:
         engine.close()

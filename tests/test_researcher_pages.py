@@ -60,7 +60,7 @@ def test_researcher_page(client: TestClient, engine: SearchEngine, bornmann: Res
     assert sum(cells.values()) == bornmann.papers
     # The header says where the identity comes from (no ids before enrichment).
     identity = header.xpath(".//dt[.='Identity']/following-sibling::dd[1]")[0].text_content()
-    assert "papersift enrich" in identity
+    assert "no ORCID, OpenAlex or Semantic Scholar id yet" in identity
     # The paper list comes right after the header, before the charts and the graph.
     order = [e.get("id") for e in doc.xpath("//h2[@id]")]
     assert order.index("papers-h") < order.index("years-h") < order.index("network-h")

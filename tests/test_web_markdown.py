@@ -7,6 +7,8 @@ import re
 import pytest
 from starlette.testclient import TestClient
 
+from papersift.engine.examples import index_examples
+from papersift.engine.search import SearchEngine
 from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
@@ -16,17 +18,19 @@ BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;
 ZERO_BUBBLE = "/papers/2401.10241-zero-bubble-pipeline-parallelism"
 
 
-def test_llms_txt(client: TestClient) -> None:
+def test_llms_txt(client: TestClient, engine: SearchEngine) -> None:
     r = client.get("/llms.txt")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
     text = r.text
     assert text.startswith("# papersift\n\n> ")
+    ex = index_examples(engine)  # the index's own papers (tests/test_guide_examples.py)
+    assert ex.newest and ex.old_id
     for form in (
         "/search?q=",
         "/papers/",
-        "cmp-lg/9405001",
-        "2401.10241v2",
-        ".bib",
+        f"`{ex.old_id}`",
+        f"`{ex.newest.arxiv_id}v{ex.newest.version + 1}` here",
+        f"/papers/{ex.newest.arxiv_id}.bib",
         "/categories/",
         "/api/v1/search",
         "/openapi.json",

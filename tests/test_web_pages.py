@@ -363,21 +363,22 @@ def test_plain_500_reveals_nothing(engine: SearchEngine, built_config: Config) -
 
 
 def test_empty_states_say_what_fills_them(client: TestClient) -> None:
-    """The session index has no institutions and no citation counts."""
+    """The session index has no institutions and no citation counts. A visitor is told
+    where they come from; the commands are the admin's (tests/test_admin_view.py)."""
     doc = page(client, "/institutions")
     note = doc.cssselect(".empty-state")[0].text_content()
-    assert "papersift import-ror" in note and "papersift enrich" in note
-    # A name looked for then gets the same steps, not "No institution's name contains".
+    assert "ROR registry" in note and "enrichment" in note and "papersift" not in note
+    # A name looked for then gets the same words, not "No institution's name contains".
     doc = page(client, "/institutions?q=MIT")
     note = " ".join(doc.cssselect(".empty-state")[0].text_content().split())
     assert note.startswith("No institutions yet, so none is named “MIT”.")
-    assert "papersift import-ror" in note
+    assert "ROR registry" in note
     doc = page(client, "/search?q=retrieval")
     sorts = [a.text_content() for a in doc.cssselect("nav[aria-label='Sort order'] a")]
     assert "Newest" in sorts and "Most cited" not in sorts
     doc = page(client, "/search?q=retrieval&sort=cited")  # an old link still answers
     hints = [h.text_content() for h in doc.cssselect(".hint")]
-    assert any("citation count" in h and "papersift enrich" in h for h in hints), hints
+    assert any("no paper has a citation count yet; sorted by" in h for h in hints), hints
 
 
 @pytest.mark.slow
