@@ -37,9 +37,27 @@ from papersift.indexer.identity import Row, Unit, cluster, display
 from papersift.indexer.lab import anchor_ids, lab_changes, lab_pending
 
 PEOPLE_SLICE = 100_000  # papers per transaction of refresh_people
+# The rules of ``indexer.identity`` the researcher tables were clustered by. A change of
+# them re-reads every paper's authors once (the next run, resumable as any backlog), so an
+# upgrade mends the identities already there, not only those of papers changed after it:
+# 2 joins the candidates of one unit where the block shows one person (session 34).
+IDENTITY_RULES = "2"
+RULES_KEY = "people_rules"
 
 _T = TypeVar("_T")
 _NO_IDS: frozenset[tuple[str, str]] = frozenset()
+
+
+def rules_current(store: PaperStore) -> None:
+    """Record ``IDENTITY_RULES``; tables clustered by other rules are re-read from the first
+    paper (their ids stay stable: each new cluster keeps most of its authorships' id)."""
+    if store.get_meta(RULES_KEY) == IDENTITY_RULES:
+        return
+    clustered = (store.get_meta(PEOPLE_SEQ) or "0") != "0"
+    with store.transaction() as db:
+        marks = [(RULES_KEY, IDENTITY_RULES)]
+        marks += [(PEOPLE_SEQ, "0"), (NAMES_SEQ, "0")] if clustered else []
+        db.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", marks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +91,7 @@ def refresh_identities(
     with store.reading() as db:
         ensure_schema(db)
         db.executescript(INSTITUTION_SCHEMA)  # the affiliations table, refreshed below
+    rules_current(store)
     fill_names(store, PEOPLE_SEQ)  # the directory's name words, rewritten below as well
     if int(store.get_meta(PEOPLE_SEQ) or 0) >= store.seq and not (lab and lab_pending(store, lab)):
         return IdentityReport()

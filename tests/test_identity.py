@@ -18,7 +18,7 @@ from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.indexer.build import import_files
 from papersift.indexer.identity import Row, cluster
-from papersift.indexer.identity_refresh import refresh_people
+from papersift.indexer.identity_refresh import IDENTITY_RULES, RULES_KEY, refresh_people
 from papersift.indexer.snapshot import record_to_paper
 from tests.corpus import demo_records, write_jsonl
 
@@ -266,3 +266,31 @@ def test_several_candidates_join_only_where_the_block_shows_one_person() -> None
     assert sorted(len(u.docids) for u in crowded) == [1, 1, 1, 1, 1]
     shared = cluster(*_block(*three, ["Y. Zhang", "Y. Zhang"]))  # two on one paper
     assert sorted(len(u.docids) for u in shared) == [1, 1, 1, 1, 1]
+
+
+def test_tables_clustered_by_other_rules_are_clustered_again(fresh_config: Config) -> None:
+    """An upgrade whose identity rules differ re-reads every paper's authors once (so the
+    identities already there are mended, not only those of papers changed after it), with
+    the ids kept; a fresh directory records the rules without a second pass."""
+    data = DataDir(fresh_config)
+    try:
+        import_files(data, [ALG_GEOM])
+        first = refresh_people(data)
+        store = data.store
+        assert store.get_meta(RULES_KEY) == IDENTITY_RULES
+        assert refresh_people(data).papers == 0  # nothing pending: no second pass
+        with store.reading() as db:
+            before = db.execute("SELECT docid, position, rid FROM authorships").fetchall()
+        listed = data.people.search("labastida")
+        store.set_meta(RULES_KEY, "1")  # as clustered by the rules before
+        assert data.people_pending() == 0
+        again = refresh_people(data)
+        assert again.papers == store.count() == first.papers
+        assert store.get_meta(RULES_KEY) == IDENTITY_RULES
+        with store.reading() as db:
+            after = db.execute("SELECT docid, position, rid FROM authorships").fetchall()
+        assert sorted(after) == sorted(before)  # the same clusters keep their ids
+        assert data.people.search("labastida") == listed  # the directory as it was
+        assert refresh_people(data).papers == 0
+    finally:
+        data.close()
