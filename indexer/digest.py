@@ -1,8 +1,10 @@
 """What one member's e-mail digest holds for one window: a pure read of the engine.
 
 For each tag the member chose, the recommender's top papers of the window
-(``engine.recommend``, seeded by the tag's papers); for each saved search, its new matches
-in the window, newest first; for each followed researcher, their new papers. Windows are
+(``engine.recommend``, seeded by the tag's papers: only those close to them, above its floor,
+so a tag with nothing close in the window has no section); for each saved search, its new
+matches in the window, newest first; for each followed researcher, their new papers. A
+digest with no section is not sent (``indexer.digest_run``). Windows are
 aligned (the day before, or the last full ISO week), so a window has one stable key and a
 digest is sent once per key however often the job runs.
 """
@@ -95,7 +97,8 @@ def _dates(window: Window) -> dict[str, str]:
 def compose(
     engine: SearchEngine, subs: Subscriptions, member: Member, window: Window, per_section: int
 ) -> Digest:
-    """The member's digest for ``window`` (sections without new papers are left out)."""
+    """The member's digest for ``window`` (sections without new papers, or for a tag without
+    any close to its papers, are left out)."""
     choice = subs.choice(member.id)
     per_section = min(per_section, engine.config.search.max_page_size)
     filters = Filters(date_from=window.start, date_to=window.end)
