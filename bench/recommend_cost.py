@@ -75,10 +75,10 @@ def per_request(engine: SearchEngine, seeds: list[str]) -> list[int]:
     texts = rec._texts(engine, [*found, *allowed.tolist()])
     window_ids = [int(d) for d in allowed if int(d) in texts]
     negatives = list(rec._texts(engine, rec._negatives(engine, set(found))).values())
-    scores = rec.svm_scores([texts[d] for d in found], negatives, [texts[d] for d in window_ids])
-    assert scores is not None
-    order = np.argsort(-scores, kind="stable")
-    return [window_ids[i] for i in order[:PAGE]]
+    got = rec.svm_scores([texts[d] for d in found], negatives, [texts[d] for d in window_ids])
+    assert got is not None
+    order = [i for i in np.argsort(-got.scores, kind="stable") if got.scores[i] >= got.floor]
+    return [window_ids[i] for i in order[:PAGE]]  # (the product also drops the far ones)
 
 
 def kept(engine: SearchEngine, seeds: list[str]) -> list[int]:

@@ -310,7 +310,7 @@ def main() -> None:
         request on the seeds, negatives and window), at its C."""
         got = recommend.svm_scores([text[i] for i in p.seeds], n_texts, w_texts)
         assert got is not None
-        return got
+        return got.scores  # the ranking, whatever floor the product cuts it at
 
     content.append(
         ("product", f"engine.recommend.svm_scores (tf-idf SVM, C={recommend.SVM_C})", product)

@@ -62,7 +62,8 @@ class RadarCache:
         self._lock = threading.Lock()
 
     def top(self, engine: SearchEngine, seeds: Sequence[str], size: int) -> Recommendations | None:
-        """The ``size`` best papers of the recent window for ``seeds``; None without seeds."""
+        """The ``size`` best papers of the recent window for ``seeds`` (none when nothing
+        there is close to them: ``engine.recommend``'s floor); None without seeds."""
         if not seeds:
             return None
         # The keyword index's generation, not engine.generation(): the ranking reads the

@@ -1,12 +1,14 @@
 """What one member's e-mail digest holds for one window: a pure read of the engine.
 
 For each tag the member chose, the recommender's top papers of the window
-(``engine.recommend``, seeded by the tag's papers); for each saved search, its new matches
-in the window (its words, search mode and filters), newest first; for each followed
+(``engine.recommend``, seeded by the tag's papers: only those close to them, above its floor,
+so a tag with nothing close in the window has no section); for each saved search, its new
+matches in the window (its words, search mode and filters), newest first; for each followed
 researcher, their new papers. A paper that several of them match is listed and counted
 once, in the first; the later ones name it as listed above, so the member still sees every
-reason it is there. Windows are aligned (the day before, or the last full ISO week), so a
-window has one stable key and a digest is sent once per key however often the job runs.
+reason it is there. A digest with no section is not sent (``indexer.digest_run``). Windows
+are aligned (the day before, or the last full ISO week), so a window has one stable key and
+a digest is sent once per key however often the job runs.
 """
 
 from __future__ import annotations
@@ -151,8 +153,9 @@ def _search_section(
 def compose(
     engine: SearchEngine, subs: Subscriptions, member: Member, window: Window, per_section: int
 ) -> Digest:
-    """The member's digest for ``window``: sections without new papers are left out, and a
-    paper several sections match is listed in the first (``_once``)."""
+    """The member's digest for ``window``: sections without new papers (or, for a tag,
+    without any close to its papers) are left out, and a paper several sections match is
+    listed in the first (``_once``)."""
     choice = subs.choice(member.id)
     per_section = min(per_section, engine.config.search.max_page_size)
     filters = Filters(date_from=window.start, date_to=window.end)

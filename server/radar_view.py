@@ -2,7 +2,8 @@
 
 Both are recommendations of the recent window (``engine.radar``, kept per generation and
 seed set, so a repeated visit costs a lookup). A section with nothing to rank is not hidden
-silently: it says what would fill it.
+silently: it says what would fill it, or that nothing new is close to the seed papers (none
+passed the recommender's floor).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ HOME_RECOMMENDED = 5
 class RadarSection:
     hits: tuple[Hit, ...]
     seeds: int  # papers the ranking was seeded with; 0: the empty state shows instead
+    ranked: int  # new papers scored; with no hits: none of them was close to the seeds
     window: str  # "2026-06-02 .. 2026-07-01"
 
 
@@ -31,9 +33,9 @@ def _section(request: Request, seeds: list[str]) -> RadarSection:
     c = ctx(request)
     found = radar_cache(request).top(c.engine, seeds, HOME_RECOMMENDED)
     if found is None:
-        return RadarSection((), 0, "")
+        return RadarSection((), 0, 0, "")
     window = f"{found.date_from} .. {found.date_to}" if found.date_from else ""
-    return RadarSection(found.hits, len(found.seeds), window)
+    return RadarSection(found.hits, len(found.seeds), found.ranked, window)
 
 
 def for_you(request: Request) -> RadarSection | None:

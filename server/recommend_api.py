@@ -61,6 +61,7 @@ def response_of(result: Recommendations, root: str, max_window: int) -> Recommen
     pages = -(-result.total // result.page_size)
     return RecommendResponse(
         total=result.total,
+        ranked=result.ranked,
         page=result.page,
         page_size=result.page_size,
         pages=window_last_page(pages, result.page_size, max_window),

@@ -50,9 +50,13 @@ class RecommendRequest(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
 
 
 class RecommendResponse(msgspec.Struct, kw_only=True):
-    """The window's papers most like the seeds (never a seed), best first."""
+    """The window's papers close to the seeds (never a seed), best first: those the model
+    scores at or above its floor. `total` counts them, `ranked` all the papers of the window
+    (and filters) that were scored; a window with none close answers no hits and a warning
+    saying so."""
 
-    total: int  # papers in the window and filters that were ranked
+    total: int  # papers of the window and filters at or above the floor
+    ranked: int  # papers of the window and filters that were scored
     page: int
     page_size: int
     pages: int
@@ -86,7 +90,10 @@ def openapi_paths(cfg: SearchConfig, errors: dict[str, Any]) -> dict[str, Any]:
                 "operationId": "recommend",
                 "summary": "Papers like some seed papers, over a date window",
                 "description": "Ranks the papers of the window (and the search filters) by "
-                "their cosine to the seeds' vector centroid; seeds are never recommended. "
+                "a linear SVM on tf-idf fitted on the seeds against a sample of other papers "
+                "(the seeds' vector centroid when it cannot be fitted) and answers those "
+                "scoring at or above a floor, best first; a window with nothing close to the "
+                "seeds answers no hits and a warning. Seeds are never recommended. "
                 f"`page_size` at most {cfg.max_page_size}; page x page_size at most "
                 f"{cfg.max_window}.",
                 "requestBody": {

@@ -218,6 +218,47 @@ def test_daily_window_and_nothing_new(
     assert box.messages[0]["X-Papersift-Window"] == "daily:2026-07-01"
 
 
+def test_a_tag_with_nothing_close_has_no_section(
+    engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
+) -> None:
+    """A tag of bibliometrics papers has nothing close among the week's papers (language
+    models): no section, and with nothing else chosen no message. A tag on retrieval-augmented
+    generation has: its section alone goes out."""
+    box, port = inbox
+    config = mail_config(member_config(built_config, members_root), port)
+    add_member(members_root, "lee@lab.example")
+    req = SearchRequest(filters=Filters(categories=("cs.DL",), date_to=date(2016, 12, 31)),
+                        sort="newest", page_size=5)  # fmt: skip
+    bibliometrics = [h.paper.arxiv_id for h in engine.search(req).hits]
+    members = Members(members_root)
+    try:
+        who = members.existing("lee@lab.example")
+        subs = Subscriptions(members)
+        far = subs.library.ensure_tag(who.id, "Bibliometrics")
+        subs.library.save(who.id, far.id, bibliometrics)
+        subs.choose(who.id, {far.id}, set(), set())
+        members.update(who.id, digest="weekly")
+    finally:
+        members.close()
+    quiet = run_digests(engine, config, today=TODAY)
+    assert (quiet.sent, quiet.empty) == (0, 1) and not box.messages
+    assert "nothing new for 2026-06-29 to 2026-07-05" in quiet.lines[0]
+    members = Members(members_root)
+    try:
+        subs = Subscriptions(members)
+        near = subs.library.ensure_tag(who.id, "RAG")
+        subs.library.save(
+            who.id, near.id, older_papers(engine, "retrieval augmented generation", 5)
+        )
+        subs.choose(who.id, {far.id, near.id}, set(), set())
+    finally:
+        members.close()
+    sent = run_digests(engine, config, today=TODAY)
+    assert sent.sent == 1 and len(box.messages) == 1
+    _, rich = parts(box.messages[0])
+    assert [h.text_content() for h in parse_html(rich).cssselect("h2")] == ["Recommended for RAG"]
+
+
 def test_a_paper_in_two_sections_is_listed_and_counted_once(
     engine: SearchEngine, built_config: Config, members_root: Path, inbox: tuple[Inbox, int]
 ) -> None:

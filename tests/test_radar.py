@@ -27,6 +27,7 @@ from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.member_fixtures"]
 ORCID = "0000-0002-1825-0097"  # ORCID's documented example: checksum-valid
+FAR_ORCID = "0000-0003-1234-5674"  # another (checksum-valid)
 
 
 def older(engine: SearchEngine, query: str, n: int) -> list[str]:
@@ -175,17 +176,49 @@ def test_home_for_you(site: TestClient, engine: SearchEngine, members_root: Path
     assert "ranked by a model of your 4 papers" in " ".join(section.text_content().split())
 
 
-def _anchored(p: Paper, name: str) -> Paper:
+def test_home_for_you_nothing_close(
+    site: TestClient, engine: SearchEngine, members_root: Path
+) -> None:
+    """A library of bibliometrics papers (digital libraries up to 2016) has nothing close
+    among the window's new papers (language models): the section says so, lists none."""
+    req = SearchRequest(filters=Filters(categories=("cs.DL",), date_to=date(2016, 12, 31)),
+                        sort="newest", page_size=5)  # fmt: skip
+    seeds = [h.paper.arxiv_id for h in engine.search(req).hits]
+    add_member(members_root, "kim@lab.example")
+    members = Members(members_root)
+    try:
+        from papersift.engine.library import Library
+
+        library = Library(members)
+        who = members.existing("kim@lab.example")
+        library.save(who.id, library.ensure_tag(who.id, "Bibliometrics").id, seeds)
+    finally:
+        members.close()
+    assert sign_in(site, "kim@lab.example").status_code == 303
+    (section,) = parse_html(site.get("/").text).cssselect("section.for-you")
+    found = recommend(engine, seeds, None, 1, 5)
+    assert not found.hits and found.ranked > 50 and not section.cssselect(".hit")
+    window = f"{found.date_from} .. {found.date_to}"
+    text = " ".join(section.cssselect(".nothing-close")[0].text_content().split())
+    assert (
+        text == f"Nothing close to your 5 papers among the {found.ranked} new papers of {window}."
+    )
+
+
+def _anchored(p: Paper, name: str, orcid: str = ORCID) -> Paper:
     """The paper as enrichment leaves it when author ``name`` has the lab member's ORCID."""
-    authors = tuple(replace(a, ids=(("orcid", ORCID),)) if a.name == name else a
+    authors = tuple(replace(a, ids=(("orcid", orcid),)) if a.name == name else a
                     for a in p.authors)  # fmt: skip
     return replace(p, authors=authors)
 
 
 def test_home_for_this_lab(tmp_path: Path, built_config: Config) -> None:
     papers = [record_to_paper(r) for r in sample_records()]
-    member = next(p for p in papers if p.arxiv_id == "2401.10241").authors[0].name
-    papers = [_anchored(p, member) for p in papers]
+    # A member with a paper on retrieval-augmented generation: the window has papers close
+    # to it. Another, on pipeline parallelism: it has none.
+    member = next(p for p in papers if p.arxiv_id == "2503.14649").authors[0].name
+    far = next(p for p in papers if p.arxiv_id == "2401.10241").authors[0].name
+    papers = [_anchored(_anchored(p, member), far, FAR_ORCID) for p in papers]
     config = make_config(tmp_path, embedding={"float32_cache": False})
     lab = replace(config.lab, name="The Lab", members=(LabMember(member, ORCID),))
     config = replace(config, lab=lab)
@@ -214,6 +247,16 @@ def test_home_for_this_lab(tmp_path: Path, built_config: Config) -> None:
             entries = feedparser.parse(reader.get(url).content).entries
             lab_feed = [e.link.rsplit("/papers/", 1)[1][:10] for e in entries]
             assert lab_feed[:5] == ids
+        # A lab whose members' papers have nothing close this window: the section says so.
+        far_lab = replace(lab, members=(LabMember(far, FAR_ORCID),))
+        with TestClient(create_app(engine, replace(config, lab=far_lab))) as client:
+            (section,) = parse_html(client.get("/").text).cssselect("section.lab-picks")
+            far_own = [p.arxiv_id for p in papers if any(a.name == far for a in p.authors)]
+            found = recommend(engine, far_own, None, 1, 5)
+            assert not found.hits and found.ranked and not section.cssselect(".hit")
+            text = " ".join(section.cssselect(".nothing-close")[0].text_content().split())
+            assert text.startswith(f"Nothing close to the members' own {len(far_own)} paper")
+            assert f"among the {found.ranked} new papers of {found.date_from} .. " in text
         # A declared lab whose members have no papers here: the section says so (and the
         # admin what to do: tests/test_admin_view.py).
         nobody = replace(lab, members=(LabMember("Nobody Here", "0000-0001-5109-3700"),))

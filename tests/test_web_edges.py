@@ -3,6 +3,8 @@ counts that can all be asked for, sign-in without open sign-up, ``/papers``, an 
 
 from __future__ import annotations
 
+import dataclasses
+import math
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -11,6 +13,7 @@ from starlette.testclient import TestClient
 
 from papersift.core.config import Config
 from papersift.core.urls import researcher_url
+from papersift.engine import recommend
 from papersift.engine.datadir import DataDir
 from papersift.engine.search import SearchEngine
 from papersift.server.app import create_app
@@ -78,7 +81,14 @@ def test_similar_text_pages_can_all_be_asked_for(narrow: TestClient) -> None:
     assert narrow.post("/api/v1/similar", json={**body, "page": last + 1}).status_code == 400
 
 
-def test_recommend_pages_can_all_be_asked_for(narrow: TestClient) -> None:
+def test_recommend_pages_can_all_be_asked_for(
+    narrow: TestClient, engine: SearchEngine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the floors off (no such small corpus holds over 100 papers close to some seeds),
+    every paper of the window is recommended: more than the result window."""
+    monkeypatch.setattr(recommend, "MARGIN_FLOOR", -math.inf)
+    search = dataclasses.replace(engine.config.search, recommend_cosine_floor=-1.0)
+    monkeypatch.setattr(engine, "config", dataclasses.replace(engine.config, search=search))
     body = {"ids": ["2401.10241", "2402.02447"], "from": "2000-01-01", "to": "2026-12-31"}
     first = narrow.post("/api/v1/recommend", json=body).json()
     assert first["total"] > WINDOW

@@ -197,6 +197,16 @@ class SearchConfig:
         minimum=0.0,
         maximum=10.0,
     )
+    recommend_cosine_floor: float = setting(
+        0.46,
+        "Cosine similarity to the seed papers (their vectors' centroid) a paper needs to be "
+        'recommended (a tag\'s recommendations, "For you", digests, /api/v1/recommend), '
+        "besides the SVM's own floor: measured for the bundled MiniLM (bench/RESULTS.md); "
+        "another `[embedding] model` needs its own (bench/recommend_floor.py). -1 leaves "
+        "the SVM's floor alone.",
+        minimum=-1.0,
+        maximum=1.0,
+    )
     semantic_zscore_sorted: float = setting(
         3.0,
         "Sorted by date or citations, hybrid search lists a paper that matches by meaning "
