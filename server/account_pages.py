@@ -49,12 +49,14 @@ def _signin_page(
     request: Request, *, signup: bool, status: int = 200, error: str = "", email: str = "",
     name: str = "", next_path: str = "/library", notice: str = "",
 ) -> Response:  # fmt: skip
-    acc = accounts(request)
+    # The setting, not ``accounts()``: opening the members file would create it, and a
+    # server no one has an account on yet would seem to have some (`papersift digest`).
+    domains = ctx(request).config.accounts.signup_domains
     heading = "Sign up" if signup else "Sign in"
     return _page(
         request, "signin.html", heading, status, heading=heading, signup=signup,
         action="/signup" if signup else "/signin", email=email, name=name, next=next_path,
-        error=error, notice=notice, signup_open=bool(acc.config.signup_domains.split()),
+        error=error, notice=notice, signup_open=bool(domains.split()),
     )  # fmt: skip
 
 
@@ -94,11 +96,11 @@ async def signout(request: Request) -> Response:
 
 
 async def signup(request: Request) -> Response:
-    acc = accounts(request)
-    if not acc.config.signup_domains.split():
+    if not ctx(request).config.accounts.signup_domains.split():
         raise HTTPException(404, "Sign-up is not open here; ask the lab's admin for an account.")
     if request.method == "GET":
         return _signin_page(request, signup=True)
+    acc = accounts(request)
     form = await checked_form(request)
     email, name = _text(form, "email", 300), _text(form, "name", 300)
     throttle(request, email)

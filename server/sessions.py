@@ -21,6 +21,7 @@ import functools
 import hmac
 import math
 import secrets
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -54,22 +55,62 @@ class Session:
     issued: int = 0  # when the cookie was signed (Unix seconds): when the record may go
 
 
+@dataclass(frozen=True, slots=True)
+class _Opened:
+    """The members file and the stores over it, opened together."""
+
+    members: Members
+    library: Library
+    subscriptions: Subscriptions
+    feed_tokens: FeedTokens
+    signouts: SignOuts
+
+
 class Accounts:
-    """Held in ``app.state.accounts``; the members file opens on first use."""
+    """Held in ``app.state.accounts``; the members file opens on first use: a page that
+    only shows a form (sign-in with no cookie) must not create it, or a server no one has
+    an account on would seem to have some (``papersift digest``, the library offer)."""
 
     def __init__(self, request: Request) -> None:
         config = ctx(request).config
         self.config = config.accounts
-        root = config.data_dir
-        self.members = Members(root)
-        self.library = Library(self.members)
-        self.subscriptions = Subscriptions(self.members)
-        self.feed_tokens = FeedTokens(self.members)
-        self.signouts = SignOuts(self.members)
+        root = self.root = config.data_dir
+        self._opened: _Opened | None = None
+        self._lock = threading.Lock()
         self.secret = load_secret(root, self.config.secret_key)  # also signs unsubscribe links
         self.signer = URLSafeTimedSerializer(self.secret, salt="papersift-session")
         self.by_address = RateLimiter(self.config.signin_per_minute)
         self.by_email = RateLimiter(self.config.signin_per_minute)
+
+    def _open(self) -> _Opened:
+        with self._lock:
+            if self._opened is None:
+                members = Members(self.root)
+                self._opened = _Opened(
+                    members, Library(members), Subscriptions(members), FeedTokens(members),
+                    SignOuts(members),
+                )  # fmt: skip
+            return self._opened
+
+    @property
+    def members(self) -> Members:
+        return self._open().members
+
+    @property
+    def library(self) -> Library:
+        return self._open().library
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        return self._open().subscriptions
+
+    @property
+    def feed_tokens(self) -> FeedTokens:
+        return self._open().feed_tokens
+
+    @property
+    def signouts(self) -> SignOuts:
+        return self._open().signouts
 
     @property
     def max_age(self) -> int:

@@ -56,7 +56,12 @@ def test_no_accounts_no_save_then_an_account_shows_it(site: TestClient, members_
     assert cache.hits > hits  # the search page came from the cache the second time
     assert not (members_root / "members.sqlite").exists()  # the check created no file
     signin = parse_html(site.get("/signin").text).cssselect("p.no-account")[0].text_content()
-    assert "has none yet" in signin and "papersift user add" in signin
+    # A visitor is told to ask the admin; the command is the admin's (test_admin_view.py).
+    assert "has none yet" in signin and "ask the lab's admin" in signin
+    assert "papersift user add" not in signin
+    # Neither page created the members file (it did: `papersift digest` then saw accounts).
+    assert site.get("/signup").status_code in (200, 404)
+    assert not (members_root / "members.sqlite").exists()
 
     add_member(members_root, "lee@lab.example")  # as `papersift user add` in another process
     time.sleep(POLL)
