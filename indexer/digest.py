@@ -100,11 +100,6 @@ class Digest:
                 if any(p.arxiv_id == paper.arxiv_id for p in s.listed_above)]  # fmt: skip
 
 
-def counted(n: int, noun: str) -> str:
-    """``1 paper``, ``2 papers``."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _once(sections: list[Section]) -> tuple[Section, ...]:
     """Each paper in the first section that has it; the later ones keep it as listed above.
 

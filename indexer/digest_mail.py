@@ -22,8 +22,9 @@ from itsdangerous import BadSignature, URLSafeSerializer
 from papersift.core.paper import Paper
 from papersift.core.tex import plain_text
 from papersift.core.urls import paper_path, with_query
+from papersift.core.wording import counted
 from papersift.engine.members import Member
-from papersift.indexer.digest import Digest, counted
+from papersift.indexer.digest import Digest
 
 UNSUBSCRIBE_SALT = "papersift-unsubscribe"
 MAX_TOKEN = 200

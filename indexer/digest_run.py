@@ -21,10 +21,11 @@ from email.message import EmailMessage
 from papersift.core.config import Config, MailConfig
 from papersift.core.errors import PapersiftError
 from papersift.core.urls import with_query
+from papersift.core.wording import counted
 from papersift.engine.members import Member, Members, load_secret
 from papersift.engine.search import SearchEngine
 from papersift.engine.subscriptions import Subscriptions
-from papersift.indexer.digest import Digest, compose, counted, window_for
+from papersift.indexer.digest import Digest, compose, window_for
 from papersift.indexer.digest_mail import digest_message, digest_text, unsubscribe_token
 
 MAIL_OFF = "e-mail is off: set [mail] host (and from_address) in config.toml to send digests"

@@ -86,6 +86,13 @@ class AppContext:
         stop the threads: the engine may be closed after this, not before."""
         self._engine_threads.shutdown(wait=True, cancel_futures=True)
 
+    def _papers_generation(self) -> tuple[object, ...]:
+        """Changes with the papers, the researchers and the enrichment, not with the vectors
+        (the embedding backlog moves them with every batch): what the stats snapshot and the
+        guides' examples are kept for."""
+        data = self.engine.data
+        return (data.lexical.generation, data.people_generation, data.graph.generation)
+
     async def stats(self) -> Stats:
         """The index's counts and embedding progress: taken again once the papers or the
         researchers changed (a commit of another process shows with the next refresh, not
@@ -94,8 +101,7 @@ class AppContext:
         with every embedded batch, and a snapshot costs ~10 ms at 663k papers)."""
         now = time.monotonic()
         cached = self._stats
-        data = self.engine.data
-        generation = (data.lexical.generation, data.people_generation, data.graph.generation)
+        generation = self._papers_generation()
         if cached.stats is None or now - cached.at > STATS_TTL or generation != cached.generation:
             cached.stats = await self.call(self.engine.stats_with_progress)
             cached.at = now
@@ -112,8 +118,7 @@ class AppContext:
         """The guides' examples (``engine.examples``), worked out again when the papers,
         the researchers or the enrichment changed; not when vectors did (the embedding
         backlog moves them every few seconds) nor the ROR registry (its next change does)."""
-        data = self.engine.data
-        key = (data.lexical.generation, data.people_generation, data.graph.generation)
+        key = self._papers_generation()
         kept = self._examples
         if kept is None or kept[0] != key:
             kept = (key, await self.call(index_examples, self.engine))
