@@ -84,6 +84,9 @@ class Digest:
     window: Window
     sections: tuple[Section, ...]  # only those with papers
     chosen: int  # sections the member chose (with or without papers)
+    # New papers a tag weighed and found none close to (the most any one tag weighed): so an
+    # empty digest can say "nothing close among 40 new papers" rather than "nothing new".
+    weighed: int = 0
 
     @property
     def empty(self) -> bool:
@@ -155,6 +158,7 @@ def compose(
     per_section = min(per_section, engine.config.search.max_page_size)
     filters = Filters(date_from=window.start, date_to=window.end)
     sections: list[Section] = []
+    weighed = 0
     for tag_id in choice.tag_ids:
         tag = subs.library.tag(member.id, tag_id)
         seeds = [s.arxiv_id for s in subs.library.saved(member.id, tag_id)]
@@ -164,6 +168,8 @@ def compose(
             found = recommend(engine, seeds, filters, 1, per_section)
         except QueryError:  # every seed gone from the index: nothing to model
             continue
+        if not found.hits:
+            weighed = max(weighed, found.ranked)
         path = with_query(f"/library/{tag_id}/recommended", _dates(window))
         sections.append(
             Section("tag", f"Recommended for {tag.name}", path, tuple(h.paper for h in found.hits))
@@ -186,4 +192,4 @@ def compose(
                     tuple(h.paper for h in result.hits))
         )  # fmt: skip
     chosen = len(choice.tag_ids) + len(choice.searches) + len(choice.researchers)
-    return Digest(member, window, _once(sections), chosen)
+    return Digest(member, window, _once(sections), chosen, weighed)

@@ -194,6 +194,9 @@ def run_digests(
             if digest.empty:
                 report.empty += 1
                 why = "nothing chosen" if not digest.chosen else "nothing new"
+                if digest.chosen and digest.weighed:
+                    new = counted(digest.weighed, "new paper")
+                    why = f"nothing close to the tags' papers among {new}"
                 out(f"{member.email}: {why} for {window.label()}; no message")
                 continue
             if dry_run:

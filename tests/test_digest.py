@@ -242,7 +242,9 @@ def test_a_tag_with_nothing_close_has_no_section(
         members.close()
     quiet = run_digests(engine, config, today=TODAY)
     assert (quiet.sent, quiet.empty) == (0, 1) and not box.messages
-    assert "nothing new for 2026-06-29 to 2026-07-05" in quiet.lines[0]
+    # It says why: the week had papers, none close to the tag's (not "nothing new").
+    assert "nothing close to the tags' papers among " in quiet.lines[0]
+    assert "new papers for 2026-06-29 to 2026-07-05; no message" in quiet.lines[0]
     members = Members(members_root)
     try:
         subs = Subscriptions(members)
