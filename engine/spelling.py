@@ -243,7 +243,7 @@ def _variant_held(lex: LexicalIndex, word: str, least: int) -> bool:
     )
     searcher = lex.searcher()
     stems = {t for v in variants for t in _STEM.analyze(v)[:1]}
-    most = max(searcher.doc_freq("ti", t) + searcher.doc_freq("abs", t) for t in stems)
+    most = max((searcher.doc_freq("ti", t) + searcher.doc_freq("abs", t) for t in stems), default=0)
     return most >= least or any(most + searcher.doc_freq("au", v) >= least for v in variants)
 
 
