@@ -31,7 +31,7 @@ from papersift.engine.match import (
 from papersift.engine.query import Clause, ParsedQuery, parse_user_query
 from papersift.engine.rarer_words import RarerWords, rarer_words
 from papersift.engine.results import Filters, Mode, ResearcherRef, SearchRequest, Sort
-from papersift.engine.spelling import did_you_mean, unheld_notes
+from papersift.engine.spelling import Suggestion, did_you_mean, unheld_notes
 from papersift.engine.title_match import title_matches
 from papersift.engine.why import Evidence, filter_lines, query_words
 from papersift.engine.writer_lock import writing
@@ -70,7 +70,7 @@ class Plan:
     rarer: RarerWords | None
     researchers: tuple[ResearcherRef, ...]
     warnings: tuple[str, ...]
-    suggestion: str | None = None  # the query spelt as papers do (``engine.spelling``)
+    suggestion: Suggestion | None = None  # the query spelt as papers do (``engine.spelling``)
 
     def evidence(
         self, keyword: Sequence[float], semantic: Sequence[float] = (),

@@ -152,9 +152,12 @@ class SearchResult:
     reachable: int | None = None  # results paging can reach (the window); None: total
     missing_id: str | None = None  # the query was an arXiv id this index does not hold
     researchers: tuple[ResearcherRef, ...] = ()  # researchers whose name the query is
-    # The query with each word no paper holds spelt as papers most likely meant do
-    # (``engine.spelling``): "Did you mean"; None when every word is held or none is near.
+    # The query with each word no paper holds, or few do and it looks a typo, spelt as
+    # papers most likely meant (``engine.spelling``): "Did you mean"; None when none is.
     suggestion: str | None = None
+    # Whether a query that matches nothing is searched as the suggestion instead: each
+    # word it replaces is held by no paper, or by far fewer than its replacement.
+    suggestion_sure: bool = False
     # The query searched instead, the suggestion, when the query as typed matched nothing
     # ("Showing results for"); None when the results are the typed query's own.
     corrected: str | None = None

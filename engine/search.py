@@ -147,7 +147,10 @@ class SearchEngine(Catalog):
     def _search(self, request: SearchRequest, start: float) -> SearchResult:
         """The answer to ``request``, or to its spelling suggestion when only that matches."""
         result = self._answer(request, start)
-        if result.total or result.suggestion is None or not request.autocorrect:
+        # Only a sure suggestion is searched instead (``engine.spelling.Suggestion``).
+        if result.total or result.suggestion is None or not result.suggestion_sure:
+            return result
+        if not request.autocorrect:
             return result
         fixed = self._answer(replace(request, query=result.suggestion, autocorrect=False), start)
         if not fixed.total:  # e.g. filters that leave nothing either way: say so as typed
@@ -189,7 +192,8 @@ class SearchEngine(Catalog):
             took_ms=(time.perf_counter() - start) * 1000,
             reachable=min(reach, cfg.max_window // size * size),
             researchers=plan.researchers,
-            suggestion=plan.suggestion,
+            suggestion=plan.suggestion.query if plan.suggestion else None,
+            suggestion_sure=plan.suggestion is not None and plan.suggestion.sure,
         )
 
     def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:

@@ -1,18 +1,22 @@
-"""Did you mean: for a query word no paper holds, the word papers do hold that was most
-likely meant (the fewest edits, then the most papers), and the query with it put in.
+"""Did you mean: for a query word no paper holds, or that few papers hold and that looks
+like a typo of a word far more hold (``likely_typo``), the word papers do hold that was
+most likely meant (the fewest edits, then the most papers), and the query with it put in;
+and whether a query that matches nothing is searched so instead (``Suggestion.sure``).
 
 Candidates come from Tantivy's Levenshtein automaton over the term dictionary
 (``tantivy.Query.fuzzy_term_query``), so no query scans the vocabulary. The automaton
 finds papers, not words, and the index holds stems (``engine.lexical_schema``): the words
 themselves are read from a few of those papers' text in the store and measured against
 the typed word, and each round leaves out the stems already seen, so the next one reaches
-rarer words. Only a query with a word no paper holds pays for this (``engine.plan``).
+rarer words. Only a query with a word no paper holds, or a rare one a cheap bound lets
+through (``_variant_held``), pays for this (``engine.plan``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import tantivy
 from rapidfuzz.distance import OSA
@@ -27,18 +31,30 @@ from papersift.engine.word_lists import foreign_language, is_english
 # from some word); up to TWO_EDITS_FROM - 1 letters one edit, from there on two.
 SHORTEST = 4
 TWO_EDITS_FROM = 5
-# In a large corpus most typos are held by a paper or two (at 663k papers "lerning" by 2,
-# "learning" by 79,276; "langauge" by 8): a word held by at most this share of the papers
-# may be one (below 100,000 papers none is), as Lucene's DirectSpellChecker corrects words
-# under its maxQueryFrequency. Its suggestion must be held by POPULAR times as many papers
-# (Elasticsearch's "popular" suggest mode asks for more).
+# A word no paper holds gets the nearest word held by more than TYPO_SHARE of the papers
+# (6 at 663k papers, where "lerning" is held by 2: not offered for "lernnig"; any below
+# 100,000 papers).
 TYPO_SHARE = 1e-5
-POPULAR = 100
+# A word some papers hold may still be a typo: a misspelling is a small share of its word's
+# uses, so it is held by far fewer papers than the word ("transfomer" by 14 of 663k papers,
+# "transformer" by 43,551), at any size of corpus, and by few: at most RARE_SHARE of the
+# papers (66 at 663k; at least one). It is offered the word (``likely_typo``) when that is
+# held by OFFER_RATIO times as many papers, has the same first letter and is the word with
+# one letter left out ("transfomer") or two neighbours swapped ("langauge"): a letter
+# added or changed more often makes another real word ("radion", "stau", "polytropic").
+# A query that matches nothing is searched as the suggestion instead when each word it
+# replaces is held by no paper or APPLY_RATIO times as many hold its replacement; otherwise
+# it is only offered. Chosen on the tuning half of bench/judgments/spelling-663k.tsv; both
+# halves measured by bench/spelling_judged.py (bench/RESULTS.md, session 35).
+RARE_SHARE = 1e-4
+OFFER_RATIO = 50
+APPLY_RATIO = 300
 SAMPLE = 20  # papers read per round
 ROUNDS = 4  # rounds per edit distance; each leaves out the stems the ones before found
 
 _FOLD = name_analyzer()  # words as typed: lowercased, folded to ASCII, not stemmed
 _STEM = text_analyzer()  # words as the title and abstract fields hold them
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def max_edits(word: str) -> int:
@@ -65,8 +81,26 @@ def close_words(words: Iterable[str], target: str, limit: int) -> dict[str, int]
 
 
 def typo_floor(lex: LexicalIndex) -> int:
-    """Papers a word is held by at most and may still be a typo (``TYPO_SHARE``)."""
+    """Papers a word is held by at most and may itself be a typo: a word no paper holds is
+    offered only words more hold (``TYPO_SHARE``)."""
     return int(lex.num_docs * TYPO_SHARE)
+
+
+def rare_cap(lex: LexicalIndex) -> int:
+    """Papers a word some papers hold is held by at most and may be a typo: ``RARE_SHARE``
+    of them, at least one."""
+    return max(1, int(lex.num_docs * RARE_SHARE))
+
+
+def likely_typo(word: str, held: int, near: str, near_held: int, ratio: int) -> bool:
+    """Whether ``word``, which ``held`` papers hold, likely misspells ``near``, which
+    ``near_held`` hold (both folded): ``ratio`` times as many papers, the same first letter,
+    at least ``TWO_EDITS_FROM`` letters, and a letter of ``near`` left out or two swapped."""
+    if near_held < ratio * held or len(word) < TWO_EDITS_FROM or word[:1] != near[:1]:
+        return False
+    left_out = len(word) == len(near) - 1
+    swapped = len(word) == len(near) and sorted(word) == sorted(near)  # else a letter changed
+    return (left_out or swapped) and OSA.distance(word, near, score_cutoff=1) == 1
 
 
 def suggest(lex: LexicalIndex, store: PaperStore, word: str, least: int = 1) -> str | None:
@@ -152,21 +186,65 @@ def _near(
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """Did you mean: the query with its likely typos replaced, and whether a query that
+    matches nothing is searched as it instead ("showing results for")."""
+
+    query: str
+    sure: bool
+
+
 def did_you_mean(
     lex: LexicalIndex, store: PaperStore, query: str, held: Mapping[str, int]
-) -> str | None:
+) -> Suggestion | None:
     """``query`` with each of its words that may be typos (``held``: each free word and
     how many papers hold it) replaced by the word ``suggest`` finds for it, the rest as
-    typed; None when there is none. A word no paper holds may be one; so may a word held by
-    at most ``typo_floor`` papers, when a near word is held by ``POPULAR`` times as many."""
+    typed; None when there is none. A word no paper holds may be one; so may a word few
+    papers hold, when a near word is held by far more (``likely_typo``)."""
     if foreign_language(w for w, n in held.items() if not n):
         return None
-    floor = typo_floor(lex)
-    found = {
-        w: suggest(lex, store, w, max(floor + 1, POPULAR * n))
-        for w, n in held.items() if n <= floor and may_be_typo(w, query)
-    }  # fmt: skip
-    return corrected_query(query, {w: s for w, s in found.items() if s is not None})
+    found = {w: correction(lex, store, w, n) for w, n in held.items() if may_be_typo(w, query)}
+    fixed = corrected_query(query, {w: c[0] for w, c in found.items() if c is not None})
+    return None if fixed is None else Suggestion(fixed, all(c[1] for c in found.values() if c))
+
+
+def correction(
+    lex: LexicalIndex, store: PaperStore, word: str, held: int
+) -> tuple[str, bool] | None:
+    """The word that ``word``, held by ``held`` papers, likely misspells, and whether a query
+    that matches nothing is searched with it instead; None when it is likely no typo."""
+    if not held:
+        near = suggest(lex, store, word, typo_floor(lex) + 1)
+        return None if near is None else (near, True)
+    folded = _FOLD.analyze(word)
+    if held > rare_cap(lex) or len(folded) != 1 or len(folded[0]) < TWO_EDITS_FROM:
+        return None
+    # Most rare words have no near word that common: a cheap bound first, then the automata.
+    if not _variant_held(lex, folded[0], OFFER_RATIO * held):
+        return None
+    near = suggest(lex, store, word, OFFER_RATIO * held)
+    if near is None:
+        return None
+    near_held = lex.postings([near])
+    if not likely_typo(folded[0], held, near, near_held, OFFER_RATIO):
+        return None
+    return near, likely_typo(folded[0], held, near, near_held, APPLY_RATIO)
+
+
+def _variant_held(lex: LexicalIndex, word: str, least: int) -> bool:
+    """Whether ``word`` with a letter put in or two neighbours swapped after its first
+    (``likely_typo``'s edits) is held by ``least`` papers as ``LexicalIndex.postings``
+    counts them: ~300 dictionary lookups, ~1 ms, where the automata read papers for
+    ~20-100 ms, and most rare words have no such neighbour."""
+    variants = {word[:i] + c + word[i:] for i in range(1, len(word) + 1) for c in _LETTERS}
+    variants.update(
+        word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(1, len(word) - 1)
+    )
+    searcher = lex.searcher()
+    stems = {t for v in variants for t in _STEM.analyze(v)[:1]}
+    most = max((searcher.doc_freq("ti", t) + searcher.doc_freq("abs", t) for t in stems), default=0)
+    return most >= least or any(most + searcher.doc_freq("au", v) >= least for v in variants)
 
 
 def may_be_typo(word: str, query: str) -> bool:

@@ -216,16 +216,19 @@ class SearchResponse(Struct):
     suggestion: Annotated[
         str | None,
         Meta(
-            description="Did you mean: the query as typed with each word no paper holds "
-            "replaced by the word papers hold that it most likely misspells (the fewest "
-            "edits, then the most papers); null when every word is held or none is near."
+            description="Did you mean: the query as typed with each word no paper holds, "
+            "or few papers hold and far more hold a word it looks a typo of, replaced by "
+            "the word papers hold that it most likely misspells (the fewest edits, then the "
+            "most papers); null when no word is likely a typo or none is near."
         ),
     ]
     corrected: Annotated[
         str | None,
         Meta(
             description="The query these results answer instead of the query as typed: "
-            "no paper matched that, and its `suggestion` matches some (showing results for; "
+            "no paper matched that, its `suggestion` matches some and is sure (each word it "
+            "replaces is held by no paper or by far fewer than its replacement; showing "
+            "results for; "
             "`autocorrect=0` searches it as typed). Null when the results are the typed "
             "query's own."
         ),

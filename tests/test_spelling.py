@@ -17,12 +17,10 @@ from starlette.testclient import TestClient
 
 from papersift.core.accents import accented
 from papersift.core.config import Config
-from papersift.engine import spelling
 from papersift.engine.lexical_schema import name_analyzer
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.engine.spelling import max_edits, suggest
-from tests.search_checks import engine_with
 
 pytest_plugins = ["tests.web_fixtures"]
 
@@ -136,27 +134,3 @@ def test_the_cli_says_it_in_one_line(built_config: Config) -> None:
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert json.loads(out.stdout)["suggestion"] == "language"
-
-
-def test_a_word_few_papers_hold_gets_a_far_more_common_one(
-    built_config: Config, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """In a large corpus a typo is often held by a paper or two ('lerning' by 2 of 663k):
-    a word held by at most ``typo_floor`` papers gets a near word held by ``POPULAR``
-    times as many. This sample is too small for any (its floor is 0), so the floor and the
-    factor are set as a corpus of a million papers would have them for this one."""
-    request = SearchRequest("compere language", mode="keyword")
-    with engine_with(built_config, cache_size=0) as engine:
-        lex = engine.data.lexical
-        assert lex.postings(["compere"]) == 1 and lex.postings(["compare"]) >= 50
-        assert engine.search(request).suggestion is None  # held, and the floor is 0
-        monkeypatch.setattr(spelling, "TYPO_SHARE", 1.5 / lex.num_docs)
-        monkeypatch.setattr(spelling, "POPULAR", 10)
-        result = engine.search(request)
-        assert result.suggestion == "compare language" and result.total > 0
-        assert not any("no paper holds" in w for w in result.warnings)
-        # Two edits reach "compute" (every "computing" and "computation" too).
-        monkeypatch.setattr(spelling, "POPULAR", lex.postings(["compare"]) + 1)
-        assert engine.search(request).suggestion == "compute language"
-        monkeypatch.setattr(spelling, "POPULAR", lex.num_docs)
-        assert engine.search(request).suggestion is None  # none near that much more common
