@@ -5,8 +5,8 @@ the facet table (``engine.facet_table``) when the ranked pass fetched all of the
 Tantivy. In semantic and hybrid mode each retriever contributes up to ``search.candidates``
 papers (both under the same filters); the fused list is what the user pages through, so its
 length is the total and its facets are counted over exactly those papers. In keyword and
-hybrid relevance order the few papers whose title holds the query as a phrase come first
-(``engine.title_match``).
+hybrid relevance order the few papers whose title holds the query as a phrase come first,
+one whose whole title is the query first of all (``engine.title_match``).
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ from papersift.engine.semantic_side import (
     semantic_candidates,
     unfiltered_reference,
 )
+from papersift.engine.title_match import titles_first
 from papersift.engine.why import Evidence
 
 # Keyword matches fetched with the page (and their count, in the same pass): when that is
@@ -214,7 +215,7 @@ class SearchEngine(Catalog):
         top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
         first = list(plan.titles)
         keyword = Ranking.of(top, top_scores)
-        ranked = keyword.put_first(first)
+        ranked = titles_first(keyword, first, plan.whole_titles)
         # Researchers and institutions count the first PEOPLE_WINDOW results when there
         # are more: over 100k matches those high-cardinality counts took 75% of a keyword
         # query at 663k papers.
@@ -328,7 +329,7 @@ class SearchEngine(Catalog):
         fused = fused.where(np.isin(fused.ids, held, kind="table"))
         # Matches below every ranked candidate follow, scored 0.
         fused = fused.then(matches[~np.isin(matches, fused.ids, kind="table")])
-        fused = fused.put_first(plan.titles)
+        fused = titles_first(fused, plan.titles, plan.whole_titles)
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
         # Keyword matches not in hand; with the rarer-words rule, relevance order's.
         unfetched = None if every_match else keyword_side

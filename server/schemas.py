@@ -102,7 +102,7 @@ class Hit(Struct):
         Meta(
             description="1-based rank in each retriever that found the paper (`keyword`, "
             "`semantic`); `title` when its title holds the query as a phrase and it was put "
-            "first (see [search] title_phrase_max)."
+            "first, a whole title first of all (see [search] title_phrase_max)."
         ),
     ]
     why: Annotated[
