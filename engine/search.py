@@ -191,6 +191,7 @@ class SearchEngine(Catalog):
             reachable=min(reach, cfg.max_window // size * size),
             researchers=plan.researchers,
             suggestion=plan.suggestion,
+            facet_window=PEOPLE_WINDOW if total > PEOPLE_WINDOW else None,
         )
 
     def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:

@@ -144,6 +144,7 @@ async def search(request: Request) -> Response:
         req=req,
         category_facets=views.category_facets(result),
         year_facets=views.year_facets(result),
+        facet_window_note=views.facet_window_note(result),
         facet_limit=views.FACET_LIMIT,
         chips=views.filter_chips(result),
         clear_url=views.clear_filters_url(result),
