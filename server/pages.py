@@ -94,6 +94,7 @@ async def search(request: Request) -> Response:
         request.query_params,
         c.config.search,
         known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
         window=False,  # a page past the window but after the last page says so, as any past it
     )
     result = await c.call(views.list_page, c.engine, req, c.config.search)
