@@ -26,6 +26,7 @@ from papersift.engine import fusion
 from papersift.engine.background import similarity_cut
 from papersift.engine.catalog import Catalog
 from papersift.engine.datadir import DataDir
+from papersift.engine.date_notes import date_notes
 from papersift.engine.direct import direct_answer
 from papersift.engine.empty_clauses import empty_clause_notes
 from papersift.engine.facet_table import FacetTable
@@ -176,8 +177,9 @@ class SearchEngine(Catalog):
             hits, total, facets, reach, by_words, left_out = self._fused(plan)
         reason = plan.rarer.reason if plan.rarer is not None else ""
         warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out, reason))
-        if not total:  # which required clause matches nothing by itself, if one does
+        if not total:  # which required clause or date filter matches nothing by itself
             warnings += tuple(empty_clause_notes(self.data.lexical, self.data.store, plan.parsed))
+            warnings += tuple(date_notes(self.data.lexical, plan.request.filters))
         return SearchResult(
             request=request,
             mode=plan.mode,

@@ -228,7 +228,9 @@ class SearchResponse(Struct):
             "by date or citations, how many of its papers match by meaning only when they "
             "are most of it, and how many looser matches by meaning relevance order adds "
             "(`[search] semantic_zscore_sorted`); for a query that lists papers by id, the "
-            "ids this index does not hold."
+            "ids this index does not hold; for an empty answer, a required clause that "
+            "matches no paper by itself, and a date filter no paper of the index falls in "
+            "(with the years the index lacks around it, or the span its papers cover)."
         ),
     ]
     suggestion: Annotated[
