@@ -101,7 +101,7 @@ def claim_features(engine: Any, text: str, rules: Sequence[tuple[int, float]]) -
     semantic = engine._semantic(engine.data.embedder.embed_query(plan.semantic_text),
                                 plan.restrict, n).pairs()  # fmt: skip
     fused = fusion.convex(list(zip(rd, rs, strict=True)), semantic, cfg.convex_weight)
-    order = [d for d, _ in put_first(fused, list(plan.titles))]
+    order = [d for d, _ in put_first(fused, list(plan.titles), plan.whole_titles)]
     lookup = {c.lower(): c for c in engine.category_counts()}
     keyword = {}
     for a, f in rules:

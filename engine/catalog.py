@@ -86,6 +86,12 @@ class Catalog:
         lookup = self.category_lookup()
         return [c for c in categories if c.strip().lower() not in lookup]
 
+    def holds_institution(self, ror_id: str) -> bool:
+        """Whether a paper in the index has this bare ROR id: a filter by one none has can
+        only match nothing. A term dictionary lookup (microseconds; it may count a deleted
+        paper until its segment merges, and then the filter matches nothing, as before)."""
+        return self.data.lexical.searcher().doc_freq("inst", ror_id) > 0
+
     def stats(self) -> Stats:
         store = self.data.store
         emb = self.data.embedder

@@ -61,6 +61,7 @@ class Plan:
     restrict: tantivy.Query | None  # the filters and the required and excluded clauses
     constraint: tantivy.Query | None  # the required and excluded clauses alone
     titles: tuple[int, ...]  # papers the exact-title rule puts first (relevance order)
+    whole_titles: tuple[int, ...]  # those of them whose whole title is the query: first of all
     semantic_share: float  # the semantic side's weight in fusion: the embedded share
     # Hybrid sorted other than by relevance: the z-score relevance order would use, where
     # ``rule`` holds the stricter one of ``[search] semantic_zscore_sorted`` (else None).
@@ -174,12 +175,15 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         rarer = rarer_words(lex, kq, rule, cfg.match_common_above_sorted)
         kq = kq if rarer is None else replace(kq, query=rarer.query)
     titles: list[int] = []
+    whole: list[int] = []
     if sort == "relevance" and mode != "semantic":
-        titles = title_matches(lex, parsed, restrict, cfg.title_phrase_max)
+        store = engine.data.store
+        titles, whole = title_matches(lex, store, parsed, restrict, cfg.title_phrase_max)
     named = named_researchers(engine, parsed) if request.page == 1 else ()
     return Plan(
         request, mode, size, sort, parsed, semantic_text, rule, kq, filt, restrict, constraint,
-        tuple(titles), share, relevance_zscore, rarer, named, tuple(warnings), suggestion,
+        tuple(titles), tuple(whole), share, relevance_zscore, rarer, named, tuple(warnings),
+        suggestion,
     )  # fmt: skip
 
 

@@ -161,6 +161,9 @@ class SearchResult:
     # The query searched instead, the suggestion, when the query as typed matched nothing
     # ("Showing results for"); None when the results are the typed query's own.
     corrected: str | None = None
+    # The researchers and institutions facets count the first this many results (in
+    # semantic and hybrid mode the most relevant) when there are more; None: all of them.
+    facet_window: int | None = None
 
     @property
     def pages(self) -> int:

@@ -5,8 +5,8 @@ the facet table (``engine.facet_table``) when the ranked pass fetched all of the
 Tantivy. In semantic and hybrid mode each retriever contributes up to ``search.candidates``
 papers (both under the same filters); the fused list is what the user pages through, so its
 length is the total and its facets are counted over exactly those papers. In keyword and
-hybrid relevance order the few papers whose title holds the query as a phrase come first
-(``engine.title_match``).
+hybrid relevance order the few papers whose title holds the query as a phrase come first,
+one whose whole title is the query first of all (``engine.title_match``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from papersift.engine import fusion
 from papersift.engine.background import similarity_cut
 from papersift.engine.catalog import Catalog
 from papersift.engine.datadir import DataDir
+from papersift.engine.date_notes import date_notes
 from papersift.engine.direct import direct_answer
 from papersift.engine.empty_clauses import empty_clause_notes
 from papersift.engine.facet_table import FacetTable
@@ -60,6 +61,7 @@ from papersift.engine.semantic_side import (
     semantic_candidates,
     unfiltered_reference,
 )
+from papersift.engine.title_match import titles_first
 from papersift.engine.why import Evidence
 
 # Keyword matches fetched with the page (and their count, in the same pass): when that is
@@ -178,8 +180,9 @@ class SearchEngine(Catalog):
             hits, total, facets, reach, by_words, left_out = self._fused(plan)
         reason = plan.rarer.reason if plan.rarer is not None else ""
         warnings = (*plan.warnings, *sorted_note(plan.sort, total, by_words, left_out, reason))
-        if not total:  # which required clause matches nothing by itself, if one does
+        if not total:  # which required clause or date filter matches nothing by itself
             warnings += tuple(empty_clause_notes(self.data.lexical, self.data.store, plan.parsed))
+            warnings += tuple(date_notes(self.data.lexical, plan.request.filters))
         return SearchResult(
             request=request,
             mode=plan.mode,
@@ -194,6 +197,7 @@ class SearchEngine(Catalog):
             researchers=plan.researchers,
             suggestion=plan.suggestion.query if plan.suggestion else None,
             suggestion_sure=plan.suggestion is not None and plan.suggestion.sure,
+            facet_window=PEOPLE_WINDOW if total > PEOPLE_WINDOW else None,
         )
 
     def _keyword(self, plan: Plan) -> tuple[list[Hit], int, Facets, int]:
@@ -218,7 +222,7 @@ class SearchEngine(Catalog):
         top, top_scores, total = lex.search(combined, limit, 0, plan.sort)
         first = list(plan.titles)
         keyword = Ranking.of(top, top_scores)
-        ranked = keyword.put_first(first)
+        ranked = titles_first(keyword, first, plan.whole_titles)
         # Researchers and institutions count the first PEOPLE_WINDOW results when there
         # are more: over 100k matches those high-cardinality counts took 75% of a keyword
         # query at 663k papers.
@@ -332,7 +336,7 @@ class SearchEngine(Catalog):
         fused = fused.where(np.isin(fused.ids, held, kind="table"))
         # Matches below every ranked candidate follow, scored 0.
         fused = fused.then(matches[~np.isin(matches, fused.ids, kind="table")])
-        fused = fused.put_first(plan.titles)
+        fused = titles_first(fused, plan.titles, plan.whole_titles)
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
         # Keyword matches not in hand; with the rarer-words rule, relevance order's.
         unfetched = None if every_match else keyword_side

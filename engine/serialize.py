@@ -166,6 +166,8 @@ class CliResult(Struct):
     pages: int
     hits: list[CliHit]
     facets: dict[str, list[FacetCount]]
+    # Researchers and institutions counted among the first this many results; None: all.
+    facet_window: int | None
     warnings: list[str]
     suggestion: str | None  # did you mean: the query spelt as papers do
     corrected: str | None  # the suggestion, searched because the typed query matched nothing
@@ -258,6 +260,7 @@ def cli_result(r: results.SearchResult) -> CliResult:
         pages=r.pages,
         hits=[cli_hit(h) for h in r.hits],
         facets={k: facets(v) for k, v in r.facets.items()},
+        facet_window=r.facet_window,
         warnings=list(r.warnings),
         suggestion=r.suggestion,
         corrected=r.corrected,

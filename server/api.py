@@ -44,6 +44,7 @@ async def search(request: Request) -> Response:
         c.config.search,
         strict=True,
         known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
         window=False,  # past the window, a list that ends sooner answers its empty page
     )
     result, names = await c.call(named, c.engine, views.list_page, c.engine, req, c.config.search)

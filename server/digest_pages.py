@@ -59,7 +59,8 @@ async def _search_of(request: Request, pairs: list[tuple[str, str]]) -> SearchRe
     c = ctx(request)
     try:
         return parse_search(QueryParams(pairs), c.config.search,
-                            known_categories=await c.known_categories(), window=False)  # fmt: skip
+                            known_categories=await c.known_categories(),
+                            known_institution=c.engine.holds_institution, window=False)  # fmt: skip
     except ParamError as exc:
         raise AccountError(exc.message.rstrip(".")) from None
 

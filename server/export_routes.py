@@ -61,7 +61,10 @@ async def export(request: Request) -> Response:
     for name in ("page", "page_size"):
         if name in rest:
             raise ParamError(name, "An export is the whole list: give 'limit' instead.")
-    req = parse_search(rest, cfg, strict=True, known_categories=await c.known_categories())
+    req = parse_search(
+        rest, cfg, strict=True, known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
+    )  # fmt: skip
     papers = await c.call(collect, c.engine, req, limit, cfg.max_page_size)
     text, media, ext = render_export(papers, fmt)
     return Response(

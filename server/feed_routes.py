@@ -162,8 +162,9 @@ async def category(request: Request, fmt: FeedFormat) -> Response:
 async def search(request: Request, fmt: FeedFormat) -> Response:
     c = ctx(request)
     req = parse_search(
-        request.query_params, c.config.search, known_categories=await c.known_categories()
-    )
+        request.query_params, c.config.search, known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
+    )  # fmt: skip
     root = site_root(request)
     page = "/search?" + urlencode(query_items(replace(req, page=1)))
     what = f"“{req.query}”" if req.query else "a search"

@@ -53,6 +53,7 @@ async def paper_list(request: Request, which: str) -> Response:
     req = parse_search(
         request.query_params, c.config.search, strict=True,
         known_categories=await c.known_categories(), window=False,  # as the search API
+        known_institution=c.engine.holds_institution,
     )  # fmt: skip
     found = await c.call(c.engine.paper, parsed.arxiv_id)
     if found is None:

@@ -195,8 +195,9 @@ async def recommended(request: Request, who: Member) -> Response:
     tag_id = _tag_id(request, who)
     c, lib = ctx(request), accounts(request).library
     req = parse_search(
-        request.query_params, c.config.search, known_categories=await c.known_categories()
-    )
+        request.query_params, c.config.search, known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
+    )  # fmt: skip
     saved = await c.call(lib.saved, who.id, tag_id)
     tag = lib.tag(who.id, tag_id)
     result = None

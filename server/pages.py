@@ -94,6 +94,7 @@ async def search(request: Request) -> Response:
         request.query_params,
         c.config.search,
         known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
         window=False,  # a page past the window but after the last page says so, as any past it
     )
     result = await c.call(views.list_page, c.engine, req, c.config.search)
@@ -144,6 +145,7 @@ async def search(request: Request) -> Response:
         req=req,
         category_facets=views.category_facets(result),
         year_facets=views.year_facets(result),
+        facet_window_note=views.facet_window_note(result),
         facet_limit=views.FACET_LIMIT,
         chips=views.filter_chips(result),
         clear_url=views.clear_filters_url(result),

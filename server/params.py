@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from datetime import date
 
@@ -199,8 +199,9 @@ def _researcher_ids(params: QueryParams) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _institutions(params: QueryParams) -> tuple[str, ...]:
-    """``institution=03acrzv41`` (a ROR id, bare or as its ror.org URL), repeatable."""
+def _institutions(params: QueryParams, known: Callable[[str], bool] | None) -> tuple[str, ...]:
+    """``institution=03acrzv41`` (a ROR id, bare or as its ror.org URL), repeatable; with
+    ``known``, one no paper has is refused, as an unknown category is."""
     from papersift.engine.ror import parse_ror_id
 
     out: list[str] = []
@@ -215,6 +216,12 @@ def _institutions(params: QueryParams) -> tuple[str, ...]:
                     "institution",
                     f"'institution' must be a ROR id such as 03acrzv41, not {_show(value)}.",
                 )
+            if known is not None and not known(ror_id):
+                raise ParamError(
+                    "institution",
+                    f"Unknown institution {_show(value)}: no paper in this index has it. "
+                    "See /institutions for the list.",
+                )
             if ror_id not in out:
                 out.append(ror_id)
     if len(out) > MAX_FILTER_VALUES:
@@ -228,13 +235,15 @@ def parse_search(
     *,
     strict: bool = False,
     known_categories: Mapping[str, str] | None = None,
+    known_institution: Callable[[str], bool] | None = None,
     window: bool = True,
 ) -> SearchRequest:
     """Build the SearchRequest a query string asks for, or raise ParamError.
 
     ``strict`` (the API) also rejects unknown parameters and repeated single-valued ones;
     ``known_categories`` (lower-cased category or archive -> its spelling in the index)
-    fixes the case of category filters and rejects those that can match nothing.
+    fixes the case of category filters and rejects those that can match nothing;
+    ``known_institution`` (whether a paper has a bare ROR id) rejects such institutions.
     ``window=False`` lets a page past the result window through, for a caller that knows
     how long its list is (``views.list_page``).
     """
@@ -268,7 +277,7 @@ def parse_search(
         date_from=date_from,
         date_to=date_to,
         researcher_ids=_researcher_ids(params),
-        institutions=_institutions(params),
+        institutions=_institutions(params, known_institution),
     )
     chosen: Sort = _as_sort(sort) if sort else default_sort(query)
     if not query and chosen == "relevance":

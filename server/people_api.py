@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -21,11 +21,15 @@ from papersift.server.urls import site_root
 
 
 def papers_request(
-    request: Request, cfg: SearchConfig, known: Mapping[str, str] | None
-) -> SearchRequest:
+    request: Request, cfg: SearchConfig, known: Mapping[str, str] | None,
+    known_institution: Callable[[str], bool] | None = None,
+) -> SearchRequest:  # fmt: skip
     """The search parameters of a researcher page (its paper list), leniently parsed; a page
     past the result window is left to ``views.list_page``, which knows where the list ends."""
-    return parse_search(request.query_params, cfg, known_categories=known, window=False)
+    return parse_search(
+        request.query_params, cfg, known_categories=known, known_institution=known_institution,
+        window=False,
+    )  # fmt: skip
 
 
 def _people(request: Request) -> People:

@@ -117,7 +117,9 @@ async def researcher(request: Request) -> Response:
     if request.url.path != canonical:
         query = request.url.query
         return RedirectResponse(canonical + ("?" + query if query else ""), status_code=301)
-    req = people_api.papers_request(request, c.config.search, await c.known_categories())
+    req = people_api.papers_request(
+        request, c.config.search, await c.known_categories(), c.engine.holds_institution
+    )
     mine = replace(req.filters, researcher_ids=(found.rid, *req.filters.researcher_ids))
     result = await c.call(views.list_page, c.engine, replace(req, filters=mine), c.config.search)
     profile = await c.call(people.profile, found)

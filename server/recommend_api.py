@@ -84,8 +84,9 @@ async def recommend_route(request: Request) -> Response:
     except msgspec.ValidationError as exc:
         raise schema_error(exc, _EXPECTED) from None
     req = parse_search(
-        _filters_of(body), c.config.search, strict=True, known_categories=await c.known_categories()
-    )
+        _filters_of(body), c.config.search, strict=True,
+        known_categories=await c.known_categories(), known_institution=c.engine.holds_institution,
+    )  # fmt: skip
     result = await c.call(recommend, c.engine, body.ids, req.filters, req.page, req.page_size)
     answer = response_of(result, site_root(request), c.config.search.max_window)
     payload = msgspec.json.encode(answer)

@@ -102,7 +102,7 @@ class Hit(Struct):
         Meta(
             description="1-based rank in each retriever that found the paper (`keyword`, "
             "`semantic`); `title` when its title holds the query as a phrase and it was put "
-            "first (see [search] title_phrase_max)."
+            "first, a whole title first of all (see [search] title_phrase_max)."
         ),
     ]
     why: Annotated[
@@ -153,18 +153,36 @@ FacetNames = dict[str, dict[str, str]]
 
 
 class SearchFacets(Struct):
-    """Counts over all the results, not only this page's, most first; a facet that was not
-    counted (e.g. researchers of a search by pasted text) is empty."""
+    """Counts over the results, not only this page's, most first: categories and years over
+    all of them, researchers and institutions over the first `counted_among_first` when that
+    is not null. A facet that was not counted (e.g. researchers of a search by pasted text)
+    is empty."""
 
     categories: list[FacetCount]
     years: list[FacetCount]
     researchers: Annotated[
         list[NamedFacetCount],
-        Meta(description="`value`: a researcher id (the `researcher_id` filter); `name`: theirs."),
+        Meta(
+            description="`value`: a researcher id (the `researcher_id` filter); `name`: theirs. "
+            "Counted among the first `counted_among_first` results when that is not null: the "
+            "filter may then find more papers than `count`."
+        ),
     ]
     institutions: Annotated[
         list[NamedFacetCount],
-        Meta(description="`value`: a bare ROR id (the `institution` filter); `name`: its name."),
+        Meta(
+            description="`value`: a bare ROR id (the `institution` filter); `name`: its name. "
+            "Counted among the first `counted_among_first` results, as `researchers` are."
+        ),
+    ]
+    counted_among_first: Annotated[
+        Annotated[int, Meta(ge=1)] | None,
+        Meta(
+            description="When there are more results than this, `researchers` and "
+            "`institutions` count those of the first this many (in semantic and hybrid mode "
+            "the most relevant, whatever the sort), so a count may be below the filter's "
+            "total; null: they count all the results, as `categories` and `years` do.",
+        ),
     ]
 
 
@@ -210,7 +228,9 @@ class SearchResponse(Struct):
             "by date or citations, how many of its papers match by meaning only when they "
             "are most of it, and how many looser matches by meaning relevance order adds "
             "(`[search] semantic_zscore_sorted`); for a query that lists papers by id, the "
-            "ids this index does not hold."
+            "ids this index does not hold; for an empty answer, a required clause that "
+            "matches no paper by itself, and a date filter no paper of the index falls in "
+            "(with the years the index lacks around it, or the span its papers cover)."
         ),
     ]
     suggestion: Annotated[
@@ -327,9 +347,11 @@ def hit_body(h: results.Hit, root: str) -> Hit:
 
 
 def search_facets(
-    counted: Mapping[str, tuple[results.FacetCount, ...]], names: FacetNames
-) -> SearchFacets:
-    """The four facets, the id-valued ones with the names ``names`` has for their values."""
+    counted: Mapping[str, tuple[results.FacetCount, ...]], names: FacetNames,
+    window: int | None = None,
+) -> SearchFacets:  # fmt: skip
+    """The four facets, the id-valued ones with the names ``names`` has for their values;
+    ``window``: how many first results the id-valued ones counted (None: all)."""
 
     def named(facet: str) -> list[NamedFacetCount]:
         known = names.get(facet, {})
@@ -342,6 +364,7 @@ def search_facets(
         facets(counted.get("years", ())),
         named("researchers"),
         named("institutions"),
+        window,
     )
 
 
@@ -382,7 +405,7 @@ def search_body(
             ResearcherMatch(r.rid, r.name, r.papers, root + researcher_url(r.rid, r.name))
             for r in result.researchers
         ],
-        facets=search_facets(result.facets, names),
+        facets=search_facets(result.facets, names, result.facet_window),
         hits=[hit_body(h, root) for h in result.hits],
         next=next_url,
     )

@@ -101,7 +101,8 @@ def search_parameters(
             "institution",
             "Only papers with authors at all of these institutions (ROR ids, bare or as "
             "ror.org URLs; linked by enrichment). Repeatable or comma-separated; empty values "
-            "are ignored and repeated ones count once.",
+            "are ignored and repeated ones count once. One no paper in the index has is a 400, "
+            "as an unknown category is.",
             {
                 "type": "array",
                 "items": {"type": "string", "pattern": f"^(?:{ROR_ID})?$"},

@@ -75,6 +75,17 @@ def year_facets(result: SearchResult) -> list[Link]:
     return out
 
 
+def facet_window_note(result: SearchResult) -> str:
+    """What the researchers and institutions facets counted, when not every result (their
+    counts cost most over long lists: ``engine.list_facets.PEOPLE_WINDOW``); else ""."""
+    window = result.facet_window
+    if window is None:
+        return ""
+    by_meaning = result.mode != "keyword" and result.request.sort != "relevance"
+    which = f"the {window:,} most relevant" if by_meaning else f"the first {window:,}"
+    return f"Counted among {which} of {result.total:,} results; the filter may find more."
+
+
 def filter_chips(result: SearchResult) -> list[Link]:
     """One removable chip per active filter."""
     req = result.request

@@ -54,6 +54,7 @@ def test_institution_filter_and_facet_in_every_mode(client: TestClient, mode: st
     url = f"https://ror.org/{UW}"
     r = client.get("/api/v1/search", params={"mode": mode, "q": "open access", "institution": url})
     assert r.json()["total"] == 1  # the ROR URL is the same filter
+    assert r.json()["request"]["institution"] == [UW]  # echoed as a bare ROR id
 
 
 def test_bad_institution_is_a_400(client: TestClient) -> None:
@@ -100,3 +101,28 @@ def test_a_name_no_institution_has(client: TestClient) -> None:
     doc = html.fromstring(client.get("/institutions", params={"q": "zzqx"}).text)
     assert "No institution's name contains “zzqx”." in doc.text_content()
     assert not doc.cssselect(".empty-state")  # the registry is there
+
+
+def test_an_institution_no_paper_has_is_refused_as_an_unknown_category_is(
+    client: TestClient,
+) -> None:
+    """A well-formed ROR id that no paper here has is a 400 naming it (API and page), in
+    the shape of an unknown category's, not a silent empty list."""
+    absent = "03acrzv41"  # a real ROR id; none of these papers' authors is there
+    for value in (absent, f"https://ror.org/{absent}"):
+        r = client.get("/api/v1/search", params={"q": "open access", "institution": value})
+        category = client.get("/api/v1/search", params={"q": "open access", "category": "zz.x"})
+        assert r.status_code == category.status_code == 400
+        body, like = r.json(), category.json()
+        assert body.keys() == like.keys() and body["error"].keys() == like["error"].keys()
+        assert body["error"]["code"] == like["error"]["code"] == "bad_request"
+        assert body["error"]["message"] == (
+            f"Unknown institution '{value}': no paper in this index has it. "
+            "See /institutions for the list."
+        )
+        page = client.get("/search", params={"q": "open access", "institution": value})
+        assert page.status_code == 400 and page.headers["content-type"].startswith("text/html")
+        assert f"Unknown institution '{value}'" in html.fromstring(page.text).text_content()
+    # Beside a known one too: the filter must hold all of them.
+    r = client.get("/api/v1/search", params=[("institution", UW), ("institution", absent)])
+    assert r.status_code == 400

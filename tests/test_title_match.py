@@ -8,11 +8,24 @@ from collections.abc import Iterator
 import pytest
 
 from papersift.core.config import Config
+from papersift.engine.datadir import DataDir
 from papersift.engine.query import parse_user_query
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.engine.title_match import put_first, title_phrase
+from papersift.engine.title_match import put_first, same_words, title_phrase
+from papersift.indexer.build import import_files, index_backlog
+from tests.corpus import demo_records, make_config, sample_records, write_jsonl
 from tests.search_checks import engine_with
+
+# Real demo papers (whole title, a longer title holding it) that BM25 and hybrid fusion
+# ranked the longer one first for the shorter one's title, before whole titles came first.
+NESTED = (
+    ("1306.3293", "1405.1574"),  # "Quantifying Long-Term Scientific Impact", "Comment on ..."
+    ("1411.1996", "1501.07857"),  # "... departmental h-index", "... revisited"
+    ("2505.10740", "2508.03475"),  # "SemEval-2025 Task 7: ...", "fact-check-AI at ..."
+    ("cmp-lg/9604008", "cmp-lg/9605031"),  # "... the DOP Model", "...: A Reply to ..."
+    ("1408.3863", "1508.06206"),  # "Semantic Publishing Challenge -- ...", "... by ..."
+)
 
 
 @pytest.fixture(scope="module")
@@ -20,6 +33,21 @@ def unpromoted(built_config: Config) -> Iterator[SearchEngine]:
     """The same index with the rule off (``title_phrase_max = 0``)."""
     with engine_with(built_config, title_phrase_max=0) as eng:
         yield eng
+
+
+@pytest.fixture(scope="module")
+def nested(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    """~30 demo papers and the pairs of ``NESTED``, imported and embedded."""
+    root = tmp_path_factory.mktemp("nested")
+    config = make_config(root)
+    wanted = {i for pair in NESTED for i in pair}
+    records = sample_records(every=200)
+    records += [r for r in demo_records() if r["id"] in wanted - {r["id"] for r in records}]
+    data = DataDir(config)
+    import_files(data, [write_jsonl(root / "papers.jsonl", records)])
+    index_backlog(data)
+    data.close()
+    return config
 
 
 def cut(title: str, words: int = 4) -> str:
@@ -48,6 +76,15 @@ def test_title_phrase_needs_three_words_of_free_text() -> None:
 def test_put_first_keeps_scores_and_appends_the_missing() -> None:
     ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]
     assert put_first(ranked, [4, 2]) == [(2, 0.8), (4, 0.6), (1, 0.9), (3, 0.7)]
+    # Whole titles first, then the other holders, each in list order.
+    assert put_first(ranked, [4, 2, 9], [4]) == [(4, 0.6), (2, 0.8), (9, 0.0), (1, 0.9), (3, 0.7)]
+    assert put_first(ranked, [4, 2, 9], [9, 4]) == [
+        (4, 0.6),
+        (9, 0.0),
+        (2, 0.8),
+        (1, 0.9),
+        (3, 0.7),
+    ]
     assert put_first(ranked, [9]) == [(9, 0.0), *ranked]
     assert put_first(ranked, []) is ranked
 
@@ -79,6 +116,51 @@ def test_full_titles_come_first_in_keyword_and_hybrid(engine: SearchEngine) -> N
         for mode in ("keyword", "hybrid"):
             hits = engine.search(SearchRequest(title, mode=mode, page_size=3)).hits
             assert hits[0].paper.arxiv_id == arxiv_id, (mode, title)
+
+
+def test_a_whole_title_comes_before_longer_titles_holding_it(nested: Config) -> None:
+    """As typed, quoted, or lowercased with a trailing period, in keyword and hybrid."""
+    with engine_with(nested) as engine:
+        for whole, longer in NESTED:
+            paper = engine.paper(whole)
+            assert paper is not None
+            title = " ".join(paper.title.split())
+            for query in (title, f'"{title}"', title.lower() + "."):
+                for mode in ("keyword", "hybrid"):
+                    hits = engine.search(SearchRequest(query, mode=mode, page_size=5)).hits
+                    ids = [h.paper.arxiv_id for h in hits]
+                    assert ids[:2] == [whole, longer], (mode, query, ids)
+                    assert [h.ranks.get("title") for h in hits[:2]] == [1, 2]
+
+
+def test_a_whole_title_comes_first_when_more_titles_hold_it_than_the_limit(
+    nested: Config,
+) -> None:
+    """Over ``title_phrase_max`` holders the phrase is a topic and the others are not put
+    first, but the paper whose whole title it is still is."""
+    whole = NESTED[3][0]
+    with engine_with(nested, title_phrase_max=1) as engine:
+        paper = engine.paper(whole)
+        assert paper is not None
+        for mode in ("keyword", "hybrid"):
+            hits = engine.search(SearchRequest(paper.title, mode=mode, page_size=5)).hits
+            assert hits[0].paper.arxiv_id == whole and hits[0].ranks["title"] == 1, mode
+            assert all("title" not in h.ranks for h in hits[1:]), mode
+            # A part of the title is not a whole title: nothing is put first.
+            part = engine.search(SearchRequest(cut(paper.title), mode=mode)).hits
+            assert part and all("title" not in h.ranks for h in part), mode
+
+
+def test_same_words_ignores_case_punctuation_tex_and_accents_only() -> None:
+    assert same_words(
+        r"On separable Schr\"odinger equations.", "on separable schrodinger equations"
+    )
+    assert same_words("Semantic-based Transfer", "semantic based transfer")
+    assert same_words("Attention Is All You Need", "Attention is all you need.")
+    assert same_words("$N=2$ Supersymmetric Models", "N 2 supersymmetric models")
+    assert not same_words("Graph Attention Network", "Graph Attention Networks")  # no stems
+    assert not same_words("On the number of harmonic frames", "number of harmonic frames")
+    assert not same_words("Tool Attention Is All You Need", "Attention Is All You Need")
 
 
 def shared_phrase(engine: SearchEngine) -> tuple[str, set[str]]:

@@ -250,7 +250,8 @@ class SearchConfig:
         "When the free text of a query of three or more words is a phrase in the titles of "
         "at most this many papers (and the filters allow them), keyword and hybrid "
         "relevance order puts those papers first, so a title typed or pasted finds its "
-        "paper; 0 turns this off.",
+        "paper; one whose whole title it is comes before them, and first even when more "
+        "titles hold the phrase. 0 turns this off.",
         minimum=0,
     )
     ann_ef: int = setting(
