@@ -18,6 +18,8 @@ from datetime import date
 
 from papersift.core.names import compatible, split_name
 from papersift.engine.people_names import fill_names, find, query_words
+from papersift.engine.researcher_order import PEOPLE_SEQ as PEOPLE_SEQ
+from papersift.engine.researcher_order import DirectoryOrder
 from papersift.engine.results import FacetCount
 from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
@@ -56,8 +58,6 @@ CREATE TABLE IF NOT EXISTS researcher_ids (
 # a large collaboration would otherwise link everyone to everyone.
 MAX_EVIDENCE_AUTHORS = 50
 ID_SOURCES = ("orcid", "openalex", "s2")
-# Meta key: the store sequence number the researcher tables reflect.
-PEOPLE_SEQ = "people_seq"
 
 
 def ensure_schema(db: sqlite3.Connection) -> None:
@@ -115,6 +115,7 @@ class People:
         with store.reading() as db:
             ensure_schema(db)
         fill_names(store, PEOPLE_SEQ)
+        self.order = DirectoryOrder(store)
 
     def docids_of(self, rids: Sequence[int]) -> list[int]:
         """Sorted docids of the papers every one of these researchers wrote (the search
@@ -190,8 +191,13 @@ class People:
         """Researchers one of whose spellings has a word starting with each word of
         ``query``, accents, case and punctuation aside (``engine.people_names``), most
         papers first; every researcher for an empty query. ``count=False``: total -1."""
+        words = query_words(query)
+        if not words and count:  # the directory: a slice of its order, whatever the page
+            rids, total = self.order.page(limit, offset)
+            found = self.many(rids)
+            return [found[r] for r in rids if r in found], total
         with self.store.reading() as db:
-            rows, total = find(db, query_words(query), limit, offset, count)
+            rows, total = find(db, words, limit, offset, count)
         return [
             Researcher(int(str(r[0])), str(r[1]), str(r[2]), int(str(r[3])), bool(r[4]))
             for r in rows
