@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from datetime import date
 
 from papersift.core.names import compatible, split_name
 from papersift.engine.people_names import fill_names, find, query_words
+from papersift.engine.people_sitemap import chunk_dates
 from papersift.engine.researcher_order import PEOPLE_SEQ as PEOPLE_SEQ
 from papersift.engine.researcher_order import DirectoryOrder
 from papersift.engine.results import FacetCount
@@ -221,42 +221,10 @@ class People:
             ).fetchall()
         return [(int(r), str(n), int(p)) for r, n, p in rows]
 
-    def sitemap_chunks(self, size: int, batch: int = 50_000) -> list[tuple[int, date | None]]:
+    def sitemap_chunks(self, size: int) -> list[tuple[int, date | None]]:
         """(chunk, newest paper update) of each rid range ``[k*size+1, (k+1)*size]`` that
-        holds a listed researcher (one with papers, not merged away).
-
-        A join of authorships to papers reads a whole paper row per authorship (seconds per
-        100k papers); one pass over the papers' dates into an array, then one over the
-        authorship index, is several times faster. Reads go in batches so the store's lock
-        is free between them.
-        """
-        with self.store.reading() as db:
-            top = int(db.execute("SELECT COALESCE(MAX(docid), 0) FROM papers").fetchone()[0])
-            chunks = {
-                int(k)
-                for (k,) in db.execute(
-                    "SELECT DISTINCT (rid - 1) / ? FROM researchers "
-                    "WHERE papers > 0 AND merged_into IS NULL",
-                    (size,),
-                )
-            }
-        days = array("l", [0]) * (top + 1)  # docid -> ordinal of its update (0: none)
-        for first in range(1, top + 1, batch):
-            with self.store.reading() as db:
-                for docid, updated in db.execute(
-                    "SELECT docid, updated FROM papers WHERE docid BETWEEN ? AND ?",
-                    (first, first + batch - 1),
-                ):
-                    days[docid] = date.fromisoformat(updated).toordinal()
-        newest: dict[int, int] = {}
-        for k in sorted(chunks):
-            with self.store.reading() as db:
-                rows = db.execute(
-                    "SELECT docid FROM authorships WHERE rid BETWEEN ? AND ?",
-                    (k * size + 1, (k + 1) * size),
-                ).fetchall()
-            newest[k] = max((days[d] for (d,) in rows), default=0)
-        return [(k, date.fromordinal(n) if n else None) for k, n in sorted(newest.items())]
+        holds a listed researcher (``engine.people_sitemap``)."""
+        return chunk_dates(self.store.path, size)
 
     def sitemap_rows(self, first: int, last: int) -> list[tuple[int, str, date]]:
         """(rid, name, newest paper update) of listed researchers with ids ``first..last``."""

@@ -28,7 +28,7 @@ from papersift.engine.store_rows import (
     DOI_LOOKUP,
     SCHEMA,
     content_hash,
-    index_dois,
+    make_indexes,
     paper_of_row,
     row_values,
 )
@@ -74,8 +74,8 @@ class PaperStore(EmbeddedMarks):
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.executescript(SCHEMA)
-                if (took := index_dois(self._db)) is not None and took > 1:
-                    log.info("%s: the DOI index made in %.1f s (once)", path, took)
+                if (took := make_indexes(self._db)) is not None and took > 1:
+                    log.info("%s: indexes made in %.1f s (once)", path, took)
         except sqlite3.DatabaseError as exc:  # not a database, a damaged one, or no access
             self._db.close()
             # SQLite writes beside the store even to read it (its WAL's shared memory).

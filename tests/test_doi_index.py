@@ -1,7 +1,8 @@
 """A DOI finds its paper by an index seek, whichever ``papers_doi`` the store was made with
-(``engine.store_rows.DOI_INDEX``): the direct-DOI query (``PaperStore.docid_of_doi``) and
-references by DOI (``engine.graph``) both. ``doi = ? COLLATE NOCASE`` against the graph's
-``lower(doi)`` index read the whole index at 663k papers (0.4-1.2 s a query).
+(``engine.store_rows.DOI_INDEX``, replaced on open by ``make_indexes``): the direct-DOI
+query (``PaperStore.docid_of_doi``) and references by DOI (``engine.graph``) both.
+``doi = ? COLLATE NOCASE`` against the graph's ``lower(doi)`` index read the whole index at
+663k papers (0.4-1.2 s a query).
 
 Real SQLite stores; the statements are the ones the store runs (caught with SQLite's trace
 callback) and their plans come from ``EXPLAIN QUERY PLAN``."""
