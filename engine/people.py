@@ -19,7 +19,7 @@ from papersift.core.names import compatible, split_name
 from papersift.engine.people_names import fill_names, find, query_words
 from papersift.engine.people_sitemap import chunk_dates
 from papersift.engine.researcher_order import PEOPLE_SEQ as PEOPLE_SEQ
-from papersift.engine.researcher_order import DirectoryOrder
+from papersift.engine.researcher_order import DirectoryOrder, make_index
 from papersift.engine.results import FacetCount
 from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
@@ -115,6 +115,7 @@ class People:
         with store.reading() as db:
             ensure_schema(db)
         fill_names(store, PEOPLE_SEQ)
+        make_index(store)
         self.order = DirectoryOrder(store)
 
     def docids_of(self, rids: Sequence[int]) -> list[int]:

@@ -1,7 +1,8 @@
 """The researcher directory pages through one order kept per researcher generation
 (``engine.researcher_order``): each page lists what ``ORDER BY papers DESC, name`` listed,
 in the same order, with ties of (papers, name) newest id first; a page costs neither a count
-nor a sort of the listed researchers (at 663k papers those took 0.5 s and 5 s a page); and
+nor a sort of the listed researchers (at 663k papers those took 0.5 s and 5 s a page), and
+reading the order walks ``researchers_listed``, made when the store was opened for writing;
 a refresh that rewrites identities without new papers (a changed lab declaration) is seen.
 
 Real stores: the session's demo index, and the lab test's papers clustered for real."""
@@ -15,6 +16,7 @@ from pathlib import Path
 from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
 from papersift.engine.people import People
+from papersift.engine.researcher_order import ORDER_READ
 from papersift.engine.store import PaperStore
 from papersift.indexer.identity_refresh import refresh_identities, refresh_people
 from papersift.indexer.snapshot import record_to_paper
@@ -80,6 +82,9 @@ def test_every_page_lists_what_the_sorted_query_did(built_config: Config) -> Non
 def test_a_page_neither_counts_nor_sorts_the_researchers(built_config: Config) -> None:
     store = PaperStore(built_config.data_dir / "papers.sqlite", readonly=True)
     try:
+        with store.reading() as db:  # the order is one walk of the index, no sort
+            plan = [str(r[3]) for r in db.execute("EXPLAIN QUERY PLAN " + ORDER_READ)]
+        assert plan == ["SEARCH researchers USING INDEX researchers_listed (papers>?)"]
         people = People(store)
         people.search("", PAGE)  # the order is read once for this generation
         ran: list[str] = []
