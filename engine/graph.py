@@ -38,8 +38,6 @@ CREATE TABLE IF NOT EXISTS links (
     PRIMARY KEY (owner, source, kind, n, scheme, value)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS links_key ON links(scheme, value, kind);
--- References by DOI resolve against the papers' own DOIs (as the snapshot gives them).
-CREATE INDEX IF NOT EXISTS papers_doi ON papers(lower(doi)) WHERE doi IS NOT NULL;
 """
 VERSION_KEY = "graph_version"  # store meta: bumped by every write that changes an edge
 KINDS = ("ref", "citer")
@@ -263,7 +261,7 @@ def _resolve(db: sqlite3.Connection, keys: set[Key], limit: int | None = None) -
                 sql = f"SELECT docid FROM papers WHERE arxiv_id IN ({marks})"
                 out.update(int(d) for (d,) in db.execute(sql, chunk))
                 continue
-            if scheme == "doi":
+            if scheme == "doi":  # as the store's ``DOI_INDEX`` is: keys come lower-cased
                 sql = f"SELECT docid FROM papers WHERE lower(doi) IN ({marks}) AND doi IS NOT NULL"
                 out.update(int(d) for (d,) in db.execute(sql, chunk))
             sql = (

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +17,9 @@ from datetime import date
 
 from papersift.core.names import compatible, split_name
 from papersift.engine.people_names import fill_names, find, query_words
+from papersift.engine.people_sitemap import chunk_dates
+from papersift.engine.researcher_order import PEOPLE_SEQ as PEOPLE_SEQ
+from papersift.engine.researcher_order import DirectoryOrder, make_index
 from papersift.engine.results import FacetCount
 from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
@@ -56,8 +58,6 @@ CREATE TABLE IF NOT EXISTS researcher_ids (
 # a large collaboration would otherwise link everyone to everyone.
 MAX_EVIDENCE_AUTHORS = 50
 ID_SOURCES = ("orcid", "openalex", "s2")
-# Meta key: the store sequence number the researcher tables reflect.
-PEOPLE_SEQ = "people_seq"
 
 
 def ensure_schema(db: sqlite3.Connection) -> None:
@@ -115,6 +115,8 @@ class People:
         with store.reading() as db:
             ensure_schema(db)
         fill_names(store, PEOPLE_SEQ)
+        make_index(store)
+        self.order = DirectoryOrder(store)
 
     def docids_of(self, rids: Sequence[int]) -> list[int]:
         """Sorted docids of the papers every one of these researchers wrote (the search
@@ -190,8 +192,13 @@ class People:
         """Researchers one of whose spellings has a word starting with each word of
         ``query``, accents, case and punctuation aside (``engine.people_names``), most
         papers first; every researcher for an empty query. ``count=False``: total -1."""
+        words = query_words(query)
+        if not words and count:  # the directory: a slice of its order, whatever the page
+            rids, total = self.order.page(limit, offset)
+            found = self.many(rids)
+            return [found[r] for r in rids if r in found], total
         with self.store.reading() as db:
-            rows, total = find(db, query_words(query), limit, offset, count)
+            rows, total = find(db, words, limit, offset, count)
         return [
             Researcher(int(str(r[0])), str(r[1]), str(r[2]), int(str(r[3])), bool(r[4]))
             for r in rows
@@ -215,42 +222,10 @@ class People:
             ).fetchall()
         return [(int(r), str(n), int(p)) for r, n, p in rows]
 
-    def sitemap_chunks(self, size: int, batch: int = 50_000) -> list[tuple[int, date | None]]:
+    def sitemap_chunks(self, size: int) -> list[tuple[int, date | None]]:
         """(chunk, newest paper update) of each rid range ``[k*size+1, (k+1)*size]`` that
-        holds a listed researcher (one with papers, not merged away).
-
-        A join of authorships to papers reads a whole paper row per authorship (seconds per
-        100k papers); one pass over the papers' dates into an array, then one over the
-        authorship index, is several times faster. Reads go in batches so the store's lock
-        is free between them.
-        """
-        with self.store.reading() as db:
-            top = int(db.execute("SELECT COALESCE(MAX(docid), 0) FROM papers").fetchone()[0])
-            chunks = {
-                int(k)
-                for (k,) in db.execute(
-                    "SELECT DISTINCT (rid - 1) / ? FROM researchers "
-                    "WHERE papers > 0 AND merged_into IS NULL",
-                    (size,),
-                )
-            }
-        days = array("l", [0]) * (top + 1)  # docid -> ordinal of its update (0: none)
-        for first in range(1, top + 1, batch):
-            with self.store.reading() as db:
-                for docid, updated in db.execute(
-                    "SELECT docid, updated FROM papers WHERE docid BETWEEN ? AND ?",
-                    (first, first + batch - 1),
-                ):
-                    days[docid] = date.fromisoformat(updated).toordinal()
-        newest: dict[int, int] = {}
-        for k in sorted(chunks):
-            with self.store.reading() as db:
-                rows = db.execute(
-                    "SELECT docid FROM authorships WHERE rid BETWEEN ? AND ?",
-                    (k * size + 1, (k + 1) * size),
-                ).fetchall()
-            newest[k] = max((days[d] for (d,) in rows), default=0)
-        return [(k, date.fromordinal(n) if n else None) for k, n in sorted(newest.items())]
+        holds a listed researcher (``engine.people_sitemap``)."""
+        return chunk_dates(self.store.path, size)
 
     def sitemap_rows(self, first: int, last: int) -> list[tuple[int, str, date]]:
         """(rid, name, newest paper update) of listed researchers with ids ``first..last``."""

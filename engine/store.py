@@ -25,8 +25,10 @@ from papersift.engine.sql_batches import in_batches
 from papersift.engine.store_embedded import EmbeddedMarks
 from papersift.engine.store_rows import (
     COLUMNS,
+    DOI_LOOKUP,
     SCHEMA,
     content_hash,
+    make_indexes,
     paper_of_row,
     row_values,
 )
@@ -72,6 +74,8 @@ class PaperStore(EmbeddedMarks):
                 self._db.execute("PRAGMA journal_mode = WAL")
                 self._db.execute("PRAGMA synchronous = NORMAL")
                 self._db.executescript(SCHEMA)
+                if (took := make_indexes(self._db)) is not None and took > 1:
+                    log.info("%s: indexes made in %.1f s (once)", path, took)
         except sqlite3.DatabaseError as exc:  # not a database, a damaged one, or no access
             self._db.close()
             # SQLite writes beside the store even to read it (its WAL's shared memory).
@@ -260,9 +264,7 @@ class PaperStore(EmbeddedMarks):
     def docid_of_doi(self, doi: str) -> int | None:
         """The paper with this DOI (any case), if one has it."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT docid FROM papers WHERE doi = ? COLLATE NOCASE LIMIT 1", (doi,)
-            ).fetchone()
+            row = self._db.execute(DOI_LOOKUP, (doi,)).fetchone()
         return None if row is None else int(row[0])
 
     def get(self, docids: Sequence[int]) -> dict[int, Paper]:

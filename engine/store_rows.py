@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
+import time
 from collections.abc import Sequence
 from datetime import date
 
@@ -36,8 +38,6 @@ CREATE INDEX IF NOT EXISTS papers_seq ON papers(seq);
 CREATE INDEX IF NOT EXISTS papers_text_hash ON papers(docid, text_hash);
 -- The embedding backlog goes newest first: walked from the top by (published, docid).
 CREATE INDEX IF NOT EXISTS papers_published ON papers(published);
--- A query that is a DOI opens its paper (engine.direct); DOIs ignore case.
-CREATE INDEX IF NOT EXISTS papers_doi ON papers(doi COLLATE NOCASE);
 CREATE TABLE IF NOT EXISTS tombstones (docid INTEGER PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS embedded (
     docid INTEGER NOT NULL, model TEXT NOT NULL, text_hash TEXT NOT NULL,
@@ -45,6 +45,20 @@ CREATE TABLE IF NOT EXISTS embedded (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+# A query that is a DOI opens its paper (engine.direct) and a reference by DOI resolves to
+# it (engine.graph). DOIs ignore case; SQLite seeks an expression index only for a WHERE on
+# the same expression (``lower(doi) = lower(?) AND doi IS NOT NULL``): ``doi = ? COLLATE
+# NOCASE`` read the whole index at 663k papers (0.4-1.2 s), as this one (the graph's, in
+# older stores) could not serve it.
+DOI_INDEX = "CREATE INDEX papers_doi ON papers(lower(doi)) WHERE doi IS NOT NULL"
+DOI_LOOKUP = "SELECT docid FROM papers WHERE lower(doi) = lower(?) AND doi IS NOT NULL LIMIT 1"
+# The sitemap's lastmods: the newest update of each docid range (papers), of each paper
+# (researchers). Covering (updated, docid), the reads skip the wide rows: a pass over the
+# table took 3-4 s of a first /sitemap.xml's 10 s at 663k papers, twice.
+UPDATED_INDEX = "CREATE INDEX papers_updated ON papers(updated)"
+# Indexes stores made before them lack or made otherwise: made when a store opens for
+# writing (``make_indexes``), so that takes its time once and says so.
+INDEXES = {"papers_doi": DOI_INDEX, "papers_updated": UPDATED_INDEX}
 
 COLUMNS = (
     "docid, arxiv_id, version, title, abstract, authors, categories, published, updated, "
@@ -128,3 +142,31 @@ def paper_of_row(row: Sequence[object]) -> Paper:
         citation_count=None if cited is None else int(str(cited)),
         extra=() if extra == "[]" else tuple((str(k), str(v)) for k, v in orjson.loads(str(extra))),
     )
+
+
+def make_indexes(db: sqlite3.Connection) -> float | None:
+    """Make each of ``INDEXES`` that is missing or defined otherwise (stores made by
+    9bad418 until session 35 have ``papers_doi`` on ``doi COLLATE NOCASE``, which neither
+    DOI query can seek), in one transaction; the seconds it took, or None when all were in
+    place. At 663k papers each is one pass over the papers table: 2-3 s, once."""
+    if all(_index_sql(db, name) == sql for name, sql in INDEXES.items()):
+        return None
+    started = time.monotonic()
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        for name, sql in INDEXES.items():
+            if _index_sql(db, name) != sql:  # another process may have made it meanwhile
+                db.execute(f"DROP INDEX IF EXISTS {name}")
+                db.execute(sql)
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return time.monotonic() - started
+
+
+def _index_sql(db: sqlite3.Connection, name: str) -> str | None:
+    row = db.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", (name,)
+    ).fetchone()
+    return None if row is None else " ".join(str(row[0]).split())

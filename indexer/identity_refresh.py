@@ -32,6 +32,7 @@ from papersift.engine.people import (
     ensure_schema,
 )
 from papersift.engine.people_names import NAMES_SEQ, fill_names, write_names
+from papersift.engine.researcher_order import PEOPLE_VERSION
 from papersift.engine.store import PaperStore
 from papersift.indexer.identity import Row, Unit, cluster, display
 from papersift.indexer.lab import anchor_ids, lab_changes, lab_pending
@@ -116,6 +117,13 @@ def refresh_identities(
         db.executemany(
             "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
             [(PEOPLE_SEQ, str(upto)), (NAMES_SEQ, str(upto))],
+        )
+        # The directory's order is read again (engine.researcher_order): a refresh for a
+        # changed lab declaration leaves the sequence number where it was.
+        db.execute(
+            "INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT(key) DO UPDATE "
+            "SET value = CAST(value AS INTEGER) + 1",
+            (PEOPLE_VERSION,),
         )
     return IdentityReport(len(changed), len(blocks), len(touched))
 

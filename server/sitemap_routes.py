@@ -21,7 +21,6 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from papersift.core.urls import category_path, institution_url, researcher_url, slugify
-from papersift.engine.results import Filters, SearchRequest
 from papersift.feeds.sitemap import (
     CONTENT_TYPE,
     Entry,
@@ -95,13 +94,8 @@ def _pages(c: AppContext) -> list[Entry]:
     archives = sorted({cat.split(".", 1)[0] for cat in cats} - set(cats))
     out: list[Entry] = [("/", stats.newest)]
     out += [(path, None) for path in STATIC_PAGES]
-    for cat in [*archives, *sorted(cats)]:
-        newest = c.engine.search(
-            SearchRequest(
-                mode="keyword", filters=Filters(categories=(cat,)), sort="newest", page_size=1
-            )
-        )
-        out.append((category_path(cat), newest.hits[0].paper.published if newest.hits else None))
+    newest = c.engine.newest_published([*archives, *sorted(cats)])
+    out += [(category_path(cat), day) for cat, day in newest.items()]
     return out
 
 
