@@ -141,10 +141,7 @@ async def stats(request: Request) -> Response:
 async def openapi(request: Request) -> Response:
     c = ctx(request)
     document = openapi_document(
-        site_root(request),
-        c.config.search,
-        categories=sorted(set((await c.known_categories()).values())),
-        admin=bool(c.config.server.admin_token),
+        site_root(request), c.config.search, admin=bool(c.config.server.admin_token)
     )
     return json_response(request, document_limits(document))
 
