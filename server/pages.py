@@ -360,10 +360,20 @@ async def llms(request: Request) -> Response:
     )
 
 
+# Crawlers keep out of the API, an endless space of search URLs; /llms.txt says the same.
+ROBOTS = """User-agent: *
+# /api/ is for programs acting for a person (see /llms.txt), not for crawling:
+# every paper is in the sitemap, and the feeds say what is new.
+Disallow: /api/
+Allow: /
+
+Sitemap: {root}/sitemap.xml
+"""
+
+
 async def robots(request: Request) -> Response:
     return PlainTextResponse(
-        f"User-agent: *\nDisallow: /api/\nAllow: /\n\nSitemap: {site_root(request)}/sitemap.xml\n",
-        headers={"Cache-Control": "public, max-age=86400"},
+        ROBOTS.format(root=site_root(request)), headers={"Cache-Control": "public, max-age=86400"}
     )
 
 
