@@ -35,10 +35,14 @@ _TOKEN = re.compile(
     r'(?P<sign>[+-](?=[^\W\d_]|"))?(?:(?P<field>[A-Za-z]+):)?'
     r'(?:"(?P<phrase>[^"]*)"?|(?P<word>[^\s"]+))'
 )
+# ``arXiv:ID`` or an abs/pdf URL, with or without its scheme (as copied from an address bar).
 _ARXIV_URL = re.compile(
-    r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)(?P<id>.+?)(?:\.pdf)?/?$",
+    r"^(?:arxiv:|(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)(?P<id>.+?)(?:\.pdf)?/?$",
     re.IGNORECASE,
 )
+# An old-style id in any case (``CMP-LG/9405001``, ``math.ag/0601001``): arXiv writes the
+# archive in lower case and a subject class in upper case.
+_OLD_ANY_CASE = re.compile(r"^([A-Za-z][A-Za-z-]*)(\.[A-Za-z]{2})?(/\d{7}(?:[vV]\d+)?)$")
 _WORD = re.compile(r"\w+")
 _BARE_FIELD = re.compile(r"([A-Za-z]+):")  # a field name with nothing after it
 _WORDISH = re.compile(r"[^\w.'’-]+")  # punctuation that is not part of a term
@@ -147,6 +151,8 @@ def arxiv_id_in(query: str) -> str | None:
     m = _ARXIV_URL.match(text)
     if m:
         text = m.group("id")
+    if old := _OLD_ANY_CASE.match(text):
+        text = old.group(1).lower() + (old.group(2) or "").upper() + old.group(3).lower()
     parsed = parse_arxiv_id(text)
     return parsed[0] if parsed else None
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import msgspec
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from papersift.engine.results import SearchResult
@@ -99,8 +99,16 @@ def search_page(
     return msgspec.structs.replace(body, pages=last, reachable=reachable, warnings=warnings)
 
 
+# The lists under a paper; this route takes their paths with a trailing slash.
+PAPER_LISTS = ("/similar", "/references", "/citations")
+
+
 async def paper(request: Request) -> Response:
     rest: str = request.path_params["rest"]
+    if rest.endswith("/") and rest.rstrip("/").endswith(PAPER_LISTS):
+        # As Starlette answers a trailing slash on any other route: 307 to the path without.
+        path = request.url.path.rstrip("/")
+        return RedirectResponse(str(request.url.replace(path=path)), status_code=307)
     want_similar = rest.endswith("/similar")
     if want_similar:
         rest = rest.removesuffix("/similar")
@@ -142,10 +150,7 @@ async def stats(request: Request) -> Response:
 async def openapi(request: Request) -> Response:
     c = ctx(request)
     document = openapi_document(
-        site_root(request),
-        c.config.search,
-        categories=sorted(set((await c.known_categories()).values())),
-        admin=bool(c.config.server.admin_token),
+        site_root(request), c.config.search, admin=bool(c.config.server.admin_token)
     )
     return json_response(request, document_limits(document))
 

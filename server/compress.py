@@ -1,4 +1,9 @@
-"""ASGI middleware that compresses text responses with brotli (when installed) or gzip."""
+"""ASGI middleware that compresses text responses with brotli (when installed) or gzip.
+
+Every response of a compressible type says ``Vary: Accept-Encoding``, compressed or not: a
+shared cache that kept the identity bytes for a client that sent no ``Accept-Encoding``
+would otherwise hand them to every client, and one that kept the brotli bytes could hand
+them to a client without brotli only if the uncompressed variant hid the header."""
 
 from __future__ import annotations
 
@@ -10,7 +15,7 @@ from typing import Any
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from papersift.server.negotiate import qualities
+from papersift.server.negotiate import add_vary, qualities
 
 MIN_SIZE = 512
 # Quality and level by bench/compression_levels.py (bench/RESULTS.md): brotli 3 and gzip 2
@@ -63,6 +68,14 @@ def choose_encoding(header: str) -> tuple[str, Callable[[bytes], bytes]] | None:
     return None
 
 
+def mark_varied(start: Message) -> None:
+    """``Vary: Accept-Encoding`` on a response start whose body could have been compressed
+    (its type is text and no encoding was applied), whether or not it is."""
+    headers = MutableHeaders(scope=start)
+    if is_compressible(headers):
+        add_vary(headers, "Accept-Encoding")
+
+
 class CompressionMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -73,7 +86,13 @@ class CompressionMiddleware:
             return
         choice = choose_encoding(Headers(scope=scope).get("accept-encoding", ""))
         if choice is None:
-            await self.app(scope, receive, send)
+
+            async def send_varied(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    mark_varied(message)
+                await send(message)
+
+            await self.app(scope, receive, send_varied)
             return
         await _Responder(choice[0], choice[1], send).run(self.app, scope, receive)
 
@@ -100,6 +119,7 @@ class _Responder:
     async def on_message(self, message: Message) -> None:
         if message["type"] == "http.response.start":
             self.start = message
+            mark_varied(message)
             self.passthrough = not self._eligible(message)
             if self.passthrough:
                 await self.send(message)
@@ -121,7 +141,6 @@ class _Responder:
             return
         data = b"".join(self.chunks)
         headers = MutableHeaders(raw=self.start["headers"])
-        headers.add_vary_header("Accept-Encoding")
         if self.size >= MIN_SIZE:
             data = self.compress(data)
             headers["Content-Encoding"] = self.name

@@ -251,7 +251,8 @@ async def feeds_page(request: Request) -> Response:
 
 
 async def opensearch(request: Request) -> Response:
-    body = opensearch_description(site_root(request))
+    icon = request.app.state.templates.globals["static"]("favicon.svg")
+    body = opensearch_description(site_root(request), site_root(request) + icon)
     return conditional_response(request, body, OPENSEARCH_TYPE, 86400)
 
 

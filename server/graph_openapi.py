@@ -4,7 +4,7 @@ encode them (``server.schemas``, ``server.graph_views``), so they cannot drift."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -36,7 +36,6 @@ def fill_similar_limits(schemas: dict[str, Any], cfg: SearchConfig) -> None:
 
 def graph_paths(
     cfg: SearchConfig,
-    categories: Sequence[str] | None,
     body: Callable[[type[msgspec.Struct], str], dict[str, Any]],
     request_ref: Callable[[type[msgspec.Struct]], dict[str, str]],
     errors: dict[str, Any],
@@ -55,7 +54,7 @@ def graph_paths(
                 "description": f"The search `{field}:<id>` (with `q` added to it, and every "
                 "filter, sort and page of a search); newest first unless `sort` says otherwise. "
                 "Empty when enrichment (`papersift enrich`) has given the paper no edges.",
-                "parameters": [PAPER_ID, *search_parameters(cfg, categories)],
+                "parameters": [PAPER_ID, *search_parameters(cfg)],
                 "responses": {"200": body(SearchResponse, "One page of the list."), **errors},
             }
         }
@@ -77,16 +76,16 @@ def graph_paths(
             },
         }
     }
-    search = [
-        p for p in search_parameters(cfg, categories) if p["name"] not in ("page", "page_size")
-    ]
+    search = [p for p in search_parameters(cfg) if p["name"] not in ("page", "page_size")]
     paths["/api/v1/export"] = {
         "get": {
             "operationId": "exportList",
             "summary": "A result list as BibTeX, RIS or CSL-JSON",
             "description": "Any list the search parameters describe (a search, a researcher's "
             "papers with `researcher_id`, a paper's references with `q=citedby:<id>` or "
-            "citations with `q=cites:<id>`), its first `limit` papers in its order.",
+            "citations with `q=cites:<id>`), its first `limit` papers in its order. `format` "
+            "chooses the media type, not `Accept`: the body is text (a string) for `bibtex` "
+            "and `ris`, a JSON array for `csl-json`.",
             "parameters": [
                 {
                     "name": "format",

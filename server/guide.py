@@ -88,6 +88,7 @@ def llms_txt(root: str, stats: Stats | None = None, ex: Examples | None = None) 
     pid = g.paper_id or "ARXIV_ID"
     old = g.old_id or "archive/YYMMNNN"
     eg_paper = f", e.g. `{root}/papers/{pid}`" if g.paper_id else ""
+    eg_bib = f"{root}/papers/{pid}.bib" if g.paper_id else "/papers/ARXIV_ID.bib"
     later = f" (`{pid}v{g.version + 1}` here)" if g.paper_id else ""
     cats = f", e.g. {g.category}" if g.category else ""
     cats += f" or {g.archive}" if g.archive != g.category else ""
@@ -100,48 +101,53 @@ def llms_txt(root: str, stats: Stats | None = None, ex: Examples | None = None) 
 > search, fused into one ranking, over titles, abstracts and authors.{size} Every page is
 > plain server-rendered HTML; the same data is available as JSON and as markdown.
 
-Base URL: {root}
+Base URL: {root}. The URL forms below are paths under it, with placeholders in capitals
+(`ARXIV_ID`, `ID`) to fill in; the full URLs are examples to fetch.
 
 ## Reading this site as a program
 
 - Send `Accept: text/markdown` to any page URL to get markdown instead of HTML: a paper
   page returns the paper, a search page the results, a category, researcher or
   institution page (or a list of them) itself, any other page this guide.
-- [JSON API]({root}/developers): `GET {root}/api/v1/...`, described by
+- [JSON API]({root}/developers): `GET /api/v1/...`, described by
   [OpenAPI 3.1]({root}/openapi.json). Errors are `{{"error": {{"status", "code", "message"}}}}`.
-- Please keep to a few requests per second.
+  The API is for programs acting for a person (an assistant answering a question, a
+  reference manager), not for crawling: robots.txt keeps crawlers out of `/api/`, whose
+  searches never end. To follow what is new, use the feeds; to list every paper, the
+  sitemap.
+- Please keep to a few requests per second, and follow redirects (a bare arXiv id
+  answers 301 to the paper's canonical URL).
 
 ## URL forms
 
-- `{root}/search?q=QUERY` - search. Parameters: `q` (words, "phrases", -exclusions, or an
+- `/search?q=QUERY` - search. Parameters: `q` (words, "phrases", -exclusions, or an
   arXiv id), `mode` (keyword | semantic | hybrid), `category` (repeatable: a category or
   an archive{cats}), `researcher` (author name, repeatable), `researcher_id` (the ID of a
   researcher page, repeatable), `from` and `to` ({year},
   {month} or {day}, by first publication), `sort` (relevance | newest | oldest |
   cited), `page`, `page_size`. Without `q` it lists papers newest first.
-- `{root}/papers/ARXIV_ID-SLUG` - a paper{eg_paper}. The bare id,
+- `/papers/ARXIV_ID-SLUG` - a paper{eg_paper}. The bare id,
   old-style ids (`{old}`) and a version the index holds (`{pid}v{g.version}`) redirect
   to the canonical URL; a later version than the index holds{later} shows
   the latest it has, with a note. Append `.bib` for BibTeX or `.md` for markdown
-  (`{root}/papers/{pid}.bib`).
+  (`{eg_bib}`).
 - `{root}/categories` - every category with its paper count;
-  `{root}/categories/CATEGORY` - the newest papers of one category{eg_cat}.
-- `{root}/api/v1/search`, `{root}/api/v1/papers/ARXIV_ID`,
-  `{root}/api/v1/papers/ARXIV_ID/similar`, `{root}/api/v1/researchers?q=NAME`,
-  `{root}/api/v1/researchers/ID`, `{root}/api/v1/institutions?q=NAME`,
-  `{root}/api/v1/institutions/ID`, `{root}/api/v1/categories`, `{root}/api/v1/stats` - JSON.
+  `/categories/CATEGORY` - the newest papers of one category{eg_cat}.
+- `/api/v1/search`, `/api/v1/papers/ARXIV_ID`, `/api/v1/papers/ARXIV_ID/similar`,
+  `/api/v1/researchers?q=NAME`, `/api/v1/researchers/ID`, `/api/v1/institutions?q=NAME`,
+  `/api/v1/institutions/ID`, `{root}/api/v1/categories`, `{root}/api/v1/stats` - JSON.
 - Feeds (RSS 2.0; `/atom/` instead of `/rss/` for Atom), newest first:
-  `{root}/rss/latest.xml`, `{root}/rss/CATEGORY.xml` (a category or an
-  archive{eg_arch}), `{root}/rss/search.xml?q=QUERY` (the search parameters),
-  `{root}/rss/researchers/ID.xml`, `{root}/rss/institutions/ID.xml` (the ID of the page's
+  `{root}/rss/latest.xml`, `/rss/CATEGORY.xml` (a category or an
+  archive{eg_arch}), `/rss/search.xml?q=QUERY` (the search parameters),
+  `/rss/researchers/ID.xml`, `/rss/institutions/ID.xml` (the ID of the page's
   `/researchers/ID-name` or `/institutions/ID-name` address); all listed at
   `{root}/feeds`. Sitemap: `{root}/sitemap.xml`.
-- `{root}/researchers?q=NAME` - researchers by name, most papers first;
-  `{root}/researchers/ID-NAME` - a researcher: papers, author positions, fields,
-  co-authors. Their papers in search: `{root}/search?researcher_id=ID` (or
+- `/researchers?q=NAME` - researchers by name, most papers first;
+  `/researchers/ID-NAME` - a researcher: papers, author positions, fields,
+  co-authors. Their papers in search: `/search?researcher_id=ID` (or
   `researcher=NAME`, which matches the name on papers).
-- `{root}/institutions?q=NAME` - institutions from the ROR registry;
-  `{root}/institutions/ID-NAME` (also by ROR id: `{root}/institutions/ROR_ID`) - an
+- `/institutions?q=NAME` - institutions from the ROR registry;
+  `/institutions/ID-NAME` (also by ROR id: `/institutions/ROR_ID`) - an
   institution and the papers enrichment links to it.
 - `{root}/healthz` - liveness for orchestration.
 

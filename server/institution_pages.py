@@ -17,9 +17,9 @@ from papersift.engine.institutions import Institution, Institutions
 from papersift.engine.ror import ROR_PREFIX, parse_ror_id
 from papersift.server.context import ctx
 from papersift.server.feed_routes import institution_feed_path
-from papersift.server.markdown import MARKDOWN, institution_markdown, list_markdown, wants_markdown
+from papersift.server.markdown import institution_markdown, list_markdown, wants_markdown
 from papersift.server.paging import name_page
-from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.templating import markdown_response, page_meta, render
 from papersift.server.urls import site_root
 
 INDEX_PAGE = 50
@@ -65,7 +65,7 @@ async def index(request: Request) -> Response:
         items = [(i.name, root + institution_url(i.iid, i.name), _place(i)) for i in found]
         heading = f"Institutions matching “{q}”" if q else "Institutions"
         text = list_markdown(heading, items, total, root + nxt if nxt else None)
-        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
+        return markdown_response(request, text)
     context = page_meta(
         request,
         title=f"Institutions matching {q} - papersift" if q else "Institutions - papersift",
@@ -126,7 +126,7 @@ async def institution(request: Request) -> Response:
             found, root + canonical, ROR_PREFIX + found.ror_id,
             [(name, root + url, n) for name, url, n in members], root + papers_url,
         )  # fmt: skip
-        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
+        return markdown_response(request, text)
     context = page_meta(
         request,
         title=f"{found.name} - papersift",

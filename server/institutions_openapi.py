@@ -23,7 +23,7 @@ ROR_ID = (
 )
 
 
-def institution_paths(_param: Fn, body: Fn, errors: dict[str, Any]) -> dict[str, Any]:
+def institution_paths(_param: Fn, body: Fn, errors: dict[str, Any], moved: Fn) -> dict[str, Any]:
     return {
         "/api/v1/institutions": {
             "get": {
@@ -71,6 +71,7 @@ def institution_paths(_param: Fn, body: Fn, errors: dict[str, Any]) -> dict[str,
                 ],
                 "responses": {
                     "200": body(InstitutionResponse, "The institution."),
+                    "301": moved("A ROR id: `Location` is the institution's under our id."),
                     **errors,
                 },
             }

@@ -1,6 +1,9 @@
-"""Content negotiation: the q-values an ``Accept`` or ``Accept-Encoding`` header gives."""
+"""Content negotiation: the q-values an ``Accept`` or ``Accept-Encoding`` header gives, and
+the ``Vary`` header that tells caches a response was chosen by them."""
 
 from __future__ import annotations
+
+from starlette.datastructures import MutableHeaders
 
 
 def qualities(header: str) -> dict[str, float]:
@@ -23,3 +26,14 @@ def qualities(header: str) -> dict[str, float]:
         key = name.lower()
         out[key] = max(q, out.get(key, q))
     return out
+
+
+def add_vary(headers: MutableHeaders, *names: str) -> None:
+    """Add ``names`` to ``Vary`` unless it lists them already (Starlette's
+    ``add_vary_header`` appends blindly: a page's ``Accept, Accept-Encoding`` became
+    ``Accept, Accept-Encoding, Accept-Encoding`` once compressed)."""
+    listed = [v.strip() for v in ",".join(headers.getlist("vary")).split(",") if v.strip()]
+    seen = {v.lower() for v in listed}
+    new = [n for n in names if n.lower() not in seen and "*" not in seen]
+    if new:
+        headers["Vary"] = ", ".join([*listed, *new])

@@ -5,7 +5,6 @@ document and the responses cannot drift. Tests check it against the routes and r
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -60,16 +59,54 @@ def components(kinds: tuple[type[msgspec.Struct], ...]) -> dict[str, Any]:
     return schemas
 
 
-def openapi_document(
-    root: str,
-    cfg: SearchConfig,
-    *,
-    categories: Sequence[str] | None = None,
-    admin: bool = True,
-) -> dict[str, Any]:
-    """The document, with the server URL, configured limits and (when given) the index's
-    categories filled in; ``admin=False`` (no admin token) documents the admin routes as
-    the 404s they then are."""
+# The operations' groups (a generated client's modules), by path prefix; the first that
+# matches. Every operation has one, or building the document fails.
+TAGS = (
+    ("search", "Search, papers like a text or like seed papers, and export of result lists.",
+     ("/api/v1/search", "/api/v1/similar", "/api/v1/recommend", "/api/v1/export")),
+    ("papers", "One paper, its similar papers, references and citations.",
+     ("/api/v1/papers/",)),
+    ("researchers", "Researchers (authors clustered by name, ORCID and co-authors).",
+     ("/api/v1/researchers",)),
+    ("institutions", "Institutions of the ROR registry, and affiliation matching.",
+     ("/api/v1/institutions",)),
+    ("index", "What this index holds (categories, counts) and whether the server is up.",
+     ("/api/v1/categories", "/api/v1/stats", "/healthz")),
+    ("admin", "The scheduler's jobs; needs the server's admin token.", ("/api/v1/admin/",)),
+)  # fmt: skip
+DESCRIPTION = (
+    "The JSON API of a papersift server: every operation but the admin ones is open and "
+    "only reads (`POST /api/v1/similar` and `/api/v1/recommend` post a body to search "
+    "with, and change nothing); the admin operations, with the server's admin token, start "
+    "its jobs. Every error is an Error object. The server's own feeds (RSS, Atom), pages "
+    "and their markdown forms are not part of it: see /developers and /llms.txt."
+)
+
+
+def moved(description: str) -> dict[str, Any]:
+    """A 301 response: no body, the URL to follow in ``Location``."""
+    location = {"description": "Where the resource is.", "schema": {"type": "string"}}
+    return {"description": description, "headers": {"Location": location}}
+
+
+def _tag(path: str) -> str:
+    for name, _, prefixes in TAGS:
+        if path.startswith(prefixes):
+            return name
+    raise ValueError(f"no OpenAPI tag for {path}")
+
+
+def _finish_operations(paths: dict[str, Any], method_error: dict[str, Any]) -> None:
+    """Give every operation its tag, and the 405 any other method on its path answers."""
+    for path, operations in paths.items():
+        for op in operations.values():
+            op["tags"] = [_tag(path)]
+            op["responses"].setdefault("405", method_error)
+
+
+def openapi_document(root: str, cfg: SearchConfig, *, admin: bool = True) -> dict[str, Any]:
+    """The document, with the server URL and configured limits filled in; ``admin=False``
+    (no admin token) documents the admin routes as the 404s they then are."""
     get = "get"
     body = Bodies()
     errors = {
@@ -81,7 +118,7 @@ def openapi_document(
             get: {
                 "operationId": "search",
                 "summary": "Search or browse papers",
-                "parameters": search_parameters(cfg, categories),
+                "parameters": search_parameters(cfg),
                 "responses": {
                     "200": body(SearchResponse, "One page of results."),
                     "400": errors["400"],
@@ -128,9 +165,9 @@ def openapi_document(
                 "responses": {"200": body(Stats, "Counts, model and date range.")},
             }
         },
-        **people_paths(body, errors),
-        **institution_paths(param, body, errors),
-        **graph_paths(cfg, categories, body, body.ref, errors),
+        **people_paths(body, errors, moved),
+        **institution_paths(param, body, errors, moved),
+        **graph_paths(cfg, body, body.ref, errors),
         **admin_paths(body, enabled=admin),
         **recommend_paths(cfg, errors),
         "/healthz": {
@@ -141,6 +178,10 @@ def openapi_document(
             }
         },
     }
+    _finish_operations(
+        paths,
+        body(Error, "The path has no operation for this method; `Allow` lists those it has."),
+    )
     schemas = copy.deepcopy(components(tuple(body.types.values())))  # cached: copy to fill in
     fill_similar_limits(schemas, cfg)
     return {
@@ -150,14 +191,14 @@ def openapi_document(
             "title": "papersift API",
             "version": "1.0.0",
             "summary": "Search arXiv papers by keyword and by meaning.",
-            "description": "Read-only JSON API. Every error is an Error object. See /developers "
-            "and /llms.txt.",
+            "description": DESCRIPTION,
             "license": {"name": "Apache-2.0", "identifier": "Apache-2.0"},
         },
         "servers": [{"url": root}],
+        "tags": [{"name": name, "description": text} for name, text, _ in TAGS],
         "paths": paths,
         "components": {
-            "schemas": {**schemas, **recommend_schemas(cfg, categories)},
+            "schemas": {**schemas, **recommend_schemas(cfg)},
             "securitySchemes": SECURITY_SCHEMES,
         },
     }

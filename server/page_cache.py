@@ -32,6 +32,7 @@ from papersift.server.compress import MIN_SIZE, choose_encoding, is_compressible
 from papersift.server.context import ctx
 from papersift.server.library_offer import offers_library
 from papersift.server.markdown import wants_markdown
+from papersift.server.negotiate import add_vary
 from papersift.server.templating import not_modified
 
 MAX_BYTES = 32 * 1024 * 1024
@@ -91,7 +92,7 @@ def _finish(response: Response, encoding: str | None) -> _Page:
     if choice is not None and len(body) >= MIN_SIZE and is_compressible(headers):
         body = choice[1](body)
         headers["Content-Encoding"] = choice[0]
-        headers.add_vary_header("Accept-Encoding")
+        add_vary(headers, "Accept-Encoding")
     return _Page(body, tuple(headers.raw), response.headers["etag"])
 
 

@@ -26,6 +26,7 @@ from papersift.server.lab_view import home_section
 from papersift.server.markdown import (
     MARKDOWN,
     author_links_of,
+    list_markdown,
     paper_markdown,
     search_markdown,
     wants_markdown,
@@ -35,7 +36,7 @@ from papersift.server.page_cache import cached_page
 from papersift.server.params import parse_search, search_url
 from papersift.server.radar_view import for_lab, for_you
 from papersift.server.sessions import finish
-from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.templating import cached_response, markdown_response, page_meta, render
 from papersift.server.urls import parse_paper_path, site_root
 
 HOME_LATEST = 10
@@ -47,12 +48,7 @@ async def _guide(request: Request) -> Response:
     """The llms.txt guidance, for a markdown request to a page that has no markdown form."""
     c = ctx(request)
     stats = await c.stats()
-    return cached_response(
-        request,
-        llms_txt(site_root(request), stats, await c.examples()),
-        MARKDOWN,
-        headers={"Vary": "Accept, Accept-Encoding"},
-    )
+    return markdown_response(request, llms_txt(site_root(request), stats, await c.examples()))
 
 
 async def home(request: Request) -> Response:
@@ -99,13 +95,11 @@ async def search(request: Request) -> Response:
     )
     result = await c.call(views.list_page, c.engine, req, c.config.search)
     if wants_markdown(request):
-        return cached_response(
+        return markdown_response(
             request,
             search_markdown(
                 result, site_root(request), author_links_of(request), c.config.search.max_window
             ),
-            MARKDOWN,
-            headers={"Vary": "Accept, Accept-Encoding"},
         )
     if req.query:
         title, description = f"{req.query} - papersift search", f"Papers matching “{req.query}”."
@@ -209,11 +203,8 @@ async def paper(request: Request) -> Response:
     if request.url.path != canonical and missing is None:
         return RedirectResponse(canonical, status_code=301)
     if wants_markdown(request):
-        return cached_response(
-            request,
-            paper_markdown(found, site_root(request), author_links_of(request)),
-            MARKDOWN,
-            headers={"Vary": "Accept, Accept-Encoding"},
+        return markdown_response(
+            request, paper_markdown(found, site_root(request), author_links_of(request))
         )
     try:
         similar = await c.call(c.engine.similar, found.arxiv_id, SIMILAR)
@@ -270,9 +261,12 @@ async def abs_redirect(request: Request) -> Response:
 
 
 async def categories(request: Request) -> Response:
-    if wants_markdown(request):
-        return await _guide(request)
     stats = await ctx(request).stats()
+    if wants_markdown(request):  # the list itself, as the page lists it
+        root = site_root(request)
+        items = [(f.value, root + category_path(f.value), _category_note(f.value, f.count))
+                 for f in stats.categories]  # fmt: skip
+        return markdown_response(request, list_markdown("Categories", items, len(items), None))
     context = page_meta(
         request,
         title="Categories - papersift",
@@ -283,6 +277,12 @@ async def categories(request: Request) -> Response:
     )
     context.update(stats=stats)
     return render(request, "categories.html", context)
+
+
+def _category_note(cat: str, count: int) -> str:
+    name = category_name(cat)
+    papers = f"{count:,} paper{'s' if count != 1 else ''}"
+    return f"{name}, {papers}" if name != cat else papers
 
 
 async def category(request: Request) -> Response:
@@ -305,16 +305,12 @@ async def category(request: Request) -> Response:
         page_size=req.page_size,
     )
     result = await c.call(views.list_page, c.engine, req, c.config.search)
-    if wants_markdown(request):
-        return cached_response(
-            request,
-            search_markdown(
-                result, site_root(request), author_links_of(request), c.config.search.max_window
-            ),
-            MARKDOWN,
-        )
     name = category_name(cat)
     title = f"{cat}: {name}" if name != cat else cat
+    if wants_markdown(request):
+        root, window = site_root(request), c.config.search.max_window
+        text = search_markdown(result, root, author_links_of(request), window, heading=title)
+        return markdown_response(request, text)
     context = page_meta(
         request,
         title=f"{title} - papersift",
@@ -366,10 +362,20 @@ async def llms(request: Request) -> Response:
     )
 
 
+# Crawlers keep out of the API, an endless space of search URLs; /llms.txt says the same.
+ROBOTS = """User-agent: *
+# /api/ is for programs acting for a person (see /llms.txt), not for crawling:
+# every paper is in the sitemap, and the feeds say what is new.
+Disallow: /api/
+Allow: /
+
+Sitemap: {root}/sitemap.xml
+"""
+
+
 async def robots(request: Request) -> Response:
     return PlainTextResponse(
-        f"User-agent: *\nDisallow: /api/\nAllow: /\n\nSitemap: {site_root(request)}/sitemap.xml\n",
-        headers={"Cache-Control": "public, max-age=86400"},
+        ROBOTS.format(root=site_root(request)), headers={"Cache-Control": "public, max-age=86400"}
     )
 
 

@@ -12,7 +12,7 @@ get = "get"
 Fn = Callable[..., dict[str, Any]]
 
 
-def people_paths(body: Fn, errors: dict[str, Any]) -> dict[str, Any]:
+def people_paths(body: Fn, errors: dict[str, Any], moved: Fn) -> dict[str, Any]:
     return {
         "/api/v1/researchers": {
             get: {
@@ -41,6 +41,10 @@ def people_paths(body: Fn, errors: dict[str, Any]) -> dict[str, Any]:
                 ],
                 "responses": {
                     "200": body(ResearcherResponse, "The researcher."),
+                    "301": moved(
+                        "The id of a researcher merged into another (by a later clustering): "
+                        "`Location` is that one's."
+                    ),
                     **errors,
                 },
             }

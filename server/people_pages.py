@@ -20,7 +20,6 @@ from papersift.server.context import ctx
 from papersift.server.export_routes import export_links
 from papersift.server.feed_routes import researcher_feed_path
 from papersift.server.markdown import (
-    MARKDOWN,
     author_links_of,
     list_markdown,
     researcher_markdown,
@@ -30,7 +29,7 @@ from papersift.server.paging import name_page
 from papersift.server.params import search_url, with_filters
 from papersift.server.people_views import author_links, researcher_filters
 from papersift.server.svg import Bar, Node, bar_chart, network
-from papersift.server.templating import cached_response, page_meta, render
+from papersift.server.templating import markdown_response, page_meta, render
 from papersift.server.urls import site_root
 
 INDEX_PAGE = 50
@@ -79,7 +78,7 @@ async def index(request: Request) -> Response:
                  for r in found]  # fmt: skip
         heading = f"Researchers matching “{q}”" if q else "Researchers"
         text = list_markdown(heading, items, total, root + nxt if nxt else None)
-        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
+        return markdown_response(request, text)
 
     context = page_meta(
         request,
@@ -131,7 +130,7 @@ async def researcher(request: Request) -> Response:
     root = site_root(request)
     if wants_markdown(request):
         text = researcher_markdown(found, profile, result, root, author_links_of(request))
-        return cached_response(request, text, MARKDOWN, headers={"Vary": "Accept, Accept-Encoding"})
+        return markdown_response(request, text)
     context = page_meta(
         request,
         title=f"{found.name} - papersift",

@@ -3,7 +3,6 @@ Structs: they decode and check the body, encode the answer and give the OpenAPI 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Annotated, Any
 
 import msgspec
@@ -13,7 +12,7 @@ from papersift.engine.recommend import MAX_SEEDS
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import MAX_FILTER_VALUES, MAX_RESEARCHER_LENGTH
 from papersift.server.schemas import Hit
-from papersift.server.search_openapi import ARXIV_ID_PATTERN, DATE_PATTERN
+from papersift.server.search_openapi import ARXIV_ID_PATTERN, CATEGORY, DATE_PATTERN
 
 Ids = Annotated[
     list[Annotated[str, msgspec.Meta(pattern=ARXIV_ID_PATTERN)]],
@@ -67,18 +66,16 @@ class RecommendResponse(msgspec.Struct, kw_only=True):
     hits: list[Hit]  # as /api/v1/search answers them
 
 
-def openapi_schemas(cfg: SearchConfig, categories: Sequence[str] | None) -> dict[str, Any]:
-    """The components of both Structs, with this server's limits and (when given) the
-    categories its index holds, as the search operation states them; hits are the
-    document's Hit."""
+def openapi_schemas(cfg: SearchConfig) -> dict[str, Any]:
+    """The components of both Structs, with this server's limits and the category codes
+    the search operation states; hits are the document's Hit."""
     _, components = msgspec.json.schema_components(
         [RecommendRequest, RecommendResponse], ref_template="#/components/schemas/{name}"
     )
     props = components["RecommendRequest"]["properties"]
     props["page"]["maximum"] = cfg.max_window
     props["page_size"]["anyOf"][0]["maximum"] = cfg.max_page_size
-    if categories is not None:
-        props["category"]["items"] = {"enum": ["", *categories]}
+    props["category"]["items"] = CATEGORY
     return components
 
 

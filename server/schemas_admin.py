@@ -43,7 +43,9 @@ class AdminStatus(Struct):
 
 class AdminRun(Struct):
     job: JobName
-    started: Literal[True]
+    # A plain boolean, always true, in the schema: msgspec writes ``Literal[True]`` as
+    # ``{"enum": [true]}`` with no type, and openapi-python-client then drops the model.
+    started: Annotated[bool, Meta(extra_json_schema={"const": True})]
 
 
 def status_body(snapshot: dict[str, Any]) -> AdminStatus:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from papersift.core.config_search import SearchConfig
@@ -34,6 +33,20 @@ ARXIV_ID_PATTERN = (
 )
 
 
+# A category or archive code as ``server.params`` reads it (any case), alone or in a
+# comma-separated list (empty items are ignored). Not the list of this index's categories:
+# that changes with every harvest, and a generated client must not go stale with it; a
+# code with no paper here is a 400 that names /categories.
+_CODE = r"[A-Za-z][A-Za-z-]{0,30}(?:\.[A-Za-z-]{1,30})?"
+CATEGORY: dict[str, Any] = {
+    "type": "string",
+    "pattern": rf"^\s*(?:{_CODE}\s*)?(?:,\s*(?:{_CODE}\s*)?)*$",
+    "description": "An arXiv category (cs.IR) or archive (cs: all of cs.*), any case. "
+    "The ones this index holds, with their paper counts: GET /api/v1/categories.",
+    "examples": ["cs.IR", "cs", "hep-th", "physics.acc-ph", "cs.CL,cs.LG"],
+}
+
+
 def param(name: str, description: str, schema: dict[str, Any], **extra: Any) -> dict[str, Any]:
     return {"name": name, "in": "query", "description": description, "schema": schema, **extra}
 
@@ -43,14 +56,8 @@ def _or_empty(schema: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [schema, {"const": ""}]}
 
 
-def search_parameters(
-    cfg: SearchConfig, categories: Sequence[str] | None = None
-) -> list[dict[str, Any]]:
-    """The search parameters, with the limits this server is configured with and, when
-    given, the categories (and archives) its index holds: a filter on any other is a 400."""
-    category: dict[str, Any] = {"type": "string"}
-    if categories is not None:
-        category = {"enum": ["", *categories]}
+def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
+    """The search parameters, with the limits this server is configured with."""
     return [
         param(
             "q",
@@ -68,8 +75,9 @@ def search_parameters(
             "category",
             "Only papers in any of these categories; an archive such as `cs` "
             "matches all of `cs.*`; any case. Repeatable or comma-separated; empty values are "
-            f"ignored and repeated ones count once (at most {MAX_FILTER_VALUES}).",
-            {"type": "array", "items": category, "maxItems": MAX_FILTER_VALUES},
+            f"ignored and repeated ones count once (at most {MAX_FILTER_VALUES}). A category "
+            "with no paper in this index is a 400; GET /api/v1/categories lists those it has.",
+            {"type": "array", "items": CATEGORY, "maxItems": MAX_FILTER_VALUES},
             style="form",
             explode=True,
         ),

@@ -25,6 +25,7 @@ from papersift.server.admin_auth import admin_view, for_visitor
 from papersift.server.guide import llms_txt
 from papersift.server.library_offer import offers_library
 from papersift.server.markdown import MARKDOWN, wants_markdown
+from papersift.server.negotiate import add_vary
 from papersift.server.urls import site_root
 
 HERE = Path(__file__).parent
@@ -229,6 +230,20 @@ def fresh_json(data: Any, status_code: int = 200) -> Response:
     return Response(_JSON.encode(data), status_code, dict(NO_STORE), "application/json")
 
 
+# What a page's answer depends on besides its URL: HTML or markdown (``Accept``), compressed
+# or not (``Accept-Encoding``). Every form of a page says so, or a shared cache that kept
+# one form would hand it to readers that asked for the other.
+NEGOTIATED = "Accept, Accept-Encoding"
+
+
+def markdown_response(
+    request: Request, text: str, headers: dict[str, str] | None = None
+) -> Response:
+    """The markdown form of a page (for ``Accept: text/markdown``): its URL answers HTML
+    too, so it varies as the HTML does (``headers``' own ``Vary`` replaces it)."""
+    return cached_response(request, text, MARKDOWN, headers={"Vary": NEGOTIATED, **(headers or {})})
+
+
 def render(
     request: Request,
     template: str,
@@ -244,16 +259,15 @@ def render(
     if status_code == 200 and request.method in ("GET", "HEAD") and wants_markdown(request):
         c = request.app.state.ctx
         guide = llms_txt(site_root(request), c.last_stats(), c.last_examples())
-        all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
-        return cached_response(request, guide, MARKDOWN, headers=all_headers)
+        return markdown_response(request, guide, headers)
     env: Environment = request.app.state.templates
     html = env.get_template(template).render(request=request, **context)
-    all_headers = {"Vary": "Accept, Accept-Encoding", **(headers or {})}
+    all_headers = {"Vary": NEGOTIATED, **(headers or {})}
     response = cached_response(request, html, "text/html; charset=utf-8", status_code, all_headers)
     if request.app.state.config.server.admin_token:
         # The admin's view differs: a browser that kept a visitor's copy asks again once it
         # sends the token, and the admin's copy is kept by no cache.
-        response.headers.add_vary_header("Authorization")
+        add_vary(response.headers, "Authorization")
         if admin_view(request):
             response.headers["Cache-Control"] = PRIVATE
     return response

@@ -65,3 +65,18 @@ def test_api_and_page(engine: SearchEngine, http: httpx.Client) -> None:
     assert body["direct"]["id"] == paper.arxiv_id and body["total"] == 1
     page = http.get("/search", params={"q": paper.doi})
     assert page.status_code == 200 and "That is the DOI of" in page.text
+
+
+@pytest.mark.parametrize(
+    ("form", "arxiv_id"),
+    [
+        ("arxiv.org/abs/2401.10241", "2401.10241"),  # copied from an address bar
+        ("www.arxiv.org/pdf/2401.10241v1.pdf", "2401.10241"),
+        ("CMP-LG/9405001", "cmp-lg/9405001"),  # arXiv writes the archive in lower case
+        ("arXiv:Cmp-Lg/9405001V1", "cmp-lg/9405001"),
+    ],
+)
+def test_an_id_in_any_form_opens_its_paper(engine: SearchEngine, form: str, arxiv_id: str) -> None:
+    result = engine.search(SearchRequest(query=form))
+    assert result.direct is not None and result.direct.arxiv_id == arxiv_id
+    assert [h.paper.arxiv_id for h in result.hits] == [arxiv_id]

@@ -219,6 +219,11 @@ def test_opensearch_description(client: TestClient) -> None:
     templates = root.xpath("os:Url/@template", namespaces=ns)
     assert "http://testserver/search?q={searchTerms}" in templates
     assert root.xpath("os:ShortName/text()", namespaces=ns) == ["papersift"]
+    # The image is the SVG itself, of the type declared (not /favicon.ico, a redirect).
+    (image,) = root.xpath("os:Image", namespaces=ns)
+    icon = client.get(image.text.removeprefix("http://testserver"))
+    assert icon.status_code == 200
+    assert icon.headers["content-type"].split(";")[0] == image.get("type") == "image/svg+xml"
 
 
 @pytest.fixture

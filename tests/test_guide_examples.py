@@ -8,6 +8,7 @@ import asyncio
 import dataclasses
 import json
 import re
+import shlex
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -52,7 +53,7 @@ def example_links(client: TestClient) -> dict[str, set[str]]:
     home = parse_html(client.get("/").text)
     dev = parse_html(client.get("/developers").text)
     curls = re.findall(
-        r"curl (?:-H '[^']*' )?'" + ROOT + r"([^']+)'",
+        r"curl (?:-L )?(?:-H '[^']*' )?'" + ROOT + r"([^']+)'",
         "\n".join(  # all but the example of an error
             t for c in dev.cssselect("pre code") if '"error"' not in (t := c.text_content())
         ),
@@ -105,6 +106,58 @@ def test_every_example_of_the_guides_finds_something(client: TestClient) -> None
     assert any(u.startswith("/api/v1/search?") and "from=" in u for u in links["developers"])
     for url in set().union(*links.values()):
         assert_finds(client, url)
+
+
+def run_curls(client: TestClient) -> list[str]:
+    """Run each ``curl`` of /developers as written (``-L`` follows redirects, curl without
+    it does not): each answers 2xx, or the error its next line shows. The commands run."""
+    dev = parse_html(client.get("/developers").text)
+    ran = []
+    for block in dev.cssselect("pre code"):
+        lines = block.text_content().splitlines()
+        for line, after in zip(lines, [*lines[1:], ""], strict=True):
+            if not line.startswith("curl "):
+                continue
+            args = shlex.split(line)[1:]
+            method, headers, data = "GET", {}, None
+            for flag, value in zip(args, [*args[1:], ""], strict=True):
+                if flag == "-X":
+                    method = value
+                elif flag == "-H":
+                    name, _, text = value.partition(": ")
+                    headers[name] = text
+                elif flag == "-d":
+                    data = value
+            url, follow = next(a for a in args if a.startswith(ROOT)), "-L" in args
+            r = client.request(
+                method, url.removeprefix(ROOT), headers=headers, content=data,
+                follow_redirects=follow,
+            )  # fmt: skip
+            if after.startswith('{"error"'):
+                assert r.status_code == json.loads(after)["error"]["status"], line
+            else:
+                assert 200 <= r.status_code < 300, (line, r.status_code)
+            ran.append(line)
+    return ran
+
+
+def test_the_developers_curls_work_as_written(client: TestClient, other_client: TestClient) -> None:
+    ran = run_curls(client)
+    assert any(c.startswith("curl -L -H 'Accept: text/markdown'") for c in ran)  # a 301 first
+    assert any("/api/v1/institutions/" in c for c in run_curls(other_client))  # a ROR id: 301
+
+
+def test_llms_txt_spells_out_only_urls_to_fetch(client: TestClient) -> None:
+    """Placeholders are paths in code (``/papers/ARXIV_ID-SLUG``), never full URLs that a
+    program would fetch and get a 404 for; every full URL answers."""
+    text = client.get("/llms.txt").text
+    full = set(re.findall(re.escape(ROOT) + r"[^\s`)>\]]*", text))
+    assert len(full) > 10
+    for url in full:
+        assert not any(f in url for f in FORMS), url
+        assert client.get(url, follow_redirects=True).status_code == 200, url
+    for form in ("`/papers/ARXIV_ID-SLUG`", "`/rss/researchers/ID.xml`", "`/search?q=QUERY`"):
+        assert form in text
 
 
 def test_examples_are_the_indexs_own(engine: SearchEngine, client: TestClient) -> None:

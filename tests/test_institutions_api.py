@@ -67,6 +67,8 @@ def test_institutions_api(client: TestClient) -> None:
     assert UW in [i["ror"].rsplit("/", 1)[-1] for i in body["institutions"]]
     r = client.get(f"/api/v1/institutions/{UW}")
     assert r.status_code == 301
+    documented = client.get("/openapi.json").json()["paths"]["/api/v1/institutions/{id}"]
+    assert "Location" in documented["get"]["responses"]["301"]["headers"]
     for url in (f"https://ror.org/{UW}", f"https%3A%2F%2Fror.org%2F{UW}"):  # as documented
         by_url = client.get(f"/api/v1/institutions/{url}")
         assert by_url.status_code == 301 and by_url.headers["location"] == r.headers["location"]

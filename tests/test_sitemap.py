@@ -156,6 +156,17 @@ def test_robots_points_at_the_sitemap(client: TestClient) -> None:
     assert "Sitemap: http://testserver/sitemap.xml" in text.splitlines()
 
 
+def test_robots_and_llms_txt_agree_on_the_api(client: TestClient) -> None:
+    """Crawlers stay out of the API's endless search URLs; llms.txt, which sends agents
+    there, says it is for programs acting for a person, not for crawling, and why."""
+    lines = client.get("/robots.txt").text.splitlines()
+    rules = [line for line in lines if ":" in line and not line.startswith("#")]
+    assert rules[:3] == ["User-agent: *", "Disallow: /api/", "Allow: /"]
+    guide = " ".join(client.get("/llms.txt").text.split())
+    assert "The API is for programs acting for a person" in guide
+    assert "not for crawling: robots.txt keeps crawlers out of `/api/`" in guide
+
+
 def test_chunk_size_is_bounded(tmp_path: Path) -> None:
     path = tmp_path / "c.toml"
     path.write_text("[feeds]\nsitemap_urls = 50001\n", encoding="utf-8")

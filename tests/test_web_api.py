@@ -200,3 +200,17 @@ def test_categories_and_stats_agree(client: TestClient, engine: SearchEngine) ->
     body = client.get("/api/v1/stats").json()
     assert body["papers"] == stats.papers and body["embedded"] == stats.embedded
     assert client.get("/healthz").json() == {"status": "ok", "papers": stats.papers}
+
+
+LISTS = [f"/api/v1/papers/2401.10241/{which}" for which in ("similar", "references", "citations")]
+
+
+@pytest.mark.parametrize("path", ["/api/v1/search", *LISTS])
+def test_a_trailing_slash_redirects_everywhere(client: TestClient, path: str) -> None:
+    """As Starlette answers it on every other route: a 307 to the path without the slash
+    (the paper route takes any path, and read ``2401.10241/similar/`` as a bad id)."""
+    r = client.get(path + "/")
+    assert r.status_code == 307, r.text
+    assert r.headers["location"] == f"http://testserver{path}"
+    assert client.get(r.headers["location"]).status_code == 200
+    assert client.get(path + "/?sort=newest").headers["location"].endswith("?sort=newest")

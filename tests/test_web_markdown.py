@@ -46,7 +46,7 @@ def test_llms_txt(client: TestClient, engine: SearchEngine) -> None:
         assert url.startswith("http://testserver/")
 
 
-@pytest.mark.parametrize("url", ["/", "/categories", "/developers"])
+@pytest.mark.parametrize("url", ["/", "/developers"])
 def test_markdown_guide_from_any_page(client: TestClient, url: str) -> None:
     r = client.get(url, headers=MD)
     assert r.status_code == 200
