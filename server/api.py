@@ -17,7 +17,13 @@ from papersift.server import views
 from papersift.server.context import ctx
 from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
-from papersift.server.params import ParamError, int_param, parse_search, search_url
+from papersift.server.params import (
+    ParamError,
+    check_params,
+    int_param,
+    parse_search,
+    search_url,
+)
 from papersift.server.people_views import researcher_names
 from papersift.server.ratelimit import document_limits
 from papersift.server.schemas import (
@@ -101,6 +107,7 @@ def search_page(
 async def paper(request: Request) -> Response:
     rest: str = request.path_params["rest"]
     want_similar = rest.endswith("/similar")
+    check_params(request.query_params, ("limit",) if want_similar else ())
     if want_similar:
         rest = rest.removesuffix("/similar")
     parsed = parse_paper_path(rest)
@@ -130,11 +137,13 @@ async def paper(request: Request) -> Response:
 
 
 async def categories(request: Request) -> Response:
+    check_params(request.query_params)
     stats = await ctx(request).stats()
     return json_response(request, categories_body(stats, site_root(request)))
 
 
 async def stats(request: Request) -> Response:
+    check_params(request.query_params)
     return json_response(request, stats_body(await ctx(request).stats()))
 
 
