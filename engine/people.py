@@ -158,18 +158,19 @@ class People:
     def get(self, rid: int) -> Researcher | None:
         """A researcher by id; a merged id resolves to the researcher it was merged into."""
         with self.store.reading() as db:
-            for _ in range(20):  # merge chains are short; the bound guards against a cycle
-                row = db.execute(
-                    "SELECT rid, name, key, papers, collective, merged_into FROM researchers "
-                    "WHERE rid = ?",
-                    (rid,),
-                ).fetchone()
-                if row is None:
-                    return None
-                if row[5] is None:
-                    return self._researcher(db, row)
-                rid = int(row[5])
-        return None
+            row = _survivor(db, rid)
+            return None if row is None else self._researcher(db, row)
+
+    def survivors(self, rids: Iterable[int]) -> dict[int, int]:
+        """The ids among ``rids`` that were merged away, each with the id it leads to now
+        (what the search filter reads: the lexical index holds no researcher ids)."""
+        out = {}
+        with self.store.reading() as db:
+            for rid in dict.fromkeys(rids):
+                row = _survivor(db, rid)
+                if row is not None and int(str(row[0])) != rid:
+                    out[rid] = int(str(row[0]))
+        return out
 
     def many(self, rids: Iterable[int]) -> dict[int, Researcher]:
         ids = list(dict.fromkeys(rids))
@@ -362,3 +363,16 @@ def _position(pos: int, n: int) -> str:
 
 def encode_ids(ids: Iterable[tuple[str, str]]) -> str:
     return json.dumps(sorted({(s, v) for s, v in ids if s in ID_SOURCES}))
+
+
+def _survivor(db: sqlite3.Connection, rid: int) -> Sequence[object] | None:
+    """The row of ``rid``, or of the researcher a merge led it to; None for an unknown id."""
+    for _ in range(20):  # merge chains are short; the bound guards against a cycle
+        row: Sequence[object] | None = db.execute(
+            "SELECT rid, name, key, papers, collective, merged_into FROM researchers WHERE rid = ?",
+            (rid,),
+        ).fetchone()
+        if row is None or row[5] is None:
+            return row
+        rid = int(str(row[5]))
+    return None

@@ -288,10 +288,24 @@ def embedding_state(root: Path) -> tuple[str, bool]:
     return ("embedding is under way" if running else "not all papers are embedded yet"), running
 
 
-def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
-    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones."""
-    if not f.categories:
+def merged_researchers(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
+    """Researcher ids a merge took away read as the researcher they lead to now (as their
+    pages redirect), each with a note; their papers are that researcher's."""
+    moved = engine.data.people.survivors(f.researcher_ids) if f.researcher_ids else {}
+    if not moved:
         return f, []
+    ids = tuple(dict.fromkeys(moved.get(r, r) for r in f.researcher_ids))
+    return replace(f, researcher_ids=ids), [
+        f"researcher #{old} is now #{new}" for old, new in moved.items()
+    ]
+
+
+def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[str]]:
+    """Fix category case (``CS.cl`` -> ``cs.CL``); warn about unknown ones. A merged
+    researcher id reads as its survivor (``merged_researchers``)."""
+    f, notes = merged_researchers(engine, f)
+    if not f.categories:
+        return f, notes
     lookup = engine.category_lookup()
     cats, warnings = [], []
     for c in f.categories:
@@ -300,7 +314,7 @@ def canonical_filters(engine: SearchEngine, f: Filters) -> tuple[Filters, list[s
             warnings.append(f"no papers in category '{c}'")
             canon = c.strip()
         cats.append(canon)
-    return replace(f, categories=tuple(cats)), warnings
+    return replace(f, categories=tuple(cats)), notes + warnings
 
 
 def filter_query(engine: SearchEngine, f: Filters) -> tuple[tantivy.Query | None, list[str]]:

@@ -42,6 +42,7 @@ from papersift.core.errors import QueryError
 from papersift.core.paper import parse_arxiv_id
 from papersift.engine.hits import make_hits
 from papersift.engine.lexical_filters import keyword_filter
+from papersift.engine.plan import merged_researchers
 from papersift.engine.recommend_terms import WindowTerms, WindowTermsCache, count_texts
 from papersift.engine.results import Filters, Hit, past_window
 from papersift.engine.search import SearchEngine
@@ -300,8 +301,7 @@ def recommend(
     if len(seed_ids) > MAX_SEEDS:
         raise QueryError(f"at most {MAX_SEEDS} seed papers")
     data = engine.data
-    filters = filters or Filters()
-    warnings: list[str] = []
+    filters, warnings = merged_researchers(engine, filters or Filters())
     found: dict[int, str] = {}
     missing: list[str] = []
     for raw in dict.fromkeys(seed_ids):

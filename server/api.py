@@ -17,7 +17,13 @@ from papersift.server import views
 from papersift.server.context import ctx
 from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
-from papersift.server.params import ParamError, int_param, parse_search, search_url
+from papersift.server.params import (
+    ParamError,
+    check_params,
+    int_param,
+    parse_search,
+    search_url,
+)
 from papersift.server.people_views import researcher_names
 from papersift.server.ratelimit import document_limits
 from papersift.server.schemas import (
@@ -110,6 +116,7 @@ async def paper(request: Request) -> Response:
         path = request.url.path.rstrip("/")
         return RedirectResponse(str(request.url.replace(path=path)), status_code=307)
     want_similar = rest.endswith("/similar")
+    check_params(request.query_params, ("limit",) if want_similar else ())
     if want_similar:
         rest = rest.removesuffix("/similar")
     parsed = parse_paper_path(rest)
@@ -139,11 +146,13 @@ async def paper(request: Request) -> Response:
 
 
 async def categories(request: Request) -> Response:
+    check_params(request.query_params)
     stats = await ctx(request).stats()
     return json_response(request, categories_body(stats, site_root(request)))
 
 
 async def stats(request: Request) -> Response:
+    check_params(request.query_params)
     return json_response(request, stats_body(await ctx(request).stats()))
 
 

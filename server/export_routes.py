@@ -17,7 +17,13 @@ from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
 from papersift.feeds.export import EXPORT_FORMATS, render_export
 from papersift.server.context import ctx
-from papersift.server.params import ParamError, int_param, parse_search
+from papersift.server.params import (
+    SEARCH_PARAMS,
+    ParamError,
+    check_params,
+    int_param,
+    parse_search,
+)
 
 EXPORT_PARAMS = ("format", "limit")
 
@@ -53,9 +59,10 @@ async def export(request: Request) -> Response:
     c = ctx(request)
     cfg = c.config.search
     params = request.query_params
-    fmt = params.get("format", "")
+    fmt = params.get("format", "").strip().lower()  # BibTeX, as the links name it
     if fmt not in EXPORT_FORMATS or len(params.getlist("format")) != 1:
         raise ParamError("format", f"Give one 'format': {', '.join(EXPORT_FORMATS)}.")
+    check_params(params, (*EXPORT_PARAMS, *SEARCH_PARAMS), single=("limit",))
     limit = int_param(params, "limit", cfg.max_window, cfg.max_window)
     rest = QueryParams([(k, v) for k, v in params.multi_items() if k not in EXPORT_PARAMS])
     for name in ("page", "page_size"):

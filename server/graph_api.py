@@ -87,14 +87,26 @@ async def read_body(request: Request, limit: int) -> bytes:
 
 
 def decode_json(raw: bytes) -> Any:
-    """The body's JSON value; a ParamError when it is not JSON or nests deeper than msgspec
-    reads (a RecursionError: ~1,000 levels, far past any body of the schemas)."""
+    """The body's JSON value; a ParamError when it is not JSON, is not UTF-8 (msgspec raises
+    UnicodeDecodeError on a bad byte inside a string) or nests deeper than msgspec reads (a
+    RecursionError: ~1,000 levels, far past any body of the schemas)."""
     try:
         return msgspec.json.decode(raw)
     except msgspec.DecodeError as exc:
         raise ParamError("body", f"The body is not JSON: {exc}.") from None
+    except UnicodeDecodeError:
+        raise ParamError("body", f"The body is not valid UTF-8 ({_bad_byte(raw)}).") from None
     except RecursionError:
         raise ParamError("body", "The body nests arrays or objects too deeply.") from None
+
+
+def _bad_byte(raw: bytes) -> str:
+    """Where ``raw`` stops being UTF-8 (msgspec's own offset counts from the string's start)."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"byte {exc.start:,} is {raw[exc.start]:#04x}; JSON must be sent as UTF-8"
+    return "JSON must be sent as UTF-8"
 
 
 DATE_EXPECTED = "a date such as 2024, 2024-05 or 2024-05-17"

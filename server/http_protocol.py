@@ -6,7 +6,8 @@ unfinished after 16 KB (with a 400; a longer head read whole in one go got throu
 httptools buffers a head of any size. ``HeadLimitProtocol`` puts a limit back, for any
 head over ``MAX_HEAD`` bytes however it arrives: it is answered ``431 Request Header Fields
 Too Large`` and the connection closed, before the app sees the request and without reading
-much more of it. A body (forms, JSON) is not counted.
+much more of it: as JSON (the API's Error) for an ``/api/`` path, as plain text for a page.
+A body (forms, JSON) is not counted.
 
 How a head is measured: httptools reports neither where a head starts nor where it ends in
 the bytes it is fed, only callbacks. A chunk of bytes that begins and ends inside the same
@@ -20,7 +21,10 @@ next chunk. When a head is complete, its URL and headers are counted in their us
 from __future__ import annotations
 
 import httptools
+import msgspec
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from papersift.server.schemas import ERROR_CODES, error_body
 
 # Room for the search form's longest text (``[search] max_text_length``, 20,000 characters,
 # up to 3 bytes each URL-encoded) so that a pasted text meets the app's own limit and its
@@ -35,6 +39,31 @@ _BODY = (
     b"papers like a long text, paste it into the form at /similar, which posts it.\n"
     % (MAX_HEAD // 1024)
 )
+# The API's answer is its Error object (``server.schemas``), with CORS as its other errors
+# have, and names the API's way to send a long text.
+# What the API's ``q`` says of its limit, and the 431's advice.
+URL_LIMIT = (
+    f"A query fits only while the URL stays under {MAX_HEAD // 1024} KB (the request line "
+    "and headers): percent-encoded, a character outside ASCII takes 6 to 12 bytes (9 for "
+    "CJK: about 7,000 such characters fill it). To find papers like a long text, send it as "
+    "JSON to POST /api/v1/similar."
+)
+_API_MESSAGE = f"The request line and headers are over {MAX_HEAD // 1024} KB. {URL_LIMIT}"
+_API_BODY = msgspec.json.encode(error_body(431, ERROR_CODES[431], _API_MESSAGE))
+_API_HEADERS = (
+    b"content-type: application/json\r\n"
+    b"access-control-allow-origin: *\r\n"
+    b"x-content-type-options: nosniff\r\n"
+    b"cache-control: no-store\r\n"
+)
+
+
+def _api_target(url: bytes) -> bool:
+    """Whether a request target (perhaps only its start, or absolute-form) is an API path."""
+    if url[:1] != b"/":  # http://host/api/...
+        parts = url.split(b"/", 3)
+        url = b"/" + parts[3] if len(parts) == 4 else b"/"
+    return url.startswith(b"/api/")
 
 
 class _HeadTooLarge(Exception):
@@ -127,12 +156,14 @@ class HeadLimitProtocol(HttpToolsProtocol):
         content = [STATUS_LINE[431]]
         for name, value in self.server_state.default_headers:
             content += [name, b": ", value, b"\r\n"]
+        api = _api_target(self.url)  # the refused request's (partial) target
+        body = _API_BODY if api else _BODY
         content += [
-            b"content-type: text/plain; charset=utf-8\r\n",
-            b"content-length: %d\r\n" % len(_BODY),
+            _API_HEADERS if api else b"content-type: text/plain; charset=utf-8\r\n",
+            b"content-length: %d\r\n" % len(body),
             b"connection: close\r\n",
             b"\r\n",
-            _BODY,
+            body,
         ]
         self.transport.write(b"".join(content))
         if self.transport.can_write_eof():

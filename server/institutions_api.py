@@ -21,7 +21,7 @@ from papersift.engine.ror import parse_ror_id
 from papersift.server.context import ctx
 from papersift.server.institution_pages import _registry
 from papersift.server.paging import api_page
-from papersift.server.params import ParamError, clean_text, with_filters
+from papersift.server.params import ParamError, check_params, clean_text, with_filters
 from papersift.server.schemas_institutions import detail_body, list_body, match_body
 from papersift.server.templating import json_response
 from papersift.server.urls import site_root
@@ -41,9 +41,7 @@ async def institutions(request: Request) -> Response:
 
 
 async def match(request: Request) -> Response:
-    for name in request.query_params:
-        if name != "q":
-            raise ParamError(name, f"Unknown parameter {name[:40]!r}; known: q.")
+    check_params(request.query_params, ("q",))
     reg = _registry(request)
     if "q" not in request.query_params:
         raise ParamError("q", "Give 'q', an affiliation as a paper prints it.")
@@ -56,6 +54,7 @@ async def match(request: Request) -> Response:
 
 
 async def institution(request: Request) -> Response:
+    check_params(request.query_params)
     raw = unquote(request.path_params["id"]).strip()
     reg = _registry(request)
     c = ctx(request)

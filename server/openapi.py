@@ -155,14 +155,20 @@ def openapi_document(root: str, cfg: SearchConfig, *, admin: bool = True) -> dic
             get: {
                 "operationId": "listCategories",
                 "summary": "Categories with paper counts",
-                "responses": {"200": body(CategoriesResponse, "Every category, largest first.")},
+                "responses": {
+                    "200": body(CategoriesResponse, "Every category, largest first."),
+                    "400": errors["400"],
+                },
             }
         },
         "/api/v1/stats": {
             get: {
                 "operationId": "getStats",
                 "summary": "Corpus statistics",
-                "responses": {"200": body(Stats, "Counts, model and date range.")},
+                "responses": {
+                    "200": body(Stats, "Counts, model and date range."),
+                    "400": errors["400"],
+                },
             }
         },
         **people_paths(body, errors, moved),

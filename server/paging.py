@@ -12,7 +12,7 @@ from typing import Any
 from starlette.requests import Request
 
 from papersift.core.urls import with_query
-from papersift.server.params import ParamError, clean_text, int_param
+from papersift.server.params import check_params, clean_text, int_param
 
 MAX_QUERY = 200  # characters of a name query
 MAX_PAGE = 10_000
@@ -67,12 +67,9 @@ def name_page(request: Request, path: str, *, size: int) -> NamePage:
 
 
 def api_page(request: Request, path: str) -> NamePage:
-    """The page an API list asks for; an unknown parameter is a 400 naming it."""
+    """The page an API list asks for; an unknown or repeated parameter is a 400 naming it."""
     params = request.query_params
-    for name in params:
-        if name not in API_PARAMS:
-            known = ", ".join(API_PARAMS)
-            raise ParamError(name, f"Unknown parameter {name[:40]!r}; known: {known}.")
+    check_params(params, API_PARAMS)
     q = clean_text(params.get("q", ""))[:MAX_QUERY]
     limit = int_param(params, "limit", API_LIMIT, API_MAX_LIMIT)
     return NamePage(path, q, int_param(params, "page", 1, MAX_PAGE), limit, api=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from datetime import date
 
@@ -59,6 +59,21 @@ def clean_text(text: str) -> str:
     """Replace control and unpaired-surrogate characters with spaces and collapse whitespace."""
     chars = (" " if unicodedata.category(c) in ("Cc", "Cs", "Cf") else c for c in text)
     return " ".join("".join(chars).split())
+
+
+def check_params(
+    params: QueryParams, known: Sequence[str] = (), single: Collection[str] | None = None
+) -> None:
+    """The API's rule for a query string: a parameter not in ``known``, or one of ``single``
+    (default: all of ``known``) given more than once, is a 400 naming it, rather than a
+    typo quietly ignored (``?limt=3``) or a value quietly dropped."""
+    for name in params:
+        if name not in known:
+            takes = f"known: {', '.join(known)}" if known else "this URL takes none"
+            raise ParamError(name, f"Unknown parameter {_show(name)}; {takes}.")
+    for name in known if single is None else single:
+        if len(params.getlist(name)) > 1:
+            raise ParamError(name, f"Give '{name}' at most once.")
 
 
 def _single(params: QueryParams, name: str, strict: bool) -> str:
@@ -248,11 +263,7 @@ def parse_search(
     how long its list is (``views.list_page``).
     """
     if strict:
-        for name in params:
-            if name not in SEARCH_PARAMS:
-                raise ParamError(
-                    name, f"Unknown parameter {_show(name)}; known: {', '.join(SEARCH_PARAMS)}."
-                )
+        check_params(params, SEARCH_PARAMS, single=())  # each single one: ``_single``
     # The length as sent (the documented maxLength), not after control characters and
     # runs of whitespace are cleaned away.
     sent = max((len(v) for v in params.getlist("q")), default=0)

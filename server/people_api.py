@@ -14,7 +14,7 @@ from papersift.engine.people import People
 from papersift.engine.results import SearchRequest
 from papersift.server.context import ctx
 from papersift.server.paging import api_page
-from papersift.server.params import ParamError, parse_search
+from papersift.server.params import ParamError, check_params, parse_search
 from papersift.server.schemas_people import list_body, profile_body
 from papersift.server.templating import json_response
 from papersift.server.urls import site_root
@@ -47,6 +47,7 @@ async def researchers(request: Request) -> Response:
 
 
 async def researcher(request: Request) -> Response:
+    check_params(request.query_params)
     raw: str = request.path_params["id"]
     if not raw.isascii() or not raw.isdecimal() or len(raw) > 12:
         raise ParamError("id", f"{raw[:40]!r} is not a researcher id such as 42.")

@@ -3,17 +3,21 @@ filters; stateless (the seeds come with the request). Shapes: ``server.recommend
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
+
 import msgspec
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from papersift.core.config_search import SearchConfig
 from papersift.engine.recommend import Recommendations, recommend
 from papersift.engine.search import SearchEngine
 from papersift.server.context import ctx
 from papersift.server.graph_api import DATE_EXPECTED, decode_json, schema_error
-from papersift.server.params import ParamError, parse_search, window_last_page
+from papersift.server.params import ParamError, parse_search, window_error, window_last_page
 from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
 from papersift.server.schemas import hit_body
 from papersift.server.urls import site_root
@@ -56,19 +60,41 @@ def _filters_of(body: RecommendRequest) -> QueryParams:
     return QueryParams(pairs)
 
 
+def _last_page(result: Recommendations, max_window: int) -> int:
+    return window_last_page(-(-result.total // result.page_size), result.page_size, max_window)
+
+
+def page_of(
+    answer: Callable[[int], Recommendations], page: int, size: int, cfg: SearchConfig
+) -> Recommendations:
+    """Page ``page`` of the recommendations ``answer(page)`` gives, as a search's
+    (``engine.list_page.window_page``): past the result window, the empty page after the
+    last when the list ends inside the window, else the window's 400."""
+    if page * size <= cfg.max_window:
+        return answer(page)
+    first = answer(1)
+    if first.total > _last_page(first, cfg.max_window) * size:  # it runs on past the window
+        raise window_error(cfg.max_window, size, page)
+    return dataclasses.replace(first, page=page, hits=())
+
+
 def response_of(result: Recommendations, root: str, max_window: int) -> RecommendResponse:
-    """The answer; ``pages`` counts only the pages a request may ask for (the window's)."""
-    pages = -(-result.total // result.page_size)
+    """The answer; ``pages`` counts only the pages a request may ask for (the window's), and
+    a page past the last says so in ``warnings``, as a search's (``views.past_last``)."""
+    last = _last_page(result, max_window)
+    warnings = list(result.warnings)
+    if not result.hits and result.page > last:
+        warnings.append(f"page {result.page:,} is past the last page ({last:,})")
     return RecommendResponse(
         total=result.total,
         ranked=result.ranked,
         page=result.page,
         page_size=result.page_size,
-        pages=window_last_page(pages, result.page_size, max_window),
+        pages=last,
         from_=result.date_from.isoformat() if result.date_from else None,
         to=result.date_to.isoformat() if result.date_to else None,
         seeds=list(result.seeds),
-        warnings=list(result.warnings),
+        warnings=warnings,
         hits=[hit_body(h, root) for h in result.hits],
     )
 
@@ -83,13 +109,19 @@ async def recommend_route(request: Request) -> Response:
         body = _decode(await request.body())
     except msgspec.ValidationError as exc:
         raise schema_error(exc, _EXPECTED) from None
+    cfg = c.config.search
     req = parse_search(
-        _filters_of(body), c.config.search, strict=True,
-        known_categories=await c.known_categories(), known_institution=c.engine.holds_institution,
+        _filters_of(body), cfg, strict=True, known_categories=await c.known_categories(),
+        known_institution=c.engine.holds_institution,
+        window=False,  # a page past the window: the empty page after the last, as search's
     )  # fmt: skip
-    result = await c.call(recommend, c.engine, body.ids, req.filters, req.page, req.page_size)
-    answer = response_of(result, site_root(request), c.config.search.max_window)
-    payload = msgspec.json.encode(answer)
+    engine = c.engine
+
+    def answer(page: int) -> Recommendations:
+        return recommend(engine, body.ids, req.filters, page, req.page_size)
+
+    result = await c.call(page_of, answer, req.page, req.page_size or cfg.page_size, cfg)
+    payload = msgspec.json.encode(response_of(result, site_root(request), cfg.max_window))
     return Response(payload, media_type="application/json", headers={"Cache-Control": "no-store"})
 
 

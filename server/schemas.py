@@ -28,7 +28,7 @@ NULL_URL = Annotated[str | None, Meta(description="URL of the next page, if any.
 ERROR_CODES = {
     400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
     405: "method_not_allowed", 409: "conflict", 413: "too_large", 429: "too_many_requests",
-    500: "internal_error", 503: "unavailable",
+    431: "head_too_large", 500: "internal_error", 503: "unavailable",
 }  # fmt: skip
 
 

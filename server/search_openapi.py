@@ -7,6 +7,7 @@ from typing import Any
 
 from papersift.core.config_search import SearchConfig
 from papersift.engine.results import MODES, SORTS
+from papersift.server.http_protocol import URL_LIMIT
 from papersift.server.institutions_openapi import ROR_ID
 from papersift.server.params import (
     FLAG_VALUES,
@@ -62,7 +63,7 @@ def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
         param(
             "q",
             'Words, "quoted phrases", -excluded words, or an arXiv id or URL. Empty: '
-            "browse newest first.",
+            "browse newest first. " + URL_LIMIT,
             {"type": "string", "maxLength": cfg.max_text_length},
         ),
         param(

@@ -115,12 +115,17 @@ def test_export_route_matches_the_search(
 def test_export_limit_and_errors(http: httpx.Client) -> None:
     r = http.get("/api/v1/export", params={"format": "csl-json", "limit": 3})
     assert r.status_code == 200 and len(json.loads(r.text)) == 3
+    # Any case, as the page's links name the formats ("BibTeX" was "Give one 'format'").
+    r = http.get("/api/v1/export", params={"format": "BibTeX", "limit": 2})
+    assert r.status_code == 200 and len(bibtexparser.parse_string(r.text).entries) == 2
     for params, parameter in (
         ({"format": "doc"}, "format"),
         ({}, "format"),
         ({"format": "ris", "limit": 1001}, "limit"),
         ({"format": "ris", "page": 2}, "page"),
         ({"format": "ris", "colour": "red"}, "colour"),
+        ({"format": ["ris", "RIS"]}, "format"),
+        ({"format": "ris", "limit": [3, 4]}, "limit"),
     ):
         bad = http.get("/api/v1/export", params=params)
         assert bad.status_code == 400, params

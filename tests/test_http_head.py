@@ -14,6 +14,7 @@ import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 
@@ -177,3 +178,34 @@ def test_the_server_still_answers_after_refusals(server: Server) -> None:
     for _ in range(3):
         assert_refused(server.exchange(get(padded(2 * MAX_HEAD))))
     assert statuses(server.exchange(get("/healthz"))) == [200]
+
+
+def test_an_api_url_over_the_limit_gets_the_apis_error(server: Server) -> None:
+    """8,000 CJK characters, far under ``q``'s 20,000, are a 72 KB URL percent-encoded: the
+    API's 431 is its JSON Error with CORS, naming the API's way to send a long text (it was
+    the pages' plain text pointing at the form at /similar); a page keeps its plain text."""
+    q = quote("漢" * 8000)
+    raw = server.exchange(get(f"/api/v1/search?q={q}", b"Origin: https://example.org\r\n"))
+    assert statuses(raw) == [431], raw[:300]
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.lower().split(b"\r\n")
+    assert b"content-type: application/json" in lines
+    assert b"access-control-allow-origin: *" in lines and b"connection: close" in lines
+    error = json.loads(body)["error"]
+    assert error["status"] == 431 and error["code"] == "head_too_large"
+    assert "POST /api/v1/similar" in error["message"] and "64 KB" in error["message"]
+    assert_refused(server.exchange(get(f"/search?q={q}")))
+    # Absolute-form, and a target refused before its end has come: the API's answer still.
+    raw = server.exchange(get(f"http://127.0.0.1/api/v1/search?q={q}"))
+    assert b'"code":"head_too_large"' in raw
+    with server.connect() as sock:
+        sock.sendall(b"GET /api/v1/search?q=" + b"a" * (2 * MAX_HEAD))
+        assert b'"code":"head_too_large"' in read_to_close(sock)
+
+
+def test_the_q_limit_says_what_fits_in_a_url(server: Server) -> None:
+    raw = server.exchange(get("/openapi.json"))
+    doc = json.loads(raw.partition(b"\r\n\r\n")[2])
+    search = doc["paths"]["/api/v1/search"]["get"]["parameters"]
+    q = next(p for p in search if p["name"] == "q")
+    assert "64 KB" in q["description"] and "POST /api/v1/similar" in q["description"]

@@ -19,12 +19,14 @@ from papersift.core.errors import WindowError
 from papersift.engine.list_page import list_page
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
+from papersift.server.app import create_app
 from tests.web_helpers import NARROW_WINDOW, parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
 
 WINDOW = NARROW_WINDOW
 SHORT = {"q": "parsing", "page_size": "5"}  # a few pages, ending inside any window here
+RAG = ["2503.14649", "2508.12282", "2505.22571", "2602.15856"]  # as test_recommend
 
 
 def text_of(doc: Any, selector: str) -> str:
@@ -151,3 +153,32 @@ def test_the_cli_pages_as_the_web(built_config: Config, engine: SearchEngine) ->
         "papersift: error: page 5 is past the result window: with 24 per page at most 4 pages "
         "can be reached (the first 96 results)"
     ]
+
+
+def test_recommendations_page_as_the_search_does(
+    client: TestClient, engine: SearchEngine, built_config: Config
+) -> None:
+    """``POST /api/v1/recommend`` (documented as paging like the search): a page past the
+    last is the empty page naming the last (it said nothing), and past the result window
+    too when the list ends inside it (a 400 before); a list that runs on past a narrower
+    window refuses it as the search does."""
+    ask = {"ids": RAG, "from": "2020-01-01", "to": "2026-12-31", "page_size": 5}
+    first = client.post("/api/v1/recommend", json=ask).json()
+    last = first["pages"]
+    assert 4 < last < 200 and first["total"] > 20
+    for page in (last + 1, 5000):  # inside the window, and past it
+        r = client.post("/api/v1/recommend", json={**ask, "page": page})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        assert body["hits"] == [] and body["total"] == first["total"] and body["page"] == page
+        assert body["warnings"] == [f"page {page:,} is past the last page ({last})"]
+    assert client.post("/api/v1/recommend", json={**ask, "page": last}).json()["warnings"] == []
+    search = replace(built_config.search, max_window=20)
+    with TestClient(create_app(engine, replace(built_config, search=search))) as twenty:
+        assert twenty.post("/api/v1/recommend", json={**ask, "page": 4}).json()["hits"]
+        r = twenty.post("/api/v1/recommend", json={**ask, "page": 5})
+    assert r.status_code == 400
+    assert r.json()["error"]["message"] == (
+        "Page 5 is past the result window: with 5 per page at most 4 pages can be reached "
+        "(the first 20 results)."
+    )

@@ -106,8 +106,21 @@ def test_responses_match_the_document(
         ("/api/v1/papers/2401.99999", "/api/v1/papers/{id}", 404, None),
         ("/api/v1/papers/2401.10241/similar?limit=0", "/api/v1/papers/{id}/similar", 400, "limit"),
         ("/api/v1/papers/2401.99999/similar", "/api/v1/papers/{id}/similar", 404, None),
+        # Every GET endpoint refuses what it does not take, as search does (they ignored it:
+        # ?limt=3 gave 10 similar papers), and a single-valued parameter given twice.
+        ("/api/v1/papers/2401.10241?limit=3", "/api/v1/papers/{id}", 400, "limit"),
+        ("/api/v1/papers/2401.10241/similar?limt=3", "/api/v1/papers/{id}/similar", 400, "limt"),
+        ("/api/v1/papers/2401.10241/similar?limit=3&limit=4", "/api/v1/papers/{id}/similar",
+         400, "limit"),
+        ("/api/v1/categories?q=cs", "/api/v1/categories", 400, "q"),
+        ("/api/v1/stats?x=1", "/api/v1/stats", 400, "x"),
+        ("/api/v1/researchers/1?page=2", "/api/v1/researchers/{id}", 400, "page"),
+        ("/api/v1/researchers?q=a&q=b", "/api/v1/researchers", 400, "q"),
+        ("/api/v1/institutions/1?x=1", "/api/v1/institutions/{id}", 400, "x"),
+        ("/api/v1/institutions/match?q=MIT&q=CMU", "/api/v1/institutions/match", 400, "q"),
+        ("/api/v1/export?format=ris&limit=3&limit=4", "/api/v1/export", 400, "limit"),
     ],
-)
+)  # fmt: skip
 def test_errors_are_documented_objects(
     client: TestClient,
     spec: dict[str, Any],
@@ -123,6 +136,28 @@ def test_errors_are_documented_objects(
     assert body["error"]["status"] == status
     assert body["error"].get("parameter") == parameter
     assert body["error"]["message"]
+
+
+def test_unknown_and_repeated_parameters_are_worded_as_search_words_them(
+    client: TestClient,
+) -> None:
+    def message(url: str) -> str:
+        r = client.get(url)
+        assert r.status_code == 400, r.text
+        return str(r.json()["error"]["message"])
+
+    assert message("/api/v1/search?q=a&q=b") == "Give 'q' at most once."
+    assert message("/api/v1/papers/2401.10241/similar?limit=3&limit=4") == (
+        "Give 'limit' at most once."
+    )
+    assert message("/api/v1/papers/2401.10241/similar?limt=3") == (
+        "Unknown parameter 'limt'; known: limit."
+    )
+    assert message("/api/v1/categories?q=cs") == "Unknown parameter 'q'; this URL takes none."
+    assert message("/api/v1/search?categroy=cs.IR").startswith(
+        "Unknown parameter 'categroy'; known: q, mode, category,"
+    )
+    assert client.get("/api/v1/papers/2401.10241/similar?limit=3").json()["similar"]
 
 
 def test_unknown_api_route_is_a_json_404(client: TestClient) -> None:

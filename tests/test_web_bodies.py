@@ -8,6 +8,7 @@ import asyncio
 import logging
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
@@ -107,3 +108,22 @@ def test_no_preflight_passes_credentials_or_reaches_the_pages(client: TestClient
     assert "authorization" not in admin.headers.get("access-control-allow-headers", "").lower()
     page = client.options("/signin", headers=PREFLIGHT)
     assert page.status_code == 405 and "access-control-allow-origin" not in page.headers
+
+
+@pytest.mark.parametrize("path", ["/api/v1/similar", "/api/v1/recommend"])
+def test_a_body_not_utf8_is_a_400(live_url: str, path: str) -> None:
+    """A Latin-1 é in a JSON string: msgspec raises UnicodeDecodeError, not a DecodeError,
+    which was a 500 without CORS that closed the connection. Over real HTTP, one
+    keep-alive connection: the next request on it is answered too."""
+    body = b'{"text":"caf\xe9", "ids":["caf\xe9"]}'
+    with httpx.Client(base_url=live_url, timeout=30) as http:
+        r = http.post(path, content=body, headers={**JSON, "Origin": "https://example.org"})
+        assert r.status_code == 400, r.text
+        assert r.headers["access-control-allow-origin"] == "*"
+        error = r.json()["error"]
+        assert error["parameter"] == "body" and error["code"] == "bad_request"
+        assert error["message"] == (
+            "The body is not valid UTF-8 (byte 12 is 0xe9; JSON must be sent as UTF-8)."
+        )
+        assert r.headers.get("connection") != "close"
+        assert http.get("/api/v1/stats").status_code == 200
