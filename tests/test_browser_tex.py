@@ -36,6 +36,27 @@ PAPERS = {
         r"tidally locked planet at a distance $a$ from its star, are related by, "
         r"$D^2\propto \sqrt{\frac{M}{m^3}}\,\,R^3$ and that $R\propto \sqrt{\frac{m}{M}}\,\, a$.",
     ),
+    "1405.2517": (
+        "A $35 Firewall for the Developing World",
+        r"To remedy the situation, we explore whether low-cost platforms, such as Raspberry Pi "
+        r"(\$35) and Cubieboard (\$59), can be used to implement security mechanisms. Our "
+        r"results show that these platforms can indeed serve as enablers of security functions "
+        r"for small sized deployments in the developing world, while only consuming less than "
+        r"$2.5 worth of electricity per device per annum.",
+    ),
+    "1908.01051": (
+        "Spams meet Cryptocurrencies: Sextortion in the Bitcoin Ecosystem",
+        r"We discover that one single entity is likely controlling the financial backbone of "
+        r"the majority of the sextortion campaigns and that the 11-month operation studied "
+        r"yielded a lower-bound revenue between \$1,300,620 and \$1,352,266. We conclude that "
+        r"sextortion spamming is a lucrative business.",
+    ),
+    "hep-th/9401109": (
+        "The Superscattering Matrix for Two Dimensional Black Holes",
+        r"A consistent Euclidean semi classical calculation is given for the superscattering "
+        r"operator $\$ $ in the RST model for states with a constant flux of energy. The $\$ $ "
+        r"operator is CPT invariant.",
+    ),
 }
 
 
@@ -95,3 +116,27 @@ def test_vector_arrows_and_fractions_are_drawn(browser: WebDriver, tex_site: str
     assert len(roots) == 2 and all(size(browser, r)[0] > 10 for r in roots)
     assert not abstract.find_elements(By.CSS_SELECTOR, ".katex-error")
     assert not severe_console_errors(browser), "no CSP violation"
+
+
+def test_a_currency_dollar_is_text(browser: WebDriver, tex_site: str) -> None:  # noqa: F811
+    """An escaped dollar outside math is a "$" and opens no formula: 1405.2517 read
+    "Raspberry Pi (\\n35)andCubieboard($59),canbeusedtoimplement...", all one italic
+    formula, 1908.01051 "between$1,300,620 and \\$1,352,266"; hep-th/9401109's
+    superscattering operator ``$\\$ $``, math, is a "$" twice (once "$$ $")."""
+    abstract = abstract_of(browser, tex_site, "1405.2517")
+    text = abstract.get_attribute("textContent")
+    assert "such as Raspberry Pi ($35) and Cubieboard ($59), can be used to implement" in text
+    assert "while only consuming less than $2.5 worth of electricity" in text
+    assert not abstract.find_elements(By.CSS_SELECTOR, ".katex")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "A $35 Firewall for the Developing World"
+
+    abstract = abstract_of(browser, tex_site, "1908.01051")
+    text = abstract.get_attribute("textContent")
+    assert "a lower-bound revenue between $1,300,620 and $1,352,266. We conclude" in text
+    assert not abstract.find_elements(By.CSS_SELECTOR, ".katex")
+
+    abstract = abstract_of(browser, tex_site, "hep-th/9401109")
+    formulas = abstract.find_elements(By.CSS_SELECTOR, ".katex-html")
+    assert [f.get_attribute("textContent") for f in formulas] == ["$", "$"]
+    assert "\\" not in abstract.text
+    assert not severe_console_errors(browser)

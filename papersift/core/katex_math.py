@@ -8,6 +8,10 @@ the first closing one after it outside braces, a backslash escaping the next cha
 An opening delimiter never closed leaves the rest of the run as text. So a ``<b>`` inside
 ``$...$`` splits it into two runs each with a lone ``$``, and a lone ``$`` pairs with the
 next run's first one: the text between is typeset as one italic formula.
+
+Auto-render takes an escaped dollar outside math (``Raspberry Pi (\\$35)``) for an opening
+delimiter all the same; the page shows each as a "$" in an element of its own
+(``server.templating.tex_markup``), so it is never one: here it is text.
 """
 
 from __future__ import annotations
@@ -28,12 +32,15 @@ def _formula(left: str, right: str, text: str, escape: str) -> str:
     return f"{left}(?:{text}|{escape}|{group})*+{right}"
 
 
+# A dollar escaped outside math: a literal "$", never a delimiter (see above).
+ESCAPED_DOLLAR = "\\$"
 # Each formula at once (a regex, ~4x faster than a scan in Python on an abstract full of
-# them); failing that, an opening delimiter alone (two characters at most: every formula
-# is longer), after which ``_closing`` scans as auto-render does.
+# them); failing that, an opening delimiter alone (every formula is longer), after which
+# ``_closing`` scans as auto-render does; or an escaped dollar, passed over.
 _FORMULA = re.compile(
     "|".join(
         (
+            re.escape(ESCAPED_DOLLAR),
             _formula(r"\$\$", r"\$\$", r"[^\\{}$]++|\$(?!\$)", r"\\(?s:.)"),
             _formula(r"\\\[", r"\\\]", r"[^\\{}]++", r"\\(?!\])(?s:.)"),
             _formula(r"\$(?!\$)", r"\$", r"[^\\{}$]++", r"\\(?s:.)"),
@@ -65,7 +72,9 @@ def math_spans(text: str, until: int | None = None) -> list[tuple[int, int]]:
             start, end = found.span()
             if start >= until:
                 return spans
-            if end - start > 2:  # a whole formula
+            if found.group() == ESCAPED_DOLLAR:
+                continue
+            if found.group() not in _RIGHT:  # a whole formula
                 spans.append((start, end))
                 continue
             right = _RIGHT[found.group()]
