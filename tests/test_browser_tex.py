@@ -57,6 +57,15 @@ PAPERS = {
         r"operator $\$ $ in the RST model for states with a constant flux of energy. The $\$ $ "
         r"operator is CPT invariant.",
     ),
+    "1608.03580": (
+        "Optimal Hashing-based Time-Space Trade-offs for Approximate Near Neighbors",
+        r"For the $d$-dimensional Euclidean space and $n$-point datasets, we develop a data "
+        r"structure with space $n^{1 + \rho_u + o(1)} + O(dn)$ and query time "
+        r"$n^{\rho_q + o(1)} + d n^{o(1)}$ for every $\rho_u, \rho_q \geq 0$ such that: "
+        r"\begin{equation} c^2 \sqrt{\rho_q} + (c^2 - 1) \sqrt{\rho_u} = \sqrt{2c^2 - 1}. "
+        r"\end{equation} This is the first data structure that achieves sublinear query time "
+        r"and near-linear space for every approximation factor $c > 1$.",
+    ),
 }
 
 
@@ -139,4 +148,17 @@ def test_a_currency_dollar_is_text(browser: WebDriver, tex_site: str) -> None:  
     formulas = abstract.find_elements(By.CSS_SELECTOR, ".katex-html")
     assert [f.get_attribute("textContent") for f in formulas] == ["$", "$"]
     assert "\\" not in abstract.text
+    assert not severe_console_errors(browser)
+
+
+def test_an_equation_environment_is_typeset(browser: WebDriver, tex_site: str) -> None:  # noqa: F811
+    """1608.03580's ``\\begin{equation}`` read as text, "c^2 √(ρ_q) + (c^2 - 1) √(ρ_u) =
+    √(2c^2 - 1)."; KaTeX typesets it in display mode."""
+    abstract = abstract_of(browser, tex_site, "1608.03580")
+    shown = abstract.find_elements(By.CSS_SELECTOR, ".katex-display")
+    assert len(shown) == 1
+    assert len(shown[0].find_elements(By.CSS_SELECTOR, ".sqrt")) == 3
+    assert size(browser, shown[0])[0] > size(browser, abstract)[0] / 2, "a line of its own"
+    assert "begin" not in abstract.text and "√" not in abstract.text
+    assert not abstract.find_elements(By.CSS_SELECTOR, ".katex-error")
     assert not severe_console_errors(browser)

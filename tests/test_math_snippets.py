@@ -129,6 +129,12 @@ def test_spans_are_auto_renders() -> None:
         r"(\$35) and (\$59), less than $2.5": [],
         r"$\$ $ and $\$ $": [(0, 5), (10, 15)],  # an escaped $ inside math is math
         r"\$$x$": [(2, 5)],
+        # An environment KaTeX typesets in display mode, whole (1608.03580), $ in it or not.
+        r"such that: \begin{equation} c^2 \sqrt{\rho_q} = \sqrt{2c^2 - 1}. \end{equation} This": [
+            (11, 79)
+        ],
+        r"\begin{equation*} \text{ $\alpha$-corr.} \end{equation*} $x$": [(0, 56), (57, 60)],
+        r"\begin{eqnarray} x \end{eqnarray}": [],  # not one KaTeX knows
         "$$ x $y$": [(5, 8)],  # $$ never closed: auto-render stops; past it, $y$
         "a $ b": [],
     }
@@ -136,6 +142,7 @@ def test_spans_are_auto_renders() -> None:
         assert math_spans(text) == spans, text
     rng = random.Random(7)
     pieces = ["$", "$$", "\\", "{", "}", "a", " ", "\\(", "\\)", "\\[", "\\]", "{x}", "\\$"]
+    pieces += ["\\begin{equation}", "\\end{equation}", "\\begin{align*}", "\\end{align*}"]
     made = ["".join(rng.choices(pieces, k=rng.randint(1, 30))) for _ in range(20000)]
     checked = 0
     for text in [t for r in demo_records() for t in (r["title"], r["abstract"])] + made:

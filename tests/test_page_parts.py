@@ -132,6 +132,23 @@ def test_an_escaped_dollar_outside_math_is_a_dollar_and_never_opens_math() -> No
     )
 
 
+def test_an_equation_environment_is_left_to_katex() -> None:
+    """1608.03580's ``\\begin{equation}``: the page decoded it as text ("c^2 √(ρ_q) + (c^2
+    - 1) √(ρ_u) = √(2c^2 - 1)."), where KaTeX typesets it in display mode (math.js)."""
+    equation = (
+        r"\begin{equation} c^2 \sqrt{\rho_q} + (c^2 - 1) \sqrt{\rho_u} = \sqrt{2c^2 - 1}. "
+        r"\end{equation}"
+    )
+    text = rf"for every $\rho_u, \rho_q \geq 0$ such that: {equation} This is the first"
+    assert tex_text(text) == text
+    assert plain_text(text) == (
+        "for every ρ_u, ρ_q ≥0 such that: c^2 √(ρ_q) + (c^2 - 1) √(ρ_u) = √(2c^2 - 1). This is "
+        "the first"
+    )
+    eqnarray = r"\begin{eqnarray} a \end{eqnarray}"  # one KaTeX does not know: text, as was
+    assert tex_text(eqnarray) == "a"
+
+
 def _boxes(svg: etree._Element) -> list[tuple[float, float, float, float, str]]:
     """Estimated label boxes (left, top, right, bottom) of an SVG's name labels."""
     out = []

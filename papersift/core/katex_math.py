@@ -18,9 +18,16 @@ from __future__ import annotations
 
 import re
 
+# The display environments KaTeX typesets at the top level of a formula (``\\begin{eqnarray}``
+# it does not know). Auto-render gives it each whole, ``\\begin`` and ``\\end`` included.
+ENVIRONMENTS = ("equation", "equation*", "align", "align*", "gather", "gather*")
 # (left, right) as math.js lists them: at a position where two start, the first wins.
-DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
+DELIMITERS = (
+    ("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"),
+    *((f"\\begin{{{env}}}", f"\\end{{{env}}}") for env in ENVIRONMENTS),
+)  # fmt: skip
 _RIGHT = dict(DELIMITERS)
+_REACH = max(len(left) for left, _ in DELIMITERS) - 1
 
 
 def _formula(left: str, right: str, text: str, escape: str) -> str:
@@ -67,8 +74,8 @@ def math_spans(text: str, until: int | None = None) -> list[tuple[int, int]]:
     at = 0
     until = len(text) if until is None else until
     while True:
-        # One character more: a delimiter of two starting just before ``until`` is seen.
-        for found in _FORMULA.finditer(text, at, until + 1):
+        # A delimiter starting just before ``until`` is seen whole.
+        for found in _FORMULA.finditer(text, at, until + _REACH):
             start, end = found.span()
             if start >= until:
                 return spans
