@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 from datetime import date
-from html import escape, unescape
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -48,20 +48,34 @@ def snippet(html: str) -> Markup:
     return Markup(_UNSAFE_TAG.sub("&lt;", html))
 
 
+# An escaped dollar outside math (``Raspberry Pi (\\$35)``): a "$" in an element of its own.
+# KaTeX's auto-render reads each run of text between elements apart and takes any "$" in
+# one for a delimiter, escaped or not: in the text, it paired one with the next "$" and
+# typeset the words between as one formula ("(35)andCubieboard($59),canbe...").
+DOLLAR = Markup('<span class="dollar">$</span>')
+
+
+def tex_markup(text: str) -> Markup:
+    """A title or abstract for HTML: TeX outside math decoded, math left to KaTeX
+    (``core.tex.tex_runs``), escaped, with ``DOLLAR`` for each escaped dollar outside math."""
+    return DOLLAR.join(tex.tex_runs(text))  # each run escaped
+
+
 def tex_html(html: str, whole: str | None = None) -> Markup:
     """An engine snippet (escaped text, ``<b>`` marks) with TeX outside math decoded in each
-    stretch between the marks. ``whole`` is the raw text the snippet shows in full (a
-    title): when the decoded stretches do not add up to it decoded (a mark fell inside a
-    TeX command), the decoded text is shown without marks instead."""
+    stretch between the marks (as :func:`tex_markup`). ``whole`` is the raw text the snippet
+    shows in full (a title): when the decoded stretches do not add up to it decoded (a mark
+    fell inside a TeX command), the decoded text is shown without marks instead."""
     if "\\" not in html and "{" not in html:
         return snippet(html)
     pieces = _MARK.split(_MARKED_GROUP.sub(r"<b>\1{\2}</b>", html))
-    out = [p if p in ("<b>", "</b>") else escape(tex.tex_text(unescape(p))) for p in pieces]
+    # Each stretch is unescaped and escaped again: no tag of the engine's is kept but <b>.
+    out = [p if p in ("<b>", "</b>") else tex_markup(unescape(p)) for p in pieces]
     if whole is not None:
-        decoded = tex.tex_text(whole)
-        if "".join(p for p in out if p not in ("<b>", "</b>")) != escape(decoded):
-            return Markup(escape(decoded))
-    return snippet("".join(out))
+        decoded = tex_markup(whole)
+        if "".join(p for p in out if p not in ("<b>", "</b>")) != decoded:
+            return decoded
+    return Markup("".join(out))
 
 
 def hit_title(hit: Hit) -> Markup:
@@ -152,7 +166,7 @@ def make_environment(template_dir: Path = TEMPLATE_DIR) -> Environment:
         number=lambda n: f"{n:,}",
         jsonld=lambda data: Markup(meta.dump_jsonld(data)),
         plain=tex.plain_text,
-        tex=tex.tex_text,
+        tex=tex_markup,
         tex_html=tex_html,
         hit_title=hit_title,
         note=_note,

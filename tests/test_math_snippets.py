@@ -43,15 +43,18 @@ _MARK = re.compile(r"(</?b>)")
 
 def auto_render(text: str, past_unclosed: bool = False) -> list[tuple[int, int]]:
     """The math auto-render finds in one run of text: (start, end), delimiters included.
-    Ported from its ``splitAtDelimiters`` and ``findEndOfMath``, character by character.
-    ``past_unclosed``: after an opening delimiter never closed, go on past it (as
-    ``math_spans`` does) instead of leaving the rest as text (as auto-render does)."""
+    Ported from its ``splitAtDelimiters`` and ``findEndOfMath``, character by character;
+    but an escaped dollar outside math is no delimiter, as the page shows it apart
+    (``server.templating.tex_markup``). ``past_unclosed``: after an opening delimiter
+    never closed, go on past it (as ``math_spans`` does) instead of leaving the rest as
+    text (as auto-render does)."""
     spans = []
     at = 0
     while True:
-        found = [text.find(left, at) for left, _ in DELIMITERS]
-        index = min((i for i in found if i >= 0), default=-1)
-        if index < 0:
+        index = at
+        while index < len(text) and not any(text.startswith(lt, index) for lt, _ in DELIMITERS):
+            index += 2 if text.startswith("\\$", index) else 1
+        if index >= len(text):
             return spans
         left, right = next((lt, rt) for lt, rt in DELIMITERS if text.startswith(lt, index))
         i, depth = index + len(left), 0
@@ -122,7 +125,16 @@ def test_spans_are_auto_renders() -> None:
         "$\\sqrt{\\frac{a}{b$}}$ c": [(0, 21)],  # ... braces in braces
         "$a}$b$": [(0, 4)],  # a closing brace too many
         "$a$$b$": [(0, 3), (3, 6)],
-        r"costs \$5 and $x$": [(7, 15)],  # auto-render opens math at an escaped $ outside it
+        r"costs \$5 and $x$": [(14, 17)],  # an escaped $ outside math is text
+        r"(\$35) and (\$59), less than $2.5": [],
+        r"$\$ $ and $\$ $": [(0, 5), (10, 15)],  # an escaped $ inside math is math
+        r"\$$x$": [(2, 5)],
+        # An environment KaTeX typesets in display mode, whole (1608.03580), $ in it or not.
+        r"such that: \begin{equation} c^2 \sqrt{\rho_q} = \sqrt{2c^2 - 1}. \end{equation} This": [
+            (11, 79)
+        ],
+        r"\begin{equation*} \text{ $\alpha$-corr.} \end{equation*} $x$": [(0, 56), (57, 60)],
+        r"\begin{eqnarray} x \end{eqnarray}": [],  # not one KaTeX knows
         "$$ x $y$": [(5, 8)],  # $$ never closed: auto-render stops; past it, $y$
         "a $ b": [],
     }
@@ -130,6 +142,7 @@ def test_spans_are_auto_renders() -> None:
         assert math_spans(text) == spans, text
     rng = random.Random(7)
     pieces = ["$", "$$", "\\", "{", "}", "a", " ", "\\(", "\\)", "\\[", "\\]", "{x}", "\\$"]
+    pieces += ["\\begin{equation}", "\\end{equation}", "\\begin{align*}", "\\end{align*}"]
     made = ["".join(rng.choices(pieces, k=rng.randint(1, 30))) for _ in range(20000)]
     checked = 0
     for text in [t for r in demo_records() for t in (r["title"], r["abstract"])] + made:

@@ -8,7 +8,7 @@ from lxml import etree
 
 from papersift.core.tex import plain_text, tex_text
 from papersift.server.svg import FONT, Bar, Node, bar_chart, label_width, network
-from papersift.server.templating import tex_html
+from papersift.server.templating import tex_html, tex_markup
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -85,6 +85,68 @@ def test_tex_html_keeps_highlights_or_drops_them_when_they_split_tex() -> None:
     # A mark around a command's whole argument moves outside it: the spaces stay.
     assert tex_html("split of \\textsf{<b>FOLIO</b>} and") == "split of <b>FOLIO</b> and"
     assert tex_html("plain {<b>Bayes</b>} here") == "plain <b>Bayes</b> here"
+
+
+# Real abstracts (excerpts) with a currency \$ outside math.
+RASPBERRY = (  # 1405.2517
+    r"low-cost platforms, such as Raspberry Pi (\$35) and Cubieboard (\$59), can be used to "
+    r"implement security mechanisms. [...] while only consuming less than $2.5 worth of "
+    r"electricity"
+)
+SEXTORTION = r"yielded a lower-bound revenue between \$1,300,620 and \$1,352,266. We"  # 1908.01051
+SUPERSCATTERING = (  # hep-th/9401109: \$ inside math, the superscattering operator
+    r"the superscattering operator $\$ $ in the RST model for states with a constant flux "
+    r"of energy. The $\$ $ operator is CPT invariant."
+)
+
+
+def test_an_escaped_dollar_outside_math_is_a_dollar_and_never_opens_math() -> None:
+    """KaTeX's auto-render took each for a delimiter: 1405.2517 showed "Raspberry Pi (\\n
+    35)andCubieboard($59),canbeusedtoimplement..." as one formula, 1908.01051
+    "between$1,300,620 and \\$1,352,266"; the math finder paired $\\$ with the next $,
+    and hep-th/9401109's second operator read "$$ $"."""
+    dollar = '<span class="dollar">$</span>'
+    assert tex_markup(RASPBERRY) == (
+        f"low-cost platforms, such as Raspberry Pi ({dollar}35) and Cubieboard ({dollar}59), "
+        "can be used to implement security mechanisms. [...] while only consuming less than "
+        "$2.5 worth of electricity"  # a bare $ never closed: text, as the page shows it
+    )
+    assert tex_markup(SEXTORTION) == (
+        f"yielded a lower-bound revenue between {dollar}1,300,620 and {dollar}1,352,266. We"
+    )
+    assert tex_markup(SUPERSCATTERING) == SUPERSCATTERING  # both formulas as written
+    assert (
+        tex_text(SEXTORTION)
+        == "yielded a lower-bound revenue between $1,300,620 and $1,352,266. We"
+    )
+    assert plain_text(RASPBERRY).startswith(
+        "low-cost platforms, such as Raspberry Pi ($35) and Cubieboard ($59), can"
+    )
+    assert plain_text(SUPERSCATTERING) == (
+        "the superscattering operator $ in the RST model for states with a constant flux of "
+        "energy. The $ operator is CPT invariant."
+    )
+    # In a snippet, between marks, alike.
+    assert tex_html("Raspberry <b>Pi</b> (\\$35) and", "Raspberry Pi (\\$35) and") == (
+        f"Raspberry <b>Pi</b> ({dollar}35) and"
+    )
+
+
+def test_an_equation_environment_is_left_to_katex() -> None:
+    """1608.03580's ``\\begin{equation}``: the page decoded it as text ("c^2 √(ρ_q) + (c^2
+    - 1) √(ρ_u) = √(2c^2 - 1)."), where KaTeX typesets it in display mode (math.js)."""
+    equation = (
+        r"\begin{equation} c^2 \sqrt{\rho_q} + (c^2 - 1) \sqrt{\rho_u} = \sqrt{2c^2 - 1}. "
+        r"\end{equation}"
+    )
+    text = rf"for every $\rho_u, \rho_q \geq 0$ such that: {equation} This is the first"
+    assert tex_text(text) == text
+    assert plain_text(text) == (
+        "for every ρ_u, ρ_q ≥0 such that: c^2 √(ρ_q) + (c^2 - 1) √(ρ_u) = √(2c^2 - 1). This is "
+        "the first"
+    )
+    eqnarray = r"\begin{eqnarray} a \end{eqnarray}"  # one KaTeX does not know: text, as was
+    assert tex_text(eqnarray) == "a"
 
 
 def _boxes(svg: etree._Element) -> list[tuple[float, float, float, float, str]]:

@@ -8,15 +8,26 @@ the first closing one after it outside braces, a backslash escaping the next cha
 An opening delimiter never closed leaves the rest of the run as text. So a ``<b>`` inside
 ``$...$`` splits it into two runs each with a lone ``$``, and a lone ``$`` pairs with the
 next run's first one: the text between is typeset as one italic formula.
+
+Auto-render takes an escaped dollar outside math (``Raspberry Pi (\\$35)``) for an opening
+delimiter all the same; the page shows each as a "$" in an element of its own
+(``server.templating.tex_markup``), so it is never one: here it is text.
 """
 
 from __future__ import annotations
 
 import re
 
+# The display environments KaTeX typesets at the top level of a formula (``\\begin{eqnarray}``
+# it does not know). Auto-render gives it each whole, ``\\begin`` and ``\\end`` included.
+ENVIRONMENTS = ("equation", "equation*", "align", "align*", "gather", "gather*")
 # (left, right) as math.js lists them: at a position where two start, the first wins.
-DELIMITERS = (("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"))
+DELIMITERS = (
+    ("$$", "$$"), ("\\[", "\\]"), ("$", "$"), ("\\(", "\\)"),
+    *((f"\\begin{{{env}}}", f"\\end{{{env}}}") for env in ENVIRONMENTS),
+)  # fmt: skip
 _RIGHT = dict(DELIMITERS)
+_REACH = max(len(left) for left, _ in DELIMITERS) - 1
 
 
 def _formula(left: str, right: str, text: str, escape: str) -> str:
@@ -28,12 +39,15 @@ def _formula(left: str, right: str, text: str, escape: str) -> str:
     return f"{left}(?:{text}|{escape}|{group})*+{right}"
 
 
+# A dollar escaped outside math: a literal "$", never a delimiter (see above).
+ESCAPED_DOLLAR = "\\$"
 # Each formula at once (a regex, ~4x faster than a scan in Python on an abstract full of
-# them); failing that, an opening delimiter alone (two characters at most: every formula
-# is longer), after which ``_closing`` scans as auto-render does.
+# them); failing that, an opening delimiter alone (every formula is longer), after which
+# ``_closing`` scans as auto-render does; or an escaped dollar, passed over.
 _FORMULA = re.compile(
     "|".join(
         (
+            re.escape(ESCAPED_DOLLAR),
             _formula(r"\$\$", r"\$\$", r"[^\\{}$]++|\$(?!\$)", r"\\(?s:.)"),
             _formula(r"\\\[", r"\\\]", r"[^\\{}]++", r"\\(?!\])(?s:.)"),
             _formula(r"\$(?!\$)", r"\$", r"[^\\{}$]++", r"\\(?s:.)"),
@@ -60,12 +74,14 @@ def math_spans(text: str, until: int | None = None) -> list[tuple[int, int]]:
     at = 0
     until = len(text) if until is None else until
     while True:
-        # One character more: a delimiter of two starting just before ``until`` is seen.
-        for found in _FORMULA.finditer(text, at, until + 1):
+        # A delimiter starting just before ``until`` is seen whole.
+        for found in _FORMULA.finditer(text, at, until + _REACH):
             start, end = found.span()
             if start >= until:
                 return spans
-            if end - start > 2:  # a whole formula
+            if found.group() == ESCAPED_DOLLAR:
+                continue
+            if found.group() not in _RIGHT:  # a whole formula
                 spans.append((start, end))
                 continue
             right = _RIGHT[found.group()]

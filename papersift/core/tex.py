@@ -12,7 +12,8 @@ from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_la
 from pylatexenc.latexwalker import LatexMacroNode
 from pylatexenc.macrospec import std_macro
 
-from papersift.core.accents import MATH, accented, strip_accents
+from papersift.core.accents import accented, strip_accents
+from papersift.core.katex_math import DELIMITERS, ESCAPED_DOLLAR, math_spans
 
 _ESCAPES = {
     r"\%": "%",
@@ -89,7 +90,8 @@ _latex = LatexNodes2Text(math_mode="text", latex_context=_context())
 _PARSE = {"latex_context": _walker_context()}
 _TEX_TEXT = re.compile(r"[\\{}]")  # what pylatexenc has work to do on outside math
 _BARE_SPECIAL = re.compile(r"(?<!\\)([%&#])")  # a comment, a table cell: literal in titles
-_ESCAPED_DOLLAR = "\x00"
+# An escaped dollar outside math while the text is decoded: NUL, which no text may hold.
+_DOLLAR = "\x00"
 
 
 def _math_text(tex: str) -> str:
@@ -101,43 +103,68 @@ def _math_text(tex: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _text_mode(part: str) -> str:
-    """Accents, ``\\textsc{}``, ``{\\alpha}`` and braces outside math as Unicode text."""
+    """Accents, ``\\textsc{}``, ``{\\alpha}`` and braces outside math as Unicode text; each
+    escaped dollar as ``_DOLLAR``. A bare "$" here opens math that is never closed, which the
+    page shows as text: kept (the parser would read the rest as math and drop it)."""
     if not _TEX_TEXT.search(part):
         return part
-    guarded = _BARE_SPECIAL.sub(r"\\\1", part.replace("\\$", _ESCAPED_DOLLAR))
+    guarded = part.replace(ESCAPED_DOLLAR, _DOLLAR).replace("$", ESCAPED_DOLLAR)
+    guarded = _BARE_SPECIAL.sub(r"\\\1", guarded)
     try:
         out = str(_latex.latex_to_text(guarded, **_PARSE))
     except Exception:  # lenient, not total: the raw text is better than no page
-        return part
-    out = out.replace(_ESCAPED_DOLLAR, "\\$")
+        return part.replace(ESCAPED_DOLLAR, _DOLLAR)
     # Keep the spaces at the edges: the part sits between two math spans.
     lead = " " if part[:1].isspace() else ""
     trail = " " if part[-1:].isspace() else ""
     return lead + " ".join(out.split()) + trail
 
 
-def tex_text(text: str) -> str:
-    """A title or abstract for HTML: TeX outside math (``Rozw\\'oj``, ``h{\\alpha}``,
-    ``\\textsc{DiARC}``) decoded to Unicode; ``$...$`` and ``\\(...\\)`` spans kept as
-    they are for KaTeX to typeset in the browser."""
-    if not _TEX_TEXT.search(text):
-        return text
-    out: list[str] = []
+def _parts(text: str) -> list[tuple[str, bool]]:
+    """``text`` cut into its stretches of math, as the page's KaTeX finds them
+    (``core.katex_math``: an escaped dollar outside math is text), and of text."""
+    out: list[tuple[str, bool]] = []
     at = 0
-    for m in MATH.finditer(text):
-        out.append(_text_mode(text[at : m.start()]))
-        out.append(m.group(0))
-        at = m.end()
-    out.append(_text_mode(text[at:]))
-    return "".join(out)
+    for start, end in math_spans(text):
+        out += [(text[at:start], False), (text[start:end], True)]
+        at = end
+    out.append((text[at:], False))
+    return [(part, math) for part, math in out if part]
+
+
+def tex_runs(text: str) -> list[str]:
+    """A title or abstract for HTML: TeX outside math (``Rozw\\'oj``, ``h{\\alpha}``,
+    ``\\textsc{DiARC}``) decoded to Unicode; math kept as written for KaTeX to typeset in
+    the browser; cut at each escaped dollar outside math (``Pi (\\$35)``), which the page
+    shows as a "$" between two runs where KaTeX cannot take it for a delimiter."""
+    text = text.replace(_DOLLAR, "")
+    if not _TEX_TEXT.search(text):
+        return [text]
+    decoded = "".join(part if math else _text_mode(part) for part, math in _parts(text))
+    return decoded.split(_DOLLAR)
+
+
+def tex_text(text: str) -> str:
+    """:func:`tex_runs` as one text, an escaped dollar outside math as "$"."""
+    return "$".join(tex_runs(text))
+
+
+def _math_inside(formula: str) -> str:
+    """A formula without its delimiters."""
+    for left, right in DELIMITERS:
+        if formula.startswith(left) and formula.endswith(right):
+            return formula[len(left) : len(formula) - len(right)]
+    return formula
 
 
 def plain_text(text: str) -> str:
     """Readable text for meta tags and markdown: TeX math turned into Unicode where simple,
     and TeX outside math (accents, ``\\textsc``) decoded."""
-    out = MATH.sub(
-        lambda m: _math_text(next(g for g in m.groups() if g is not None)), tex_text(text)
-    )
+    text = text.replace(_DOLLAR, "")
+    parts = _parts(text) if _TEX_TEXT.search(text) or "$" in text else [(text, False)]
+    out = "".join(
+        _math_text(_math_inside(part)) if math else _text_mode(part) for part, math in parts
+    ).replace(_DOLLAR, "$")
     for escape, char in _ESCAPES.items():
         out = out.replace(escape, char)
     return " ".join(out.split())

@@ -13,13 +13,20 @@
       { left: "$$", right: "$$", display: true },
       { left: "\\[", right: "\\]", display: true },
       { left: "$", right: "$", display: false },
-      { left: "\\(", right: "\\)", display: false }
+      { left: "\\(", right: "\\)", display: false },
+      // The environments KaTeX typesets in display mode (core/katex_math.py ENVIRONMENTS).
+      { left: "\\begin{equation}", right: "\\end{equation}", display: true },
+      { left: "\\begin{equation*}", right: "\\end{equation*}", display: true },
+      { left: "\\begin{align}", right: "\\end{align}", display: true },
+      { left: "\\begin{align*}", right: "\\end{align*}", display: true },
+      { left: "\\begin{gather}", right: "\\end{gather}", display: true },
+      { left: "\\begin{gather*}", right: "\\end{gather*}", display: true }
     ],
     ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option"],
     errorCallback: function () {},
     strict: "ignore"
   };
-  var TEX = /\$|\\\(|\\\[/;
+  var TEX = /\$|\\\(|\\\[|\\begin\{/;
   var queue = [];
   var state = "idle"; // idle -> loading -> ready (or failed)
 
