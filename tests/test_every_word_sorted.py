@@ -10,6 +10,8 @@ the expected sets are Tantivy queries written by hand.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from papersift.core.config import Config
@@ -82,6 +84,10 @@ def test_hybrid_lists_by_words_need_every_word(engine: SearchEngine, built_confi
         assert "more papers hold only some of the query's words" in note
         listed = docids(eng, [h.paper.arxiv_id for h in result.hits])
         assert every <= listed
+        # Relevance order's total is this list's plus what the note counts, each paper once.
+        counted = sum(int(m.replace(",", "")) for m in re.findall(r"([\d,]+) more papers", note))
+        relevance = eng.search(SearchRequest(QUERY, mode="hybrid"))
+        assert relevance.total == result.total + counted > result.total
     with engine_with(built_config, match_all_sorted_from=0) as off:
         result = off.search(SearchRequest(QUERY, mode="hybrid", sort="newest", page_size=100))
         assert loose(engine) <= docids(off, [h.paper.arxiv_id for h in result.hits])
