@@ -11,7 +11,8 @@ it (``engine.search``):
   (up to ``rarest_up_to`` words) may leave out only its commoner words, not its rarest (as
   Meilisearch's "frequency" matching strategy drops the most frequent words first). Words
   joined by ``OR`` count as one; stop words count for none (they may still add to the
-  score). Ranking still scores every matched word by BM25.
+  score); a hyphenated word a match must hold, it holds whole (``engine.hyphens``).
+  Ranking still scores every matched word by BM25.
 * semantic: the nearest papers close enough in meaning: the best must reach a gate, and
   each one a floor, a band below the best (cosine similarity) and a z-score over the
   query's similarity to the whole corpus (``engine.background``);
