@@ -11,7 +11,8 @@ it (``engine.search``):
   (up to ``rarest_up_to`` words) may leave out only its commoner words, not its rarest (as
   Meilisearch's "frequency" matching strategy drops the most frequent words first). Words
   joined by ``OR`` count as one; stop words count for none (they may still add to the
-  score). Ranking still scores every matched word by BM25.
+  score); a hyphenated word a match must hold, it holds whole (``engine.hyphens``).
+  Ranking still scores every matched word by BM25.
 * semantic: the nearest papers close enough in meaning: the best must reach a gate, and
   each one a floor, a band below the best (cosine similarity) and a z-score over the
   query's similarity to the whole corpus (``engine.background``);
@@ -24,10 +25,9 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-import numpy.typing as npt
 import tantivy
 
+from papersift.engine.hyphens import whole_word
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
@@ -131,6 +131,9 @@ def keyword_query(
     must: list[tantivy.Query] = []
     must_not: list[tantivy.Query] = []
     free: list[tantivy.Query] = []
+    # Each free clause's alternatives (one, or an OR group's): the parts of a hyphenated
+    # word (else None) and the query scoring it.
+    alternatives: list[list[tuple[list[str] | None, tantivy.Query]]] = []
     free_parts: list[list[list[str]]] = []  # each free clause's words (an OR group's, each)
     free_words: list[str | None] = []  # each free clause's word, if it is one plain word
     hyphenated: list[tuple[str, ...] | None] = []  # its parts, if it is a hyphenated word
@@ -139,6 +142,11 @@ def keyword_query(
     clause_terms: list[list[tantivy.Query] | None] = []
     optional: list[tantivy.Query] = []  # stop words: scored where they match, never required
     seen: set[tuple[str, str | None, str, bool]] = set()
+
+    def hyphen(c: Clause) -> list[str] | None:
+        parts = c.parts()
+        return parts if len(parts) > 1 and not c.phrase and c.field is None else None
+
     for group in parsed.groups():
         if len(group) == 1:  # a word said twice counts once
             c = group[0]
@@ -147,10 +155,12 @@ def keyword_query(
                 continue
             seen.add(key)
         if len(group) > 1:  # x OR y: one clause of alternatives
-            either = tantivy.Query.boolean_query([(tantivy.Occur.Should, parse(c)) for c in group])
+            scored = [parse(c) for c in group]
+            either = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in scored])
             fielded = any(c.field in FIELDED for c in group)
             (must if fielded else free).append(either)
             if not fielded:
+                alternatives.append([(hyphen(c), q) for c, q in zip(group, scored, strict=True)])
                 free_parts.append([c.parts() for c in group])
                 free_words.append(None)
                 hyphenated.append(None)
@@ -165,15 +175,11 @@ def keyword_query(
             optional.append(parse(c))
         else:
             free.append(parse(c))
+            alternatives.append([(hyphen(c), free[-1])])
             free_parts.append([c.parts()])
             free_words.append(c.parts()[0] if not c.phrase and len(c.parts()) == 1 else None)
             hyphenated.append(tuple(c.parts()) if not c.phrase and len(c.parts()) > 1 else None)
             clause_terms.append(None if c.phrase else lex.word_terms(c.parts()))
-    # Every free word's terms in one list, or None when a clause is not plain terms.
-    flat_terms = (
-        [t for terms in clause_terms for t in terms or ()]
-        if all(terms is not None for terms in clause_terms) else None
-    )  # fmt: skip
     need = rule.required(len(free))
     # Each free clause's postings (an OR group's add up), read only when some but not all
     # clauses are required: the only case ``at_least`` may split or a rarest word applies.
@@ -182,6 +188,14 @@ def keyword_query(
         if 1 < need < len(free) else []
     )  # fmt: skip
     rarest = rarest_clause(sizes) if rule.needs_rarest(len(free)) else None
+    # A hyphenated word a match must hold, it holds whole (``engine.hyphens``); where the
+    # query needs only some of its words, either part counts, as before (SciFact).
+    loose_free = list(free)
+    match_terms = list(clause_terms)
+    for i in range(len(free)) if need == len(free) else [rarest] if rarest is not None else []:
+        if any(parts for parts, _ in alternatives[i]):
+            free[i] = whole_word(lex, alternatives[i])
+            match_terms[i] = None
     if not must and not free and not must_not:
         if not optional and not parsed.ignored:
             return KeywordQuery(None, None, 0, 0, tuple(warnings))
@@ -189,24 +203,30 @@ def keyword_query(
         nothing = tantivy.Query.empty_query()
         return KeywordQuery(nothing, nothing, 0, 0, tuple(warnings), common_only=True)
     warnings.extend(ignored_note(c) for c in parsed.ignored)
+    # Every free word's terms in one list, or None when a clause is not plain terms:
+    # hybrid's any-word candidates (``ranking``), where a hyphenated word's parts each count
+    # as before (fusion was tuned on them), and the match set's own.
+    rank_flat, match_flat = flat(clause_terms), flat(match_terms)
 
-    def build(minimum: int) -> tantivy.Query:
+    def build(minimum: int, ranking: bool = False) -> tantivy.Query:
         clauses = [(tantivy.Occur.Must, q) for q in must]
+        flat_terms = rank_flat if ranking else match_flat
+        fq, terms = (loose_free, clause_terms) if ranking else (free, match_terms)
         if minimum <= 1 and flat_terms:  # any free word: one flat disjunction of terms
             either = [(tantivy.Occur.Should, q) for q in flat_terms]
             clauses.append((tantivy.Occur.Must, tantivy.Query.boolean_query(either)))
-        elif len(free) == 1:
-            clauses.append((tantivy.Occur.Must, free[0]))
+        elif len(fq) == 1:
+            clauses.append((tantivy.Occur.Must, fq[0]))
         elif rarest is not None and minimum == need:
             # The rarest word, and the rest of the count from the other words.
             others = [i for i in range(len(free)) if i != rarest]
             clauses.append((tantivy.Occur.Must, free[rarest]))
             clauses.append((tantivy.Occur.Must, at_least(
                 [free[i] for i in others], [sizes[i] for i in others], minimum - 1,
-                [clause_terms[i] for i in others],
+                [terms[i] for i in others],
             )))  # fmt: skip
-        elif free:
-            clauses.append((tantivy.Occur.Must, at_least(free, sizes, minimum, clause_terms)))
+        elif fq:
+            clauses.append((tantivy.Occur.Must, at_least(fq, sizes, minimum, terms)))
         if not clauses:  # only exclusions: everything else
             clauses.append((tantivy.Occur.Must, tantivy.Query.all_query()))
         clauses += [(tantivy.Occur.MustNot, q) for q in must_not]
@@ -214,11 +234,19 @@ def keyword_query(
         return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
 
     query = build(need)
-    ranking = build(1) if need > 1 else query
+    whole = any(a is not b for a, b in zip(free, loose_free, strict=True))
+    ranking = build(1, ranking=True) if need > 1 or whole else query
     return KeywordQuery(
         query, ranking, len(free), need, tuple(warnings), tuple(free), tuple(free_words),
         tuple(hyphenated),
     )  # fmt: skip
+
+
+def flat(clause_terms: Sequence[list[tantivy.Query] | None]) -> list[tantivy.Query] | None:
+    """Every clause's terms in one list, or None when a clause is not plain terms."""
+    if any(terms is None for terms in clause_terms):
+        return None
+    return [t for terms in clause_terms for t in terms or ()]
 
 
 def rarest_clause(sizes: Sequence[int]) -> int | None:
@@ -359,48 +387,3 @@ def docid_union(lex: LexicalIndex, docids: Sequence[int]) -> tantivy.Query:
     broad query where ``LexicalIndex.docids_for``'s term set does not."""
     terms = [tantivy.Query.term_query(lex.schema, "key", str(d)) for d in docids]
     return tantivy.Query.boolean_query([(tantivy.Occur.Should, t) for t in terms])
-
-
-def meaning_left_out(looser: Ranking, held: npt.NDArray[np.int64], lex: LexicalIndex,
-    unfetched: tantivy.Query | None,
-) -> int:  # fmt: skip
-    """How many papers of ``looser`` (the semantic matches under relevance order's rule)
-    a hybrid list sorted by date or citations leaves out: those not ``held`` (its keyword
-    matches in hand and its semantic matches) and, when not every keyword match is in
-    hand, not matched by ``unfetched`` (the keyword side) either."""
-    loose = looser.ids[~np.isin(looser.ids, held, kind="table")]
-    if len(loose) and unfetched is not None:
-        return len(loose) - len(keyword_members(lex, unfetched, loose.tolist(), ()))
-    return len(loose)
-
-
-def hybrid_match_query(
-    lex: LexicalIndex, keyword_side: tantivy.Query, keyword_ids: npt.NDArray[np.int64],
-    fused: Ranking,
-) -> tantivy.Query:  # fmt: skip
-    """Hybrid's match set as one Tantivy query, when there are more keyword matches than
-    candidates: the keyword matches, plus the semantic (and title-rule) matches of the
-    ``fused`` list that are not among the keyword candidates ``keyword_ids``."""
-    extra = fused.ids[~np.isin(fused.ids, keyword_ids, kind="table")]
-    if not len(extra):
-        return keyword_side
-    either = [
-        (tantivy.Occur.Should, keyword_side),
-        (tantivy.Occur.Should, lex.docids_for(extra.tolist())),
-    ]
-    return tantivy.Query.boolean_query(either)
-
-
-def keyword_tail(
-    lex: LexicalIndex, keyword_side: tantivy.Query, start: int, fused: Ranking, offset: int,
-    size: int,
-) -> list[tuple[int, float]]:  # fmt: skip
-    """A hybrid page's part beyond the ``fused`` list: keyword matches after the first
-    ``start`` (the candidates), in BM25 order, without those the fused list holds. Their
-    fused score would be 0: below the candidates' minimum on the keyword side."""
-    listed = set(fused.ids.tolist())
-    skip = max(0, offset - len(fused))  # tail results on earlier pages
-    want = skip + size - max(0, len(fused) - offset)
-    ids, _ = lex.top(keyword_side, want + len(listed), start)
-    tail = [d for d in ids if d not in listed][skip:want]
-    return [(d, 0.0) for d in tail]

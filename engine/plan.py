@@ -169,10 +169,10 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         rule = replace(rule, zscore=cfg.semantic_zscore_sorted)
     rarer = None
     if mode != "semantic" and sort != "relevance" and not like_text:
-        # Sorted by date, a loose match would sit beside the best ones: a long query's
-        # matches must hold its rarer words (bench/RESULTS.md, session 31), and a
-        # hyphenated word's parts stand together.
-        rarer = rarer_words(lex, kq, rule, cfg.match_common_above_sorted)
+        # Sorted by date, a loose match would sit beside the best ones: a query's matches
+        # must hold every word while enough papers do (session 35), else its rarer words
+        # (bench/RESULTS.md, session 31), and a hyphenated word's parts stand together.
+        rarer = rarer_words(lex, kq, rule, cfg.match_common_above_sorted, cfg.match_all_sorted_from)
         kq = kq if rarer is None else replace(kq, query=rarer.query)
     titles: list[int] = []
     whole: list[int] = []

@@ -92,9 +92,10 @@ class Clause:
 
     def parts(self) -> list[str]:
         """The quoted units Tantivy gets. An unsigned, unquoted hyphenated word is its parts,
-        each optional, as in Lucene's query parser (no automatic phrase): "IL-10" finds
-        papers that write "IL 10" or only "interleukin ... 10", those with both parts
-        first. As one phrase it cost SciFact keyword nDCG@10 0.013 (0.6472 -> 0.6605)."""
+        as in Lucene's query parser (no automatic phrase): "IL-10" finds papers that write
+        "IL 10". Where a match must hold the word it holds every part, or the parts together
+        ("GPT-4"); in a longer query either part counts (``engine.hyphens``). As one phrase
+        everywhere it cost SciFact keyword nDCG@10 0.013 (0.6472 -> 0.6605)."""
         value = self.text.replace("\\", " ").replace('"', " ")
         words = value.split("-") if not (self.sign or self.phrase) else [value]
         return [w for w in words if w.strip()]

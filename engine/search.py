@@ -32,6 +32,7 @@ from papersift.engine.empty_clauses import empty_clause_notes
 from papersift.engine.facet_table import FacetTable
 from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import make_hits
+from papersift.engine.hybrid_side import hybrid_match_query, keyword_tail, meaning_left_out
 from papersift.engine.id_list import id_list_answer
 from papersift.engine.like_text import similar_to_text
 from papersift.engine.list_facets import (
@@ -43,13 +44,7 @@ from papersift.engine.list_facets import (
     over_list,
     total_of,
 )
-from papersift.engine.match import (
-    hybrid_match_query,
-    keyword_members,
-    keyword_tail,
-    meaning_left_out,
-    semantic_matches,
-)
+from papersift.engine.match import keyword_members, semantic_matches
 from papersift.engine.plan import LeftOut, Plan, make_plan, sorted_note
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
 from papersift.engine.rarer_words import sorted_left_out

@@ -91,7 +91,8 @@ def test_boosts_and_fuzzy_marks_are_dropped_whole(query: str, expected: str, mar
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
-        # Unsigned hyphenated words are their parts, each optional (Lucene's default).
+        # Unsigned hyphenated words are their parts (Lucene's default; engine.hyphens
+        # decides which of them a match needs).
         ("non-coding RNA", '"non" "coding" "RNA"'),
         ("ti:x-ray", 'ti:"x" ti:"ray"'),
         # A sign or quotes keep the word whole: a phrase to require or exclude.

@@ -155,6 +155,16 @@ class SearchConfig:
         "often a detail: at 6 SciFact's hybrid recall drops, at 5 its keyword recall. 0: off.",
         minimum=0,
     )
+    match_all_sorted_from: int = setting(
+        10,
+        "Sorted by date or citations, a keyword match to a query of more free words than "
+        "`match_all_up_to` must hold every one of them (a hyphenated word's parts together), "
+        "as arXiv's own listing search does, when at least this many papers do, the filters "
+        "aside; else `match_common_above_sorted` applies. Needing only some, the newest "
+        "papers holding the commoner words hid the topic at 663k papers of every field "
+        "(bench/RESULTS.md, session 35). Relevance order keeps its count; 0: off.",
+        minimum=0,
+    )
     match_common_above_sorted: float = setting(
         0.2,
         "Sorted by date or citations, a keyword match to a query of more free words than "
