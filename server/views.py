@@ -174,7 +174,12 @@ class WindowNote:
         )
         if self.continue_from:
             name, day = self.continue_from
-            line += f" ({name}={day.isoformat()} continues this list after this page)"
+            # The filter holds the page's last day whole: that day's papers shown here come
+            # again (a date has no finer order to continue from).
+            line += (
+                f" ({name}={day.isoformat()} continues this list from this page's last day;"
+                " that day's papers on this page come again)"
+            )
         return line
 
     def relinked(self, url: Callable[[str], str]) -> WindowNote:

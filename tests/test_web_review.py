@@ -83,6 +83,10 @@ def test_last_reachable_page_says_the_rest_cannot_be_paged(narrow: httpx.Client)
     assert api["next"] is None and api["reachable"] == shown
     (warning,) = [w for w in api["warnings"] if "paged through" in w]
     assert f"only the first {shown} of {total:,} results" in warning and f"to={day}" in warning
+    # ... and that the day comes again: its papers on this page are listed once more.
+    assert "from this page's last day; that day's papers on this page come again" in warning
+    again = {h["paper"]["id"] for h in more["hits"]} & {h["paper"]["id"] for h in api["hits"]}
+    assert again, "the day's papers of the last page open the continued list"
 
 
 def test_every_page_of_a_cut_list_says_so_and_oldest_first_continues(
