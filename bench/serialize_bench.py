@@ -140,6 +140,7 @@ def _old_facets(result: SearchResult, names: FacetNames) -> dict[str, Any]:
         "years": plain("years"),
         "researchers": named("researchers"),
         "institutions": named("institutions"),
+        "counted_among_first": result.facet_window,
     }
 
 
