@@ -266,8 +266,12 @@ def _clash(v: Unit, docs: set[int], ids: dict[str, set[str]]) -> bool:
 
 
 def display(u: Unit) -> tuple[str, str]:
-    """The most specific spelling, and among its forms the most used (accents preferred)."""
-    key = min(u.parts, key=lambda k: (specificity(u.parts[k]), k))
+    """The spelling most of the papers use, full ones first (ties: the most specific), and
+    among its forms the most used (accents preferred): "Wei Zhang" on 336 papers, not
+    "Wei-Ning Zhang" on one that joined them."""
+    used = Counter(r.key for r in u.rows)
+    full = [k for k in used if u.parts[k].full] or list(used)
+    key = min(full, key=lambda k: (-used[k], specificity(u.parts[k]), k))
     forms = Counter(r.name for r in u.rows if r.key == key)
     name = max(forms, key=lambda n: (forms[n], not n.isascii(), n))
     return name, key

@@ -294,3 +294,23 @@ def test_tables_clustered_by_other_rules_are_clustered_again(fresh_config: Confi
         assert refresh_people(data).papers == 0
     finally:
         data.close()
+
+
+def test_a_researcher_is_named_by_the_spelling_most_papers_use(
+    fresh_config: Config, tmp_path: Path
+) -> None:
+    """Real demo papers: "Yu-An Liu" (once, on 2511.09109) joins the "Yu Liu" of other
+    papers through a shared co-author block; the page is "Yu Liu", the spelling of most of
+    them, not the more specific one seen once (review 35: "Wei-Ning Zhang" on one paper
+    labelled 336 papers of "Wei Zhang")."""
+    ids = {"2511.09109", "2511.14256", "2606.01016", "2606.03078", "2606.08501", "2606.11531"}
+    found = [r for r in demo_records() if r["id"] in ids]
+    data = DataDir(fresh_config)
+    try:
+        import_files(data, [write_jsonl(tmp_path / "a.jsonl", found)])
+        refresh_people(data)
+        person = data.people.get(_rid(data, "2511.09109", "Yu-An Liu"))
+        assert person is not None and person.papers > 2
+        assert person.name == "Yu Liu"
+    finally:
+        data.close()
