@@ -5,7 +5,8 @@ Rules, strongest first (all inside one block: same surname, same first initial):
 1. Equal external ids (ORCID, OpenAlex, Semantic Scholar) join; different values of one
    source never join.
 2. The same normalised name with a spelled-out first name joins ("Balázs Kégl" = "Balazs
-   Kegl" = "B\\'alazs K\\'egl").
+   Kegl" = "B\\'alazs K\\'egl"), unless it is common: hundreds of papers in a block of
+   hundreds of first names ("Wei Zhang" in "zhang w") are many people, joined as rule 3.
 3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther")
    join only with evidence, a shared co-author (surname and initial) or a shared id.
    Initials-only names need that evidence even when spelled identically. Two candidates
@@ -31,6 +32,11 @@ from functools import lru_cache
 from papersift.core.names import NameParts, compatible, loose_given, specificity, split_name
 
 MAX_ROUNDS = 6
+# A common name (rule 2): this many authorships of one spelled-out name, in a block of this
+# many different spelled-out first names ("Wei Zhang": 340 of 1,899 in "zhang w", 201 first
+# names; "Saharon Shelah": 739, one first name). Such a name is many people.
+COMMON_PAPERS = 100
+COMMON_FIRSTS = 150
 
 
 @dataclass(slots=True)
@@ -91,13 +97,14 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     # many times on one paper), none can take the row, found without scanning them all.
     holding: Counter[tuple[str, int]] = Counter()
     created: dict[int, str] = {}  # id(unit) -> the key it is listed under in by_key
+    common = _common(rows)
     for r in rows:
         parts = split_name(r.key)
         unit = Unit([r], {r.key: parts}, {}, {r.docid}, set(coauthors.get(r.docid, ())))
         for s, v in r.ids:
             unit.ids.setdefault(s, set()).add(v)
         home = next((by_id[i] for i in r.ids if i in by_id), None)
-        if home is None and (parts.full or parts.collective):
+        if home is None and (parts.full or parts.collective) and r.key not in common:
             listed = by_key[r.key]
             if holding[(r.key, r.docid)] < len(listed):
                 same = [u for u in listed if not u.conflicts(unit)]
@@ -123,9 +130,23 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     spellings = _spellings({k for v in units for k in v.parts})
     crowded = _crowded(rows, spellings)
     for _ in range(MAX_ROUNDS):
-        if not _attach_round(units, spellings, crowded):
+        if not _attach_round(units, spellings, crowded, common):
             break
     return units
+
+
+def _common(rows: list[Row]) -> set[str]:
+    """The spelled-out names of the block too common to be one person by their spelling
+    alone (rule 2): ``COMMON_PAPERS`` authorships where ``COMMON_FIRSTS`` first names share
+    the surname and initial."""
+    used = Counter(r.key for r in rows)
+    many = [k for k, n in used.items() if n >= COMMON_PAPERS]
+    if not many:
+        return set()
+    firsts = {p.given[0] for p in map(split_name, used) if p.given and len(p.given[0]) > 1}
+    if len({loose_given(g) for g in firsts}) < COMMON_FIRSTS:
+        return set()
+    return {k for k in many if split_name(k).full and not split_name(k).collective}
 
 
 def _crowded(rows: list[Row], spellings: dict[str, list[str]]) -> bool:
@@ -168,10 +189,12 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
     return out
 
 
-def _attach_round(units: list[Unit], spellings: dict[str, list[str]], crowded: bool) -> bool:
+def _attach_round(
+    units: list[Unit], spellings: dict[str, list[str]], crowded: bool, common: set[str]
+) -> bool:
     """Join each unit to its compatible, evidenced candidates (one, or several when the
     block is not ``crowded``); True if anything joined. ``spellings`` maps each key of the
-    block to the keys compatible with it."""
+    block to the keys compatible with it; ``common`` holds its common names (``_common``)."""
     # A one-spelling unit no other unit could match is neither a candidate nor has one.
     per_key = Counter(k for v in units for k in v.parts)
     active = [
@@ -208,7 +231,9 @@ def _attach_round(units: list[Unit], spellings: dict[str, list[str]], crowded: b
     for u in order:
         if id(u) in home:
             continue
-        found = _candidates(u, spellings[next(iter(u.parts))], having, resolve, crowded)
+        first = next(iter(u.parts))
+        alone = first if len(u.parts) == 1 and first in common else None
+        found = _candidates(u, spellings[first], having, resolve, crowded, alone)
         if found:
             group = [u, *found]
             into = max(group, key=lambda w: len(w.rows))  # copy the smaller ones
@@ -227,11 +252,16 @@ def _candidates(
     having: dict[tuple[object, str], list[Unit]],
     resolve: Callable[[Unit], Unit],
     crowded: bool,
+    common: str | None = None,
 ) -> list[Unit]:
     """The units that share evidence with ``u`` and could be the same person (rule 3), or
     none: a second one in a ``crowded`` block, or two that cannot be one person (different
     ids), is ambiguous, so stop looking. ``near`` holds the spellings compatible with one of
-    u's keys; a candidate's keys must all be among them."""
+    u's keys; a candidate's keys must all be among them.
+
+    ``common``: u is only this common name (rule 2); others of that spelling are taken
+    when they share two co-authors with u, and none with fewer: "Wei Zhang" and "Wei Zhang"
+    with one "Li X." in common are no more one person than two strangers of that name."""
     evidence = [*u.coauthors, *((s, x) for s, vs in u.ids.items() for x in vs)]
     found: list[Unit] = []
     docs: set[int] = set()
@@ -250,7 +280,10 @@ def _candidates(
                     continue
                 checked.add(id(v))
                 if u.compatible(v) and not u.conflicts(v):
-                    if found and (crowded or _clash(v, docs, ids)):
+                    if common is not None and v.parts.keys() == {common}:
+                        if len(u.coauthors & v.coauthors) < 2 or _clash(v, docs, ids):
+                            continue
+                    elif found and (crowded or _clash(v, docs, ids)):
                         return []
                     found.append(v)
                     docs |= v.docids

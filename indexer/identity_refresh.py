@@ -40,8 +40,9 @@ PEOPLE_SLICE = 100_000  # papers per transaction of refresh_people
 # The rules of ``indexer.identity`` the researcher tables were clustered by. A change of
 # them re-reads every paper's authors once (the next run, resumable as any backlog), so an
 # upgrade mends the identities already there, not only those of papers changed after it:
-# 2 joins the candidates of one unit where the block shows one person (session 34).
-IDENTITY_RULES = "2"
+# 2 joins the candidates of one unit where the block shows one person (session 34); 3 keeps
+# common names apart without two shared co-authors and labels by the most used spelling.
+IDENTITY_RULES = "3"
 RULES_KEY = "people_rules"
 
 _T = TypeVar("_T")

@@ -314,3 +314,19 @@ def test_a_researcher_is_named_by_the_spelling_most_papers_use(
         assert person.name == "Yu Liu"
     finally:
         data.close()
+
+
+def test_a_common_name_needs_two_shared_coauthors() -> None:
+    """ "Yi Zhang" on 100 papers of a block with 150 other first names is many people:
+    papers with two co-authors in common join (two groups here), papers sharing one, or
+    none, stay apart; the same name in a quiet block is one person by its spelling."""
+    others = [f"Y{a}{b} Zhang" for a in "abcdefghijklm" for b in "nopqrstuvwxyz"][:150]
+    group_a = [["Yi Zhang", "Q. Li", "H. Chen"]] * 50
+    group_b = [["Yi Zhang", "R. Sun", "T. Ma"]] * 48
+    loose_ends = [["Yi Zhang", "Q. Li", "X. Wu"], ["Yi Zhang"]]
+    crowd = [[n, "K. Wong"] for n in others]
+    units = cluster(*_block(*group_a, *group_b, *loose_ends, *crowd))
+    yi = sorted((len(u.docids) for u in units if "yi zhang" in u.parts), reverse=True)
+    assert yi == [50, 48, 1, 1]
+    (quiet,) = cluster(*_block(*group_a, *group_b, *loose_ends))
+    assert len(quiet.docids) == 100
