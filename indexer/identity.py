@@ -6,9 +6,12 @@ Rules, strongest first (all inside one block: same surname, same first initial):
    source never join.
 2. The same normalised name with a spelled-out first name joins ("Balázs Kégl" = "Balazs
    Kegl" = "B\\'alazs K\\'egl"), unless it is common: hundreds of papers in a block of
-   hundreds of first names ("Wei Zhang" in "zhang w") are many people, joined as rule 3.
-3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther")
-   join only with evidence, a shared co-author (surname and initial) or a shared id.
+   hundreds of first names ("Wei Zhang" in "zhang w") are many people, and two of its
+   papers join only where each has the same two co-authors (their names; without them,
+   surname and initial).
+3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther";
+   not "Wei Zhang" and "Wei-Ning Zhang": a hyphenated first name is one name) join only
+   with evidence, a shared co-author (surname and initial) or a shared id.
    Initials-only names need that evidence even when spelled identically. Two candidates
    for one unit are ambiguous, unless the block shows no sign of two people (no two
    spellings that cannot be one person, no two of its names on one paper): then they are
@@ -26,10 +29,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import combinations
 
-from papersift.core.names import NameParts, compatible, loose_given, specificity, split_name
+from papersift.core.names import (
+    NameParts,
+    compatible,
+    compound_given,
+    loose_given,
+    specificity,
+    split_name,
+)
 
 MAX_ROUNDS = 6
 # A common name (rule 2): this many authorships of one spelled-out name, in a block of this
@@ -62,6 +73,8 @@ class Unit:
     ids: dict[str, set[str]] = field(default_factory=dict)
     docids: set[int] = field(default_factory=set)
     coauthors: set[str] = field(default_factory=set)
+    # Two co-authors' names on one paper, for a common name (rule 2): its papers' pairs.
+    pairs: set[tuple[str, str]] = field(default_factory=set)
 
     def absorb(self, other: Unit) -> None:
         self.rows += other.rows
@@ -70,6 +83,7 @@ class Unit:
             self.ids.setdefault(s, set()).update(vs)
         self.docids |= other.docids
         self.coauthors |= other.coauthors
+        self.pairs |= other.pairs
 
     def conflicts(self, other: Unit) -> bool:
         if self.docids & other.docids:
@@ -77,19 +91,34 @@ class Unit:
         return any(s in other.ids and vs != other.ids[s] for s, vs in self.ids.items())
 
     def compatible(self, other: Unit) -> bool:
-        return all(_keys_compatible(a, b) for a in self.parts for b in other.parts)
+        return all(
+            _keys_compatible(a, b, p.compound, q.compound)
+            for a, p in self.parts.items()
+            for b, q in other.parts.items()
+        )
 
     def full(self) -> bool:
         return any(p.full for p in self.parts.values())
 
 
+def _parts(key: str, compound: bool = False) -> NameParts:
+    p = split_name(key)
+    return replace(p, compound=True) if compound and not p.collective else p
+
+
 @lru_cache(maxsize=1 << 18)
-def _keys_compatible(a: str, b: str) -> bool:
-    return compatible(split_name(a), split_name(b))
+def _keys_compatible(a: str, b: str, ca: bool = False, cb: bool = False) -> bool:
+    """``compatible`` on keys; ``ca``/``cb``: the key was written with a hyphenated first
+    name (``papersift.core.names.compound_given``), which its key no longer shows."""
+    return compatible(_parts(a, ca), _parts(b, cb))
 
 
-def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
-    """The researchers of one block (rules 1-4 of the module docstring)."""
+def cluster(
+    rows: list[Row], coauthors: dict[int, set[str]], names: dict[int, set[str]] | None = None
+) -> list[Unit]:
+    """The researchers of one block (rules 1-4 of the module docstring). ``coauthors``:
+    each paper's co-author blocks; ``names``: their names (keys), read for common names
+    (``common_names``), whose evidence they are: without them, the blocks."""
     units: list[Unit] = []
     by_id: dict[tuple[str, str], Unit] = {}
     by_key: dict[str, list[Unit]] = defaultdict(list)
@@ -97,10 +126,14 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     # many times on one paper), none can take the row, found without scanning them all.
     holding: Counter[tuple[str, int]] = Counter()
     created: dict[int, str] = {}  # id(unit) -> the key it is listed under in by_key
-    common = _common(rows)
+    common = common_names(rows)
+    compound = {r.key for r in rows if "-" in r.name and compound_given(r.name)}
     for r in rows:
-        parts = split_name(r.key)
+        parts = _parts(r.key, r.key in compound)
         unit = Unit([r], {r.key: parts}, {}, {r.docid}, set(coauthors.get(r.docid, ())))
+        if r.key in common:
+            theirs = names.get(r.docid, set()) - {r.key} if names is not None else unit.coauthors
+            unit.pairs = set(combinations(sorted(theirs), 2))
         for s, v in r.ids:
             unit.ids.setdefault(s, set()).add(v)
         home = next((by_id[i] for i in r.ids if i in by_id), None)
@@ -127,7 +160,7 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
             by_id.setdefault(i, unit)
     if len(units) < 2:
         return units
-    spellings = _spellings({k for v in units for k in v.parts})
+    spellings = _spellings({k for v in units for k in v.parts}, compound)
     crowded = _crowded(rows, spellings)
     for _ in range(MAX_ROUNDS):
         if not _attach_round(units, spellings, crowded, common):
@@ -135,7 +168,7 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     return units
 
 
-def _common(rows: list[Row]) -> set[str]:
+def common_names(rows: list[Row]) -> set[str]:
     """The spelled-out names of the block too common to be one person by their spelling
     alone (rule 2): ``COMMON_PAPERS`` authorships where ``COMMON_FIRSTS`` first names share
     the surname and initial."""
@@ -158,8 +191,9 @@ def _crowded(rows: list[Row], spellings: dict[str, list[str]]) -> bool:
     return len(set(docids)) < len(docids)
 
 
-def _spellings(keys: set[str]) -> dict[str, list[str]]:
-    """Each key of a block -> the keys compatible with it (itself included).
+def _spellings(keys: set[str], compound: set[str] | None = None) -> dict[str, list[str]]:
+    """Each key of a block -> the keys compatible with it (itself included); ``compound``:
+    the keys written with a hyphenated first name (``_keys_compatible``).
 
     Indexed by the first given name, so a block of thousands of distinct full first names
     ("Author0 Many", "Author1 Many", ...) costs a pass, not every pair: two keys can only be
@@ -177,6 +211,7 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
         else:
             by_first[loose_given(p.given[0])].append(k)
     out: dict[str, list[str]] = {}
+    hyphen = compound or set()
     for k in keys:
         p = split_name(k)
         if p.collective:
@@ -185,7 +220,7 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
             near = list(keys)
         else:
             near = [*by_first[loose_given(p.given[0])], *open_keys]
-        out[k] = [k2 for k2 in near if _keys_compatible(k, k2)]
+        out[k] = [k2 for k2 in near if _keys_compatible(k, k2, k in hyphen, k2 in hyphen)]
     return out
 
 
@@ -194,7 +229,7 @@ def _attach_round(
 ) -> bool:
     """Join each unit to its compatible, evidenced candidates (one, or several when the
     block is not ``crowded``); True if anything joined. ``spellings`` maps each key of the
-    block to the keys compatible with it; ``common`` holds its common names (``_common``)."""
+    block to the keys compatible with it; ``common`` holds its common names."""
     # A one-spelling unit no other unit could match is neither a candidate nor has one.
     per_key = Counter(k for v in units for k in v.parts)
     active = [
@@ -232,8 +267,8 @@ def _attach_round(
         if id(u) in home:
             continue
         first = next(iter(u.parts))
-        alone = first if len(u.parts) == 1 and first in common else None
-        found = _candidates(u, spellings[first], having, resolve, crowded, alone)
+        mine = common.intersection(u.parts)
+        found = _candidates(u, spellings[first], having, resolve, crowded, mine)
         if found:
             group = [u, *found]
             into = max(group, key=lambda w: len(w.rows))  # copy the smaller ones
@@ -252,16 +287,17 @@ def _candidates(
     having: dict[tuple[object, str], list[Unit]],
     resolve: Callable[[Unit], Unit],
     crowded: bool,
-    common: str | None = None,
+    common: set[str] | None = None,
 ) -> list[Unit]:
     """The units that share evidence with ``u`` and could be the same person (rule 3), or
     none: a second one in a ``crowded`` block, or two that cannot be one person (different
     ids), is ambiguous, so stop looking. ``near`` holds the spellings compatible with one of
     u's keys; a candidate's keys must all be among them.
 
-    ``common``: u is only this common name (rule 2); others of that spelling are taken
-    when they share two co-authors with u, and none with fewer: "Wei Zhang" and "Wei Zhang"
-    with one "Li X." in common are no more one person than two strangers of that name."""
+    ``common``: the common names (rule 2) among u's; a unit that has one of them too is
+    taken when a paper of its has two co-authors of one of u's, and never with less: "Wei Zhang"
+    and "Wei Zhang" with a "Li X." each are no more one person than two strangers of that
+    name, and all the co-authors of a grown unit would meet anyone's."""
     evidence = [*u.coauthors, *((s, x) for s, vs in u.ids.items() for x in vs)]
     found: list[Unit] = []
     docs: set[int] = set()
@@ -280,8 +316,8 @@ def _candidates(
                     continue
                 checked.add(id(v))
                 if u.compatible(v) and not u.conflicts(v):
-                    if common is not None and v.parts.keys() == {common}:
-                        if len(u.coauthors & v.coauthors) < 2 or _clash(v, docs, ids):
+                    if common and not common.isdisjoint(v.parts):
+                        if u.pairs.isdisjoint(v.pairs) or _clash(v, docs, ids):
                             continue
                     elif found and (crowded or _clash(v, docs, ids)):
                         return []
