@@ -58,6 +58,8 @@ def _key(raw: str) -> str:
         ("Felix de Moya Anegon", "Felix Moya Anegon", True, True),  # particle
         ("Carolyn S. Grant", "Christan Grant", True, False),  # different first names
         ("Xinyue Guo", "Xinyu Guo", True, False),  # pinyin "ue" is no umlaut
+        ("Juechen Li", "Juchen Li", True, False),  # ... after j neither ("jue" + "chen")
+        ("Juergen Schmidhuber", "Jürgen Schmidhuber", True, True),  # but "rg" is no pinyin
         ("Xiao Xue", "Xiao Xu", False, False),  # nor in a surname
         ("Le Li", "Da Li", False, False),  # a first name is never a particle
         ("John Smith Jr.", "John Smith Sr.", True, False),  # suffixes that differ

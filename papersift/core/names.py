@@ -73,12 +73,17 @@ def loose(surname: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def loose_given(name: str) -> str:
     """The same for given names, more carefully: only "ue" and "oe", and "ue" not after the
-    letters that make it a pinyin syllable (Xinyue is not Xinyu; Rüdiger is Ruediger)."""
+    letters that make it a pinyin syllable (Xinyue is not Xinyu; Rüdiger is Ruediger), unless
+    no pinyin syllable could follow (Juergen is Jürgen)."""
     return _UMLAUT_GIVEN.sub(lambda m: m.group(0)[0], name)
 
 
 _UMLAUT = re.compile(r"([aou])e(?=[a-z])")
-_UMLAUT_GIVEN = re.compile(r"(?:(?<![jqxyln])u|o)e(?=[a-z])")
+# After j, q, x, y, l, n "ue" is pinyin, unless two consonants follow that cannot open a
+# pinyin syllable ("Juergen" is Jürgen; "Juechen", "Xuelin" stay).
+_UMLAUT_GIVEN = re.compile(
+    r"(?:(?<![jqxyln])u|o)e(?=[a-z])|(?<=[jqxyln])ue(?=(?![zcs]h)[b-df-hj-np-tv-z]{2})"
+)
 
 
 def _token_match(x: str, y: str) -> bool:
