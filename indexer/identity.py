@@ -8,11 +8,12 @@ Rules, strongest first (all inside one block: same surname, same first initial):
    Kegl" = "B\\'alazs K\\'egl"), unless it is common: hundreds of papers in a block of
    hundreds of first names ("Wei Zhang" in "zhang w") are many people, and two of its
    papers join only where each has the same two co-authors (their names; without them,
-   surname and initial).
+   surname and initial). Identical names of two or more initials ("S. W. Hawking") join
+   too in a rare block: at most ``RARE_ROWS`` authorships, no sign of two people.
 3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther";
    not "Wei Zhang" and "Wei-Ning Zhang": a hyphenated first name is one name) join only
    with evidence, a shared co-author (surname and initial) or a shared id.
-   Initials-only names need that evidence even when spelled identically. Two candidates
+   Other initials-only names need that evidence even when spelled identically. Two candidates
    for one unit are ambiguous, unless the block shows no sign of two people (no two
    spellings that cannot be one person, no two of its names on one paper): then they are
    one person and all join at once ("J. M. F. Labastida" on four papers with "M. Mariño":
@@ -48,6 +49,8 @@ MAX_ROUNDS = 6
 # names; "Saharon Shelah": 739, one first name). Such a name is many people.
 COMMON_PAPERS = 100
 COMMON_FIRSTS = 150
+# A rare block (rule 2): at most this many authorships, and no sign of two people in them.
+RARE_ROWS = 50
 
 
 @dataclass(slots=True)
@@ -128,6 +131,9 @@ def cluster(
     created: dict[int, str] = {}  # id(unit) -> the key it is listed under in by_key
     common = common_names(rows)
     compound = {r.key for r in rows if "-" in r.name and compound_given(r.name)}
+    rare = len(rows) <= RARE_ROWS and not _crowded(
+        rows, _spellings({r.key for r in rows}, compound)
+    )
     for r in rows:
         parts = _parts(r.key, r.key in compound)
         unit = Unit([r], {r.key: parts}, {}, {r.docid}, set(coauthors.get(r.docid, ())))
@@ -137,7 +143,8 @@ def cluster(
         for s, v in r.ids:
             unit.ids.setdefault(s, set()).add(v)
         home = next((by_id[i] for i in r.ids if i in by_id), None)
-        if home is None and (parts.full or parts.collective) and r.key not in common:
+        same_spelling = parts.full or parts.collective or (rare and len(parts.given) > 1)
+        if home is None and same_spelling and r.key not in common:
             listed = by_key[r.key]
             if holding[(r.key, r.docid)] < len(listed):
                 same = [u for u in listed if not u.conflicts(unit)]

@@ -225,7 +225,8 @@ def test_initials_sharing_a_coauthor_on_many_papers_join(fresh_config: Config) -
     """Real 1990s records: four papers of "J. M. F. Labastida, M. Mariño" are one
     Labastida and one Mariño, not four each (every unit had three candidates, all of one
     spelling, and called that ambiguous); "M. Kontsevich" twice with "Yu. Manin" joins
-    "Maxim Kontsevich" with "Yuri I. Manin". Without a shared co-author initials stay apart."""
+    "Maxim Kontsevich" with "Yuri I. Manin". Without a shared co-author one initial stays
+    apart; two or more join where the block is rare and shows one person."""
     data = DataDir(fresh_config)
     import_files(data, [ALG_GEOM])
     refresh_people(data)
@@ -235,8 +236,10 @@ def test_initials_sharing_a_coauthor_on_many_papers_join(fresh_config: Config) -
     marino = {r(i, n) for i, n in zip(joint, ["M. Mariño"] * 3 + ["M. Marino"], strict=True)}
     assert len(marino) == 1
     labastida = r(joint[0], "J. M. F. Labastida")
-    assert r("hep-th/9511037", "J. M. F. Labastida") != labastida  # alone on the paper
-    assert r("hep-th/9709192", "J. M. F. Labastida") != labastida  # with Carlos Lozano only
+    # Alone on a paper, or with Carlos Lozano only: no co-author, but three initials in a
+    # block that shows one person on few papers (rule 2).
+    assert r("hep-th/9511037", "J. M. F. Labastida") == labastida
+    assert r("hep-th/9709192", "J. M. F. Labastida") == labastida
     maxim = r("alg-geom/9708024", "Maxim Kontsevich")
     assert r("hep-th/9402147", "M. Kontsevich") == r("q-alg/9502009", "M. Kontsevich") == maxim
     solo = {r(i, "R. Pandharipande") for i in ("alg-geom/9502020", "alg-geom/9504004")}
@@ -358,3 +361,19 @@ def test_a_hyphenated_first_name_is_one_name() -> None:
         "zhang w", ["Wei Zhang", "Jun Liu", "Pei Ru"], ["Wei-Ning Zhang", "Jun Liu", "Pei Ru"]
     )
     assert sorted(len(u.docids) for u in cluster(rows, coauthors)) == [1, 1]
+
+
+def test_two_initials_in_a_rare_block_are_one_person() -> None:
+    """Five solo papers of "S. W. Hawking" (663k papers: five researchers) are one person
+    in a block of few authorships that shows one person; not where the block also has
+    "Simon Hawking" (two people), nor with many authorships; one initial ("S. Hawking")
+    still needs a co-author."""
+    solo = [["S. W. Hawking"]] * 5
+    units = cluster(*_block_of("hawking s", *solo, ["Stephen Hawking", "G. W. Gibbons"]))
+    assert sorted(len(u.docids) for u in units) == [1, 5]
+    two = cluster(*_block_of("hawking s", *solo, ["Simon Hawking"], ["Stephen Hawking"]))
+    assert sorted(len(u.docids) for u in two) == [1] * 7
+    many = cluster(*_block_of("hawking s", *solo, *[["Stephen Hawking"]] * 50))
+    assert sorted(len(u.docids) for u in many) == [1, 1, 1, 1, 1, 50]
+    one = cluster(*_block_of("hawking s", *[["S. Hawking"]] * 5))
+    assert len(one) == 5
