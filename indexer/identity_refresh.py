@@ -41,8 +41,9 @@ PEOPLE_SLICE = 100_000  # papers per transaction of refresh_people
 # them re-reads every paper's authors once (the next run, resumable as any backlog), so an
 # upgrade mends the identities already there, not only those of papers changed after it:
 # 2 joins the candidates of one unit where the block shows one person (session 34); 3 joins
-# a common name's papers only on two co-authors' names, keeps a hyphenated first name whole
-# and labels a researcher by the spelling most of its papers use (review 35).
+# a common name's papers only on two co-authors' names, keeps a hyphenated first name whole,
+# reads "Juergen" as "Jürgen", joins two or more identical initials in a rare block and
+# labels a researcher by the spelling most of its papers use (review 35).
 IDENTITY_RULES = "3"
 RULES_KEY = "people_rules"
 

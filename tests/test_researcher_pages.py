@@ -229,5 +229,6 @@ def test_orcid_links_and_same_name_notes(fresh_config: Config) -> None:
         section = doc.cssselect("#same-h + p")[0].text_content()
         rules = same.text_content().split("kept apart. ", 1)[1].strip()
         assert rules.startswith("Papers are joined by") and section.endswith(rules)
-        assert "the same spelled-out name" in rules and "only joined" not in doc.text_content()
+        assert "the same spelled-out name" in rules and "the same two or more initials" in rules
+        assert "only joined" not in doc.text_content()
     engine.close()
