@@ -377,3 +377,41 @@ def test_two_initials_in_a_rare_block_are_one_person() -> None:
     assert sorted(len(u.docids) for u in many) == [1, 1, 1, 1, 1, 50]
     one = cluster(*_block_of("hawking s", *[["S. Hawking"]] * 5))
     assert len(one) == 5
+
+
+def test_pages_say_why_a_common_name_and_a_hyphenated_one_are_apart(
+    fresh_config: Config,
+) -> None:
+    """Through the store: two groups of "Yi Zhang" papers in a crowded block are two
+    researchers, each told the other is "a common name" (not "same initials only"); "Wei-Ning
+    Zhang" is told "Wei Zhang" has different given names, though they share co-authors."""
+    base = record_to_paper(demo_records()[0])
+    others = [f"Y{a}{b} Zhang" for a in "abcdefghijklm" for b in "nopqrstuvwxyz"][:150]
+    papers = [
+        *[["Yi Zhang", "Qiang Li", "Hao Chen"]] * 50,
+        *[["Yi Zhang", "Rui Sun", "Tao Ma"]] * 50,
+        *[[n, "Kin Wong"] for n in others],
+        ["Wei-Ning Zhang", "Jun Liu", "Pei Ru"],
+        ["Wei Zhang", "Jun Liu", "Pei Ru"],
+    ]
+    edited = [
+        replace(base, arxiv_id=f"2401.{i:05d}", authors=parse_authors(", ".join(names)))
+        for i, names in enumerate(papers, start=1)
+    ]
+    data = DataDir(fresh_config)
+    try:
+        data.store.upsert(edited)
+        refresh_people(data)
+        first, second = (data.people.author_rids(f"2401.{i:05d}")[0] for i in (1, 51))
+        assert first is not None and second is not None and first != second
+        person = data.people.get(first)
+        assert person is not None and person.papers == 50
+        notes = {s.researcher.rid: s.reason for s in data.people.same_name(person)}
+        assert notes[second].startswith("a common name")
+        hyphen = data.people.get(data.people.author_rids("2401.00251")[0] or -1)
+        assert hyphen is not None and hyphen.name == "Wei-Ning Zhang"
+        plain = data.people.author_rids("2401.00252")[0]
+        notes = {s.researcher.rid: s.reason for s in data.people.same_name(hyphen)}
+        assert notes[plain] == "different given names"
+    finally:
+        data.close()
