@@ -131,9 +131,9 @@ def cluster(
     created: dict[int, str] = {}  # id(unit) -> the key it is listed under in by_key
     common = common_names(rows)
     compound = {r.key for r in rows if "-" in r.name and compound_given(r.name)}
-    rare = len(rows) <= RARE_ROWS and not _crowded(
-        rows, _spellings({r.key for r in rows}, compound)
-    )
+    # The block's spellings, read before clustering in a small block (rule 2) and kept.
+    spellings = _spellings({r.key for r in rows}, compound) if len(rows) <= RARE_ROWS else {}
+    rare = bool(spellings) and not _crowded(rows, spellings)
     for r in rows:
         parts = _parts(r.key, r.key in compound)
         unit = Unit([r], {r.key: parts}, {}, {r.docid}, set(coauthors.get(r.docid, ())))
@@ -167,7 +167,7 @@ def cluster(
             by_id.setdefault(i, unit)
     if len(units) < 2:
         return units
-    spellings = _spellings({k for v in units for k in v.parts}, compound)
+    spellings = spellings or _spellings({k for v in units for k in v.parts}, compound)
     crowded = _crowded(rows, spellings)
     for _ in range(MAX_ROUNDS):
         if not _attach_round(units, spellings, crowded, common):
