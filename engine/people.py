@@ -12,10 +12,10 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
-from papersift.core.names import compatible, split_name
+from papersift.core.names import NameParts, compatible, compound_given, split_name
 from papersift.engine.people_names import fill_names, find, query_words
 from papersift.engine.people_sitemap import chunk_dates
 from papersift.engine.researcher_order import PEOPLE_SEQ as PEOPLE_SEQ
@@ -310,7 +310,7 @@ class People:
 
     def same_name(self, researcher: Researcher) -> tuple[SameName, ...]:
         """Other researchers whose names could be this one's, and why they are kept apart."""
-        me = split_name(researcher.key)
+        me = _name_parts(researcher)
         with self.store.reading() as db:
             rows = db.execute(
                 "SELECT rid, name, key, papers, collective FROM researchers WHERE block = "
@@ -327,16 +327,25 @@ class People:
                 clash = sorted(s for s in mine.keys() & theirs.keys() if mine[s] != theirs[s])
                 if clash:
                     reason = f"different {_SOURCE_NAMES.get(clash[0], clash[0])} ids"
-                elif not compatible(me, split_name(other.key)):
+                elif not compatible(me, _name_parts(other)):
                     reason = "different given names"
                 elif my_docs & _docids(db, other.rid):
                     reason = "both are authors of the same paper"
+                elif me.key == other.key and me.full:
+                    reason = "a common name; no two co-authors or an id link the papers"
                 elif me.key == other.key:
                     reason = "same initials only; no shared co-author or id links the papers"
                 else:
                     reason = "no shared co-author or id links the two spellings"
                 out.append(SameName(other, reason))
         return tuple(out)
+
+
+def _name_parts(r: Researcher) -> NameParts:
+    """The researcher's name for matching; a hyphenated first name in its label ("Wei-Ning
+    Zhang") is one name, as ``indexer.identity`` reads it."""
+    p = split_name(r.key)
+    return replace(p, compound=True) if compound_given(r.name) and not p.collective else p
 
 
 _SOURCE_NAMES = {"orcid": "ORCID", "openalex": "OpenAlex", "s2": "Semantic Scholar"}

@@ -5,10 +5,15 @@ Rules, strongest first (all inside one block: same surname, same first initial):
 1. Equal external ids (ORCID, OpenAlex, Semantic Scholar) join; different values of one
    source never join.
 2. The same normalised name with a spelled-out first name joins ("Balázs Kégl" = "Balazs
-   Kegl" = "B\\'alazs K\\'egl").
-3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther")
-   join only with evidence, a shared co-author (surname and initial) or a shared id.
-   Initials-only names need that evidence even when spelled identically. Two candidates
+   Kegl" = "B\\'alazs K\\'egl"), unless it is common: hundreds of papers in a block of
+   hundreds of first names ("Wei Zhang" in "zhang w") are many people, and two of its
+   papers join only where each has the same two co-authors (their names; without them,
+   surname and initial). Identical names of two or more initials ("S. W. Hawking") join
+   too in a rare block: at most ``RARE_ROWS`` authorships, no sign of two people.
+3. Different but compatible spellings ("J. Smith", "John A. Smith", "Guenther"/"Günther";
+   not "Wei Zhang" and "Wei-Ning Zhang": a hyphenated first name is one name) join only
+   with evidence, a shared co-author (surname and initial) or a shared id.
+   Other initials-only names need that evidence even when spelled identically. Two candidates
    for one unit are ambiguous, unless the block shows no sign of two people (no two
    spellings that cannot be one person, no two of its names on one paper): then they are
    one person and all join at once ("J. M. F. Labastida" on four papers with "M. Mariño":
@@ -25,12 +30,27 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
+from itertools import combinations
 
-from papersift.core.names import NameParts, compatible, loose_given, specificity, split_name
+from papersift.core.names import (
+    NameParts,
+    compatible,
+    compound_given,
+    loose_given,
+    specificity,
+    split_name,
+)
 
 MAX_ROUNDS = 6
+# A common name (rule 2): this many authorships of one spelled-out name, in a block of this
+# many different spelled-out first names ("Wei Zhang": 340 of 1,899 in "zhang w", 201 first
+# names; "Saharon Shelah": 739, one first name). Such a name is many people.
+COMMON_PAPERS = 100
+COMMON_FIRSTS = 150
+# A rare block (rule 2): at most this many authorships, and no sign of two people in them.
+RARE_ROWS = 50
 
 
 @dataclass(slots=True)
@@ -56,6 +76,8 @@ class Unit:
     ids: dict[str, set[str]] = field(default_factory=dict)
     docids: set[int] = field(default_factory=set)
     coauthors: set[str] = field(default_factory=set)
+    # Two co-authors' names on one paper, for a common name (rule 2): its papers' pairs.
+    pairs: set[tuple[str, str]] = field(default_factory=set)
 
     def absorb(self, other: Unit) -> None:
         self.rows += other.rows
@@ -64,6 +86,7 @@ class Unit:
             self.ids.setdefault(s, set()).update(vs)
         self.docids |= other.docids
         self.coauthors |= other.coauthors
+        self.pairs |= other.pairs
 
     def conflicts(self, other: Unit) -> bool:
         if self.docids & other.docids:
@@ -71,19 +94,34 @@ class Unit:
         return any(s in other.ids and vs != other.ids[s] for s, vs in self.ids.items())
 
     def compatible(self, other: Unit) -> bool:
-        return all(_keys_compatible(a, b) for a in self.parts for b in other.parts)
+        return all(
+            _keys_compatible(a, b, p.compound, q.compound)
+            for a, p in self.parts.items()
+            for b, q in other.parts.items()
+        )
 
     def full(self) -> bool:
         return any(p.full for p in self.parts.values())
 
 
+def _parts(key: str, compound: bool = False) -> NameParts:
+    p = split_name(key)
+    return replace(p, compound=True) if compound and not p.collective else p
+
+
 @lru_cache(maxsize=1 << 18)
-def _keys_compatible(a: str, b: str) -> bool:
-    return compatible(split_name(a), split_name(b))
+def _keys_compatible(a: str, b: str, ca: bool = False, cb: bool = False) -> bool:
+    """``compatible`` on keys; ``ca``/``cb``: the key was written with a hyphenated first
+    name (``papersift.core.names.compound_given``), which its key no longer shows."""
+    return compatible(_parts(a, ca), _parts(b, cb))
 
 
-def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
-    """The researchers of one block (rules 1-4 of the module docstring)."""
+def cluster(
+    rows: list[Row], coauthors: dict[int, set[str]], names: dict[int, set[str]] | None = None
+) -> list[Unit]:
+    """The researchers of one block (rules 1-4 of the module docstring). ``coauthors``:
+    each paper's co-author blocks; ``names``: their names (keys), read for common names
+    (``common_names``), whose evidence they are: without them, the blocks."""
     units: list[Unit] = []
     by_id: dict[tuple[str, str], Unit] = {}
     by_key: dict[str, list[Unit]] = defaultdict(list)
@@ -91,13 +129,22 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
     # many times on one paper), none can take the row, found without scanning them all.
     holding: Counter[tuple[str, int]] = Counter()
     created: dict[int, str] = {}  # id(unit) -> the key it is listed under in by_key
+    common = common_names(rows)
+    compound = {r.key for r in rows if "-" in r.name and compound_given(r.name)}
+    # The block's spellings, read before clustering in a small block (rule 2) and kept.
+    spellings = _spellings({r.key for r in rows}, compound) if len(rows) <= RARE_ROWS else {}
+    rare = bool(spellings) and not _crowded(rows, spellings)
     for r in rows:
-        parts = split_name(r.key)
+        parts = _parts(r.key, r.key in compound)
         unit = Unit([r], {r.key: parts}, {}, {r.docid}, set(coauthors.get(r.docid, ())))
+        if r.key in common:
+            theirs = names.get(r.docid, set()) - {r.key} if names is not None else unit.coauthors
+            unit.pairs = set(combinations(sorted(theirs), 2))
         for s, v in r.ids:
             unit.ids.setdefault(s, set()).add(v)
         home = next((by_id[i] for i in r.ids if i in by_id), None)
-        if home is None and (parts.full or parts.collective):
+        same_spelling = parts.full or parts.collective or (rare and len(parts.given) > 1)
+        if home is None and same_spelling and r.key not in common:
             listed = by_key[r.key]
             if holding[(r.key, r.docid)] < len(listed):
                 same = [u for u in listed if not u.conflicts(unit)]
@@ -120,12 +167,26 @@ def cluster(rows: list[Row], coauthors: dict[int, set[str]]) -> list[Unit]:
             by_id.setdefault(i, unit)
     if len(units) < 2:
         return units
-    spellings = _spellings({k for v in units for k in v.parts})
+    spellings = spellings or _spellings({k for v in units for k in v.parts}, compound)
     crowded = _crowded(rows, spellings)
     for _ in range(MAX_ROUNDS):
-        if not _attach_round(units, spellings, crowded):
+        if not _attach_round(units, spellings, crowded, common):
             break
     return units
+
+
+def common_names(rows: list[Row]) -> set[str]:
+    """The spelled-out names of the block too common to be one person by their spelling
+    alone (rule 2): ``COMMON_PAPERS`` authorships where ``COMMON_FIRSTS`` first names share
+    the surname and initial."""
+    used = Counter(r.key for r in rows)
+    many = [k for k, n in used.items() if n >= COMMON_PAPERS]
+    if not many:
+        return set()
+    firsts = {p.given[0] for p in map(split_name, used) if p.given and len(p.given[0]) > 1}
+    if len({loose_given(g) for g in firsts}) < COMMON_FIRSTS:
+        return set()
+    return {k for k in many if split_name(k).full and not split_name(k).collective}
 
 
 def _crowded(rows: list[Row], spellings: dict[str, list[str]]) -> bool:
@@ -137,8 +198,9 @@ def _crowded(rows: list[Row], spellings: dict[str, list[str]]) -> bool:
     return len(set(docids)) < len(docids)
 
 
-def _spellings(keys: set[str]) -> dict[str, list[str]]:
-    """Each key of a block -> the keys compatible with it (itself included).
+def _spellings(keys: set[str], compound: set[str] | None = None) -> dict[str, list[str]]:
+    """Each key of a block -> the keys compatible with it (itself included); ``compound``:
+    the keys written with a hyphenated first name (``_keys_compatible``).
 
     Indexed by the first given name, so a block of thousands of distinct full first names
     ("Author0 Many", "Author1 Many", ...) costs a pass, not every pair: two keys can only be
@@ -156,6 +218,7 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
         else:
             by_first[loose_given(p.given[0])].append(k)
     out: dict[str, list[str]] = {}
+    hyphen = compound or set()
     for k in keys:
         p = split_name(k)
         if p.collective:
@@ -164,14 +227,16 @@ def _spellings(keys: set[str]) -> dict[str, list[str]]:
             near = list(keys)
         else:
             near = [*by_first[loose_given(p.given[0])], *open_keys]
-        out[k] = [k2 for k2 in near if _keys_compatible(k, k2)]
+        out[k] = [k2 for k2 in near if _keys_compatible(k, k2, k in hyphen, k2 in hyphen)]
     return out
 
 
-def _attach_round(units: list[Unit], spellings: dict[str, list[str]], crowded: bool) -> bool:
+def _attach_round(
+    units: list[Unit], spellings: dict[str, list[str]], crowded: bool, common: set[str]
+) -> bool:
     """Join each unit to its compatible, evidenced candidates (one, or several when the
     block is not ``crowded``); True if anything joined. ``spellings`` maps each key of the
-    block to the keys compatible with it."""
+    block to the keys compatible with it; ``common`` holds its common names."""
     # A one-spelling unit no other unit could match is neither a candidate nor has one.
     per_key = Counter(k for v in units for k in v.parts)
     active = [
@@ -208,7 +273,9 @@ def _attach_round(units: list[Unit], spellings: dict[str, list[str]], crowded: b
     for u in order:
         if id(u) in home:
             continue
-        found = _candidates(u, spellings[next(iter(u.parts))], having, resolve, crowded)
+        first = next(iter(u.parts))
+        mine = common.intersection(u.parts)
+        found = _candidates(u, spellings[first], having, resolve, crowded, mine)
         if found:
             group = [u, *found]
             into = max(group, key=lambda w: len(w.rows))  # copy the smaller ones
@@ -227,11 +294,17 @@ def _candidates(
     having: dict[tuple[object, str], list[Unit]],
     resolve: Callable[[Unit], Unit],
     crowded: bool,
+    common: set[str] | None = None,
 ) -> list[Unit]:
     """The units that share evidence with ``u`` and could be the same person (rule 3), or
     none: a second one in a ``crowded`` block, or two that cannot be one person (different
     ids), is ambiguous, so stop looking. ``near`` holds the spellings compatible with one of
-    u's keys; a candidate's keys must all be among them."""
+    u's keys; a candidate's keys must all be among them.
+
+    ``common``: the common names (rule 2) among u's; a unit that has one of them too is
+    taken when a paper of its has two co-authors of one of u's, and never with less: "Wei Zhang"
+    and "Wei Zhang" with a "Li X." each are no more one person than two strangers of that
+    name, and all the co-authors of a grown unit would meet anyone's."""
     evidence = [*u.coauthors, *((s, x) for s, vs in u.ids.items() for x in vs)]
     found: list[Unit] = []
     docs: set[int] = set()
@@ -250,7 +323,10 @@ def _candidates(
                     continue
                 checked.add(id(v))
                 if u.compatible(v) and not u.conflicts(v):
-                    if found and (crowded or _clash(v, docs, ids)):
+                    if common and not common.isdisjoint(v.parts):
+                        if u.pairs.isdisjoint(v.pairs) or _clash(v, docs, ids):
+                            continue
+                    elif found and (crowded or _clash(v, docs, ids)):
                         return []
                     found.append(v)
                     docs |= v.docids
@@ -266,8 +342,12 @@ def _clash(v: Unit, docs: set[int], ids: dict[str, set[str]]) -> bool:
 
 
 def display(u: Unit) -> tuple[str, str]:
-    """The most specific spelling, and among its forms the most used (accents preferred)."""
-    key = min(u.parts, key=lambda k: (specificity(u.parts[k]), k))
+    """The spelling most of the papers use, full ones first (ties: the most specific), and
+    among its forms the most used (accents preferred): "Wei Zhang" on 336 papers, not
+    "Wei-Ning Zhang" on one that joined them."""
+    used = Counter(r.key for r in u.rows)
+    full = [k for k in used if u.parts[k].full] or list(used)
+    key = min(full, key=lambda k: (-used[k], specificity(u.parts[k]), k))
     forms = Counter(r.name for r in u.rows if r.key == key)
     name = max(forms, key=lambda n: (forms[n], not n.isascii(), n))
     return name, key

@@ -34,15 +34,18 @@ from papersift.engine.people import (
 from papersift.engine.people_names import NAMES_SEQ, fill_names, write_names
 from papersift.engine.researcher_order import PEOPLE_VERSION
 from papersift.engine.store import PaperStore
-from papersift.indexer.identity import Row, Unit, cluster, display
+from papersift.indexer.identity import Row, Unit, cluster, common_names, display
 from papersift.indexer.lab import anchor_ids, lab_changes, lab_pending
 
 PEOPLE_SLICE = 100_000  # papers per transaction of refresh_people
 # The rules of ``indexer.identity`` the researcher tables were clustered by. A change of
 # them re-reads every paper's authors once (the next run, resumable as any backlog), so an
 # upgrade mends the identities already there, not only those of papers changed after it:
-# 2 joins the candidates of one unit where the block shows one person (session 34).
-IDENTITY_RULES = "2"
+# 2 joins the candidates of one unit where the block shows one person (session 34); 3 joins
+# a common name's papers only on two co-authors' names, keeps a hyphenated first name whole,
+# reads "Juergen" as "Jürgen", joins two or more identical initials in a rare block and
+# labels a researcher by the spelling most of its papers use (review 35).
+IDENTITY_RULES = "3"
 RULES_KEY = "people_rules"
 
 _T = TypeVar("_T")
@@ -229,9 +232,11 @@ def _recluster_blocks(
     touched: set[int] = set()
     next_rid = _next_rid(db)
     new_blocks: dict[int, set[str]] = defaultdict(set)  # blocks of the changed papers
+    new_keys: dict[int, set[str]] = defaultdict(set)  # and their names
     for block, rows in new_rows.items():
         for r in rows:
             new_blocks[r.docid].add(block)
+            new_keys[r.docid].add(r.key)
     for chunk in _chunks(blocks):
         rows_of: dict[str, list[Row]] = defaultdict(list)
         for d, p, n, name, key, ids, r, block in db.execute(
@@ -270,7 +275,8 @@ def _recluster_blocks(
             before = before_of.get(block, set()) | {
                 r.old_rid for r in rows if r.old_rid is not None
             }
-            next_rid = _plan_block(block, rows, coauthors, before, next_rid, writes, touched)
+            names = _names_for_common(db, rows, new_keys)
+            next_rid = _plan_block(block, rows, coauthors, before, next_rid, writes, touched, names)
         writes.apply(db)
     return touched
 
@@ -290,6 +296,24 @@ def _plan_single(block: str, r: Row, next_rid: int, writes: _Writes, touched: se
         writes.moved.append((rid, r.docid, r.position))
     touched.add(r.docid)
     return next_rid + 1
+
+
+def _names_for_common(
+    db: sqlite3.Connection, rows: list[Row], new_keys: dict[int, set[str]]
+) -> dict[int, set[str]] | None:
+    """The author names (keys) of the papers of the block's common names, their evidence
+    (``indexer.identity``, rule 2), or None when it has none; changed papers' from memory."""
+    common = common_names(rows)
+    if not common:
+        return None
+    docids = {r.docid for r in rows if r.key in common and r.n_authors <= MAX_EVIDENCE_AUTHORS}
+    out: dict[int, set[str]] = {d: new_keys[d] for d in docids if d in new_keys}
+    for chunk in _chunks(sorted(docids - out.keys())):
+        for d, k in db.execute(
+            f"SELECT docid, key FROM authorships WHERE docid IN ({_marks(chunk)})", chunk
+        ):
+            out.setdefault(int(d), set()).add(str(k))
+    return out
 
 
 def _blocks_of_papers(db: sqlite3.Connection, docids: Sequence[int]) -> dict[int, set[str]]:
@@ -321,13 +345,15 @@ def _plan_block(
     next_rid: int,
     writes: _Writes,
     touched: set[int],
+    names: dict[int, set[str]] | None = None,
 ) -> int:
     """Cluster one block and queue its row changes; returns the next free researcher id.
+    ``names``: the papers' author names where the block has common names (rule 2).
 
     Each cluster keeps the id most of its authorships had (ties: the smaller id); a cluster
     without one gets a new id. An id no cluster kept is redirected to the cluster that took
     most of its authorships (a merge), or retired when its papers are gone."""
-    units = sorted(cluster(rows, coauthors), key=lambda u: (-len(u.docids), u.rows[0].docid))
+    units = sorted(cluster(rows, coauthors, names), key=lambda u: (-len(u.docids), u.rows[0].docid))
     taken: set[int] = set()
     assigned: list[tuple[Unit, int]] = []
     for u in units:

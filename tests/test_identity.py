@@ -11,7 +11,7 @@ import pytest
 
 from papersift.core.authors import parse_authors
 from papersift.core.config import Config
-from papersift.core.names import compatible, split_name
+from papersift.core.names import compatible, compound_given, split_name
 from papersift.core.paper import Author, Paper
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import Filters, SearchRequest
@@ -58,6 +58,8 @@ def _key(raw: str) -> str:
         ("Felix de Moya Anegon", "Felix Moya Anegon", True, True),  # particle
         ("Carolyn S. Grant", "Christan Grant", True, False),  # different first names
         ("Xinyue Guo", "Xinyu Guo", True, False),  # pinyin "ue" is no umlaut
+        ("Juechen Li", "Juchen Li", True, False),  # ... after j neither ("jue" + "chen")
+        ("Juergen Schmidhuber", "Jürgen Schmidhuber", True, True),  # but "rg" is no pinyin
         ("Xiao Xue", "Xiao Xu", False, False),  # nor in a surname
         ("Le Li", "Da Li", False, False),  # a first name is never a particle
         ("John Smith Jr.", "John Smith Sr.", True, False),  # suffixes that differ
@@ -223,7 +225,8 @@ def test_initials_sharing_a_coauthor_on_many_papers_join(fresh_config: Config) -
     """Real 1990s records: four papers of "J. M. F. Labastida, M. Mariño" are one
     Labastida and one Mariño, not four each (every unit had three candidates, all of one
     spelling, and called that ambiguous); "M. Kontsevich" twice with "Yu. Manin" joins
-    "Maxim Kontsevich" with "Yuri I. Manin". Without a shared co-author initials stay apart."""
+    "Maxim Kontsevich" with "Yuri I. Manin". Without a shared co-author one initial stays
+    apart; two or more join where the block is rare and shows one person."""
     data = DataDir(fresh_config)
     import_files(data, [ALG_GEOM])
     refresh_people(data)
@@ -233,8 +236,10 @@ def test_initials_sharing_a_coauthor_on_many_papers_join(fresh_config: Config) -
     marino = {r(i, n) for i, n in zip(joint, ["M. Mariño"] * 3 + ["M. Marino"], strict=True)}
     assert len(marino) == 1
     labastida = r(joint[0], "J. M. F. Labastida")
-    assert r("hep-th/9511037", "J. M. F. Labastida") != labastida  # alone on the paper
-    assert r("hep-th/9709192", "J. M. F. Labastida") != labastida  # with Carlos Lozano only
+    # Alone on a paper, or with Carlos Lozano only: no co-author, but three initials in a
+    # block that shows one person on few papers (rule 2).
+    assert r("hep-th/9511037", "J. M. F. Labastida") == labastida
+    assert r("hep-th/9709192", "J. M. F. Labastida") == labastida
     maxim = r("alg-geom/9708024", "Maxim Kontsevich")
     assert r("hep-th/9402147", "M. Kontsevich") == r("q-alg/9502009", "M. Kontsevich") == maxim
     solo = {r(i, "R. Pandharipande") for i in ("alg-geom/9502020", "alg-geom/9504004")}
@@ -245,12 +250,16 @@ def test_initials_sharing_a_coauthor_on_many_papers_join(fresh_config: Config) -
 def _block(*papers: list[str]) -> tuple[list[Row], dict[int, set[str]]]:
     """The rows of the name block "zhang y" (docids from 1) and each paper's co-author
     blocks, as ``indexer.identity_refresh`` reads them."""
+    return _block_of("zhang y", *papers)
+
+
+def _block_of(block: str, *papers: list[str]) -> tuple[list[Row], dict[int, set[str]]]:
     rows, coauthors = [], {}
     for docid, names in enumerate(papers, start=1):
         authors = parse_authors(", ".join(names))
-        coauthors[docid] = {split_name(a.key).block for a in authors} - {"zhang y"}
+        coauthors[docid] = {split_name(a.key).block for a in authors} - {block}
         for pos, a in enumerate(authors):
-            if split_name(a.key).block == "zhang y":
+            if split_name(a.key).block == block:
                 rows.append(Row(docid, pos, len(names), a.name, a.key, frozenset(), None, True))
     return rows, coauthors
 
@@ -292,5 +301,117 @@ def test_tables_clustered_by_other_rules_are_clustered_again(fresh_config: Confi
         assert sorted(after) == sorted(before)  # the same clusters keep their ids
         assert data.people.search("labastida") == listed  # the directory as it was
         assert refresh_people(data).papers == 0
+    finally:
+        data.close()
+
+
+def test_a_researcher_is_named_by_the_spelling_most_papers_use(
+    fresh_config: Config, tmp_path: Path
+) -> None:
+    """Real demo papers: "Lyudmila L. Balakireva" (once, on 1003.3661) joins "Lyudmila
+    Balakireva" of three papers through Herbert Van de Sompel; the page is "Lyudmila
+    Balakireva", the spelling most of them use, not the more specific one seen once
+    (review 35: "Wei-Ning Zhang" on one paper labelled 336 papers of "Wei Zhang")."""
+    ids = {"1003.3661", "1606.09136", "1804.01603", "cs/0503016"}
+    found = [r for r in demo_records() if r["id"] in ids]
+    data = DataDir(fresh_config)
+    try:
+        import_files(data, [write_jsonl(tmp_path / "a.jsonl", found)])
+        refresh_people(data)
+        person = data.people.get(_rid(data, "1003.3661", "Lyudmila L. Balakireva"))
+        assert person is not None and person.papers == 4
+        assert person.name == "Lyudmila Balakireva"
+    finally:
+        data.close()
+
+
+def test_a_common_name_needs_two_shared_coauthors() -> None:
+    """ "Yi Zhang" on 100 papers of a block with 150 other first names is many people:
+    papers with the same two co-authors join (two groups here); one co-author in common,
+    or two of the same surnames and initials ("Qiang Li", "Hao Chen" against "Qing Li",
+    "Hui Chen"), is not enough. The same name in a quiet block is one person."""
+    others = [f"Y{a}{b} Zhang" for a in "abcdefghijklm" for b in "nopqrstuvwxyz"][:150]
+    group_a = [["Yi Zhang", "Qiang Li", "Hao Chen"]] * 50
+    group_b = [["Yi Zhang", "Rui Sun", "Tao Ma"]] * 48
+    loose_ends = [["Yi Zhang", "Qing Li", "Hui Chen"], ["Yi Zhang", "Qiang Li", "Xin Wu"]]
+    crowd = [[n, "Kin Wong"] for n in others]
+    papers = [*group_a, *group_b, *loose_ends, *crowd]
+    names = {d: {parse_authors(n)[0].key for n in p} for d, p in enumerate(papers, start=1)}
+    units = cluster(*_block(*papers), names)
+    yi = sorted((len(u.docids) for u in units if "yi zhang" in u.parts), reverse=True)
+    assert yi == [50, 48, 1, 1]
+    (quiet,) = cluster(*_block(*group_a, *group_b, *loose_ends))
+    assert len(quiet.docids) == 100
+
+
+def test_a_hyphenated_first_name_is_one_name() -> None:
+    """ "Wei-Ning Zhang" is not "Wei Zhang" (nor "J.-P. Serre" "Jean Serre"), however much
+    evidence; it is "Wei Ning Zhang", "Wei N. Zhang" and "W. Zhang"."""
+    assert compound_given("Wei-Ning Zhang") and compound_given("J. -B. Maillet")
+    assert not compound_given("Vicente P. Guerrero-Bote")
+    hyphen = replace(split_name(_key("Wei-Ning Zhang")), compound=True)
+    near = {"Wei Zhang": False, "Wei Ming Zhang": False, "Wei Ning Zhang": True}
+    for other, compat in {**near, "Wei N. Zhang": True, "W. Zhang": True}.items():
+        assert compatible(hyphen, split_name(_key(other))) is compat, other
+        assert compatible(split_name(_key(other)), hyphen) is compat, other
+    serre = replace(split_name(_key("J.-P. Serre")), compound=True)
+    assert not compatible(serre, split_name(_key("Jean Serre")))
+    # On papers: two shared co-authors do not join "Wei Zhang" and "Wei-Ning Zhang".
+    rows, coauthors = _block_of(
+        "zhang w", ["Wei Zhang", "Jun Liu", "Pei Ru"], ["Wei-Ning Zhang", "Jun Liu", "Pei Ru"]
+    )
+    assert sorted(len(u.docids) for u in cluster(rows, coauthors)) == [1, 1]
+
+
+def test_two_initials_in_a_rare_block_are_one_person() -> None:
+    """Five solo papers of "S. W. Hawking" (663k papers: five researchers) are one person
+    in a block of few authorships that shows one person; not where the block also has
+    "Simon Hawking" (two people), nor with many authorships; one initial ("S. Hawking")
+    still needs a co-author."""
+    solo = [["S. W. Hawking"]] * 5
+    units = cluster(*_block_of("hawking s", *solo, ["Stephen Hawking", "G. W. Gibbons"]))
+    assert sorted(len(u.docids) for u in units) == [1, 5]
+    two = cluster(*_block_of("hawking s", *solo, ["Simon Hawking"], ["Stephen Hawking"]))
+    assert sorted(len(u.docids) for u in two) == [1] * 7
+    many = cluster(*_block_of("hawking s", *solo, *[["Stephen Hawking"]] * 50))
+    assert sorted(len(u.docids) for u in many) == [1, 1, 1, 1, 1, 50]
+    one = cluster(*_block_of("hawking s", *[["S. Hawking"]] * 5))
+    assert len(one) == 5
+
+
+def test_pages_say_why_a_common_name_and_a_hyphenated_one_are_apart(
+    fresh_config: Config,
+) -> None:
+    """Through the store: two groups of "Yi Zhang" papers in a crowded block are two
+    researchers, each told the other is "a common name" (not "same initials only"); "Wei-Ning
+    Zhang" is told "Wei Zhang" has different given names, though they share co-authors."""
+    base = record_to_paper(demo_records()[0])
+    others = [f"Y{a}{b} Zhang" for a in "abcdefghijklm" for b in "nopqrstuvwxyz"][:150]
+    papers = [
+        *[["Yi Zhang", "Qiang Li", "Hao Chen"]] * 50,
+        *[["Yi Zhang", "Rui Sun", "Tao Ma"]] * 50,
+        *[[n, "Kin Wong"] for n in others],
+        ["Wei-Ning Zhang", "Jun Liu", "Pei Ru"],
+        ["Wei Zhang", "Jun Liu", "Pei Ru"],
+    ]
+    edited = [
+        replace(base, arxiv_id=f"2401.{i:05d}", authors=parse_authors(", ".join(names)))
+        for i, names in enumerate(papers, start=1)
+    ]
+    data = DataDir(fresh_config)
+    try:
+        data.store.upsert(edited)
+        refresh_people(data)
+        first, second = (data.people.author_rids(f"2401.{i:05d}")[0] for i in (1, 51))
+        assert first is not None and second is not None and first != second
+        person = data.people.get(first)
+        assert person is not None and person.papers == 50
+        notes = {s.researcher.rid: s.reason for s in data.people.same_name(person)}
+        assert notes[second].startswith("a common name")
+        hyphen = data.people.get(data.people.author_rids("2401.00251")[0] or -1)
+        assert hyphen is not None and hyphen.name == "Wei-Ning Zhang"
+        plain = data.people.author_rids("2401.00252")[0]
+        notes = {s.researcher.rid: s.reason for s in data.people.same_name(hyphen)}
+        assert notes[plain] == "different given names"
     finally:
         data.close()

@@ -224,4 +224,11 @@ def test_orcid_links_and_same_name_notes(fresh_config: Config) -> None:
         same = doc.xpath("//header//dt[.='Same name']/following-sibling::dd[1]")[0]
         assert same.cssselect("a")[0].get("href") == "#same-h"
         assert "kept apart" in same.text_content()
+        # Both say what joins papers in one sentence, the same, and no more than is true
+        # (review 35: "only joined on evidence" where one spelling joins without it).
+        section = doc.cssselect("#same-h + p")[0].text_content()
+        rules = same.text_content().split("kept apart. ", 1)[1].strip()
+        assert rules.startswith("Papers are joined by") and section.endswith(rules)
+        assert "the same spelled-out name" in rules and "the same two or more initials" in rules
+        assert "only joined" not in doc.text_content()
     engine.close()

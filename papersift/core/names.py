@@ -29,6 +29,7 @@ class NameParts:
     given: tuple[str, ...]
     suffix: str  # "", "jr", "sr", "ii", "iii", "iv"
     collective: bool
+    compound: bool = False  # the first two given names are one, hyphenated ("Wei-Ning")
 
     @property
     def block(self) -> str:
@@ -72,12 +73,17 @@ def loose(surname: str) -> str:
 @lru_cache(maxsize=1 << 16)
 def loose_given(name: str) -> str:
     """The same for given names, more carefully: only "ue" and "oe", and "ue" not after the
-    letters that make it a pinyin syllable (Xinyue is not Xinyu; Rüdiger is Ruediger)."""
+    letters that make it a pinyin syllable (Xinyue is not Xinyu; Rüdiger is Ruediger), unless
+    no pinyin syllable could follow (Juergen is Jürgen)."""
     return _UMLAUT_GIVEN.sub(lambda m: m.group(0)[0], name)
 
 
 _UMLAUT = re.compile(r"([aou])e(?=[a-z])")
-_UMLAUT_GIVEN = re.compile(r"(?:(?<![jqxyln])u|o)e(?=[a-z])")
+# After j, q, x, y, l, n "ue" is pinyin, unless two consonants follow that cannot open a
+# pinyin syllable ("Juergen" is Jürgen; "Juechen", "Xuelin" stay).
+_UMLAUT_GIVEN = re.compile(
+    r"(?:(?<![jqxyln])u|o)e(?=[a-z])|(?<=[jqxyln])ue(?=(?![zcs]h)[b-df-hj-np-tv-z]{2})"
+)
 
 
 def _token_match(x: str, y: str) -> bool:
@@ -107,14 +113,35 @@ def given_compatible(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
 
 
 def compatible(a: NameParts, b: NameParts) -> bool:
-    """Same block, compatible given names, no conflicting suffix (Jr. vs Sr.)."""
+    """Same block, compatible given names, no conflicting suffix (Jr. vs Sr.), and a
+    hyphenated first name kept whole (``_keeps_compound``)."""
     if a.collective or b.collective:
         return a.key == b.key
     if loose(a.surname) != loose(b.surname):
         return False
     if a.suffix and b.suffix and a.suffix != b.suffix:
         return False
+    if not (_keeps_compound(a, b) and _keeps_compound(b, a)):
+        return False
     return given_compatible(a.given, b.given)
+
+
+def _keeps_compound(a: NameParts, b: NameParts) -> bool:
+    """A hyphenated first name is one name: "Wei-Ning" (or "J.-P.") meets "Wei Ning",
+    "Wei N." and "W.", but a spelled-out "Wei" (or "Jean") alone is another name, as "Yu"
+    is not "Yi"."""
+    if not a.compound or len(a.given) < 2 or not b.given or len(b.given[0]) == 1:
+        return True
+    return len(b.given) > 1 and _token_match(a.given[1], b.given[1])
+
+
+_COMPOUND = re.compile(r"^\s*[^\W\d_]+\.?\s*-\s*[^\W\d_]")
+
+
+def compound_given(name: str) -> bool:
+    """Whether a written name (not a key: keys lose the hyphen) opens with a hyphenated
+    first name: "Wei-Ning Zhang", "J.-P. Serre", "J. -B. Maillet"."""
+    return len(name.split()) > 1 and _COMPOUND.match(name) is not None
 
 
 def specificity(p: NameParts) -> tuple[int, int, int]:
