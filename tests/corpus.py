@@ -10,6 +10,7 @@ from typing import Any
 from papersift.core.config import Config
 from papersift.core.config_load import load_config
 from papersift.core.resources import demo_corpus_path
+from papersift.engine.store import PaperStore
 
 # Papers the tests look up by id: a new-style id shown on public sites, an old-style id.
 REQUIRED_IDS = ("2401.10241", "2208.08124", "2402.02447", "cmp-lg/9405001")
@@ -47,3 +48,16 @@ def make_config(root: Path, **sections: dict[str, Any]) -> Config:
     path = root / "config.toml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return load_config(path, env={})
+
+
+def add_merged_researcher(store: PaperStore, heir: int) -> int:
+    """A researcher row merged into ``heir`` as ``indexer.identity`` leaves one (no papers,
+    a ``merged_into``): its id."""
+    with store.transaction() as db:
+        gone = db.execute(
+            "INSERT INTO researchers (name, key, block, papers, merged_into) "
+            "VALUES ('Gone', 'gone', 'gone', 0, ?)",
+            (heir,),
+        ).lastrowid
+    assert gone is not None
+    return int(gone)

@@ -28,7 +28,7 @@ from papersift.indexer.build import import_files
 from papersift.indexer.enrich_run import enrich_files
 from papersift.indexer.identity_refresh import refresh_people
 from papersift.server.app import create_app
-from tests.corpus import make_config, sample_records, write_jsonl
+from tests.corpus import add_merged_researcher, make_config, sample_records, write_jsonl
 from tests.test_institution_pages import NCWU, ROR
 from tests.web_helpers import parse_html
 
@@ -305,12 +305,7 @@ def test_merged_researcher_feed_redirects(hostile_data: tuple[TestClient, Config
     client, config = hostile_data
     data = DataDir(config)
     heir = data.people.search("", limit=1)[0][0]
-    with data.store.transaction() as db:
-        gone = db.execute(
-            "INSERT INTO researchers (name, key, block, papers, merged_into) "
-            "VALUES ('Gone', 'gone', 'gone', 0, ?)",
-            (heir.rid,),
-        ).lastrowid
+    gone = add_merged_researcher(data.store, heir.rid)
     data.close()
     r = client.get(f"/atom/researchers/{gone}.xml", follow_redirects=False)
     assert r.status_code == 301

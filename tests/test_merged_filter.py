@@ -18,7 +18,7 @@ from papersift.engine.subscriptions import SavedSearch
 from papersift.indexer.build import import_files
 from papersift.indexer.identity_refresh import refresh_people
 from papersift.server.app import create_app
-from tests.corpus import make_config, sample_records, write_jsonl
+from tests.corpus import add_merged_researcher, make_config, sample_records, write_jsonl
 from tests.web_helpers import parse_html
 
 
@@ -33,14 +33,8 @@ def merged(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, int,
     import_files(data, [write_jsonl(tmp / "p.jsonl", sample_records()[:40])])
     refresh_people(data)
     heir = data.people.search("", limit=1)[0][0]
-    with data.store.transaction() as db:
-        gone = db.execute(
-            "INSERT INTO researchers (name, key, block, papers, merged_into) "
-            "VALUES ('Gone', 'gone', 'gone', 0, ?)",
-            (heir.rid,),
-        ).lastrowid
+    gone = add_merged_researcher(data.store, heir.rid)
     data.close()
-    assert gone is not None
     engine = open_engine(config)
     with TestClient(create_app(engine, config), follow_redirects=False) as c:
         yield (c, engine), gone, heir.rid, heir.papers
