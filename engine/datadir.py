@@ -34,10 +34,11 @@ from papersift.engine.writer_lock import LOCK_NAME
 # 2: researcher ids in the lexical index; 3: institutions (ROR ids); 4: the docid also as a
 # raw text term (a list of 1,000 docids is 4x quicker to match as text than as integers),
 # English stop words left out of title and abstract; 5: TeX accents read as letters and
-# letters folded to ASCII in title and abstract (Schr\"odinger = Schrodinger).
-SCHEMA_VERSION = 5
+# letters folded to ASCII in title and abstract (Schr\"odinger = Schrodinger); 6: title and
+# abstract also unstemmed, for which forms of a word a paper holds (engine.word_forms).
+SCHEMA_VERSION = 6
 # Older versions whose store is current: only the lexical index is rebuilt, from the store.
-LEXICAL_REBUILD_FROM = frozenset({3, 4})
+LEXICAL_REBUILD_FROM = frozenset({3, 4, 5})
 log = logging.getLogger(__name__)
 MANIFEST = "manifest.json"
 

@@ -22,6 +22,7 @@ from papersift.core.errors import DataDirError
 from papersift.core.paper import Paper
 from papersift.engine.lexical_document import paper_document
 from papersift.engine.lexical_schema import (
+    ANALYZERS,
     DEFAULT_FIELDS,
     FACET_FIELDS,
     FACETS,
@@ -29,8 +30,6 @@ from papersift.engine.lexical_schema import (
     build_schema,
     facet_value,
     int_date,
-    name_analyzer,
-    text_analyzer,
 )
 from papersift.engine.results import FacetCount, Sort
 
@@ -55,11 +54,10 @@ class LexicalIndex:
             raise DataDirError(
                 f"the keyword index {path} cannot be opened ({exc}); {REBUILD}"
             ) from None
-        self.index.register_tokenizer("name", name_analyzer())
-        self.index.register_tokenizer("en_text", text_analyzer())
+        for tokenizer, analyzer in ANALYZERS.items():
+            self.index.register_tokenizer(tokenizer, analyzer())
         self.boosts = {"ti": title_boost, "abs": 1.0, "au": author_boost}
-        analyzers = {"en_text": text_analyzer, "name": name_analyzer}
-        self._analyzers = {f: analyzers[t]() for f, t in TEXT_FIELDS.items()}
+        self._analyzers = {f: ANALYZERS[t]() for f, t in TEXT_FIELDS.items()}
         self._writer: tantivy.IndexWriter | None = None
         self._wlock = threading.Lock()
         # Filter -> allowed docids, valid while the searcher generation is unchanged.
@@ -233,6 +231,10 @@ class LexicalIndex:
         default fields over all papers."""
         n = self.num_docs
         return max(self.doc_freqs(word).values(), default=0) / n if n else 0.0
+
+    def analyzer(self, name: str) -> tantivy.TextAnalyzer:
+        """The analyser of text field ``name``, as the index reads its text."""
+        return self._analyzers[name]
 
     def _field_tokens(self, word: str) -> list[tuple[str, list[str]]]:
         """(field, tokens) of ``word`` as each default field analyses it."""

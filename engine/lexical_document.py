@@ -16,8 +16,11 @@ def paper_document(docid: int, p: Paper) -> tantivy.Document:
     doc = tantivy.Document()
     doc.add_integer("docid", docid)
     doc.add_text("key", str(docid))
-    doc.add_text("ti", accented(p.title))  # Schr\"odinger as one word, folded
-    doc.add_text("abs", accented(p.abstract))
+    title, abstract = accented(p.title), accented(p.abstract)  # Schr\"odinger as one word
+    doc.add_text("ti", title)
+    doc.add_text("abs", abstract)
+    doc.add_text("words", title)  # as written: which forms a paper holds (engine.word_forms)
+    doc.add_text("words", abstract)
     for a in p.authors:
         doc.add_text("au", a.name)
         doc.add_text("author_key", a.key)

@@ -12,9 +12,13 @@ from datetime import date
 
 import tantivy
 
-# (field, tokenizer) of the analysed text fields.
-TEXT_FIELDS = {"ti": "en_text", "abs": "en_text", "au": "name"}
+# (field, tokenizer) of the analysed text fields. ``words`` is title and abstract as written
+# (folded, not stemmed), which papers only hold, never score: which forms of a query word a
+# paper holds (``engine.word_forms``).
+TEXT_FIELDS = {"ti": "en_text", "abs": "en_text", "au": "name", "words": "en_word"}
 DEFAULT_FIELDS = ["ti", "abs", "au"]
+# Fields indexed without positions or frequencies (no phrase, no score), only which papers.
+DOCS_ONLY = frozenset({"words"})
 
 
 # Lucene's English stop words, the list of Tantivy's ``stopword("english")`` filter below.
@@ -50,7 +54,8 @@ def build_schema() -> tantivy.Schema:
     sb.add_integer_field("docid", stored=False, indexed=True, fast=True)
     sb.add_text_field("key", stored=False, tokenizer_name="raw")  # the docid, for id lists
     for name, tokenizer in TEXT_FIELDS.items():
-        sb.add_text_field(name, stored=False, tokenizer_name=tokenizer)
+        option = "basic" if name in DOCS_ONLY else "position"
+        sb.add_text_field(name, stored=False, tokenizer_name=tokenizer, index_option=option)
     sb.add_text_field("author_key", stored=False, tokenizer_name="raw")
     sb.add_text_field("cat", stored=False, tokenizer_name="raw", fast=True)
     sb.add_text_field("arch", stored=False, tokenizer_name="raw")
@@ -69,14 +74,21 @@ def text_analyzer() -> tantivy.TextAnalyzer:
     ``english`` analyzer, which BEIR's BM25 baselines use). Without them a title query
     such as "estimates in a molecular" matched 653k of 663k papers and took 84 ms. Letters
     are folded to ASCII: "Schrodinger" finds "Schrödinger" and the other way round."""
+    return _text_builder().filter(tantivy.Filter.stemmer("english")).build()
+
+
+def word_analyzer() -> tantivy.TextAnalyzer:
+    """``text_analyzer`` without the stemmer: words as written, folded."""
+    return _text_builder().build()
+
+
+def _text_builder() -> tantivy.TextAnalyzerBuilder:
     return (
         tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
         .filter(tantivy.Filter.remove_long(40))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.ascii_fold())
         .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
     )
 
 
@@ -87,3 +99,7 @@ def name_analyzer() -> tantivy.TextAnalyzer:
         .filter(tantivy.Filter.ascii_fold())
         .build()
     )
+
+
+# Each tokenizer name of ``TEXT_FIELDS`` and the analyser it stands for.
+ANALYZERS = {"en_text": text_analyzer, "en_word": word_analyzer, "name": name_analyzer}

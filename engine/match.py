@@ -31,6 +31,7 @@ from papersift.engine.hyphens import whole_word
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
+from papersift.engine.word_forms import word_clause
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
 GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
@@ -61,6 +62,7 @@ class MatchRule:
     # similarity to the corpus (0: no such rule)
     rarest_up_to: int = 0  # a query of up to this many free words that needs only some
     # of them needs its rarest (0: no such rule)
+    word_forms: bool = False  # a word a match must hold, it holds in one of its forms
 
     def required(self, n: int) -> int:
         """Free words (or OR groups) a paper must match out of ``n``."""
@@ -192,9 +194,18 @@ def keyword_query(
     # query needs only some of its words, either part counts, as before (SciFact).
     loose_free = list(free)
     match_terms = list(clause_terms)
+    # And a plain word there, one of its own forms (``engine.word_forms``): "transformer" not
+    # "transform", as its stem would.
     for i in range(len(free)) if need == len(free) else [rarest] if rarest is not None else []:
         if any(parts for parts, _ in alternatives[i]):
             free[i] = whole_word(lex, alternatives[i])
+            match_terms[i] = None
+        elif (
+            rule.word_forms
+            and (word := free_words[i])
+            and (held := word_clause(lex, word, free[i]))
+        ):
+            free[i] = held
             match_terms[i] = None
     if not must and not free and not must_not:
         if not optional and not parsed.ignored:

@@ -101,7 +101,7 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
 
     cfg_rule = MatchRule(
         cfg.match_all_up_to, cfg.match_fraction, cfg.semantic_floor, cfg.semantic_gate,
-        cfg.semantic_band, cfg.semantic_zscore, cfg.match_rarest_up_to,
+        cfg.semantic_band, cfg.semantic_zscore, cfg.match_rarest_up_to, cfg.match_word_forms,
     )  # fmt: skip
     text, rule = request.query, cfg_rule
     # A pasted abstract: papers like this text.

@@ -48,6 +48,7 @@ from papersift.engine.match import (
     docid_union,
     keyword_members,
 )  # fmt: skip
+from papersift.engine.word_forms import word_clause
 
 # Clauses told apart by one search: scores are 32-bit floats, exact integers up to 2**24.
 BITS = 20
@@ -106,7 +107,7 @@ def rarer_words(
     if kq.query is None or not n:
         return None
     if every_from > 0 and kq.required < n:
-        every = narrowed(lex, kq, [])
+        every = narrowed(lex, kq, [], forms=rule.word_forms)
         if lex.count(every.query) >= every_from:
             return every
     common: list[int] = []
@@ -117,19 +118,28 @@ def rarer_words(
         ]  # fmt: skip
     if not common and not any(kq.hyphenated):
         return None
-    return narrowed(lex, kq, common, min(n - len(common), kq.required))
+    return narrowed(lex, kq, common, min(n - len(common), kq.required), forms=rule.word_forms)
 
 
 def narrowed(
-    lex: LexicalIndex, kq: KeywordQuery, common: list[int], need: int | None = None
-) -> RarerWords:
+    lex: LexicalIndex, kq: KeywordQuery, common: list[int], need: int | None = None,
+    *, forms: bool = False,
+) -> RarerWords:  # fmt: skip
     """``kq``'s matches that hold ``need`` (None: all) of its free clauses other than
-    ``common``, a hyphenated word's parts together."""
+    ``common``, a hyphenated word's parts together and (``forms``) a plain word in one of its
+    own forms (``engine.word_forms``), as a short query's words are held."""
     assert kq.query is not None
     rarer = [i for i in range(len(kq.free)) if i not in common]
     whole = {i: parts for i in rarer if (parts := kq.hyphenated[i]) is not None}
     need = len(rarer) if need is None else need
-    clauses = [together(lex, whole[i]) if i in whole else kq.free[i] for i in rarer]
+
+    def holds(i: int) -> tantivy.Query:
+        if i in whole:
+            return together(lex, whole[i])
+        word = kq.free_words[i]
+        return (forms and word and word_clause(lex, word, kq.free[i])) or kq.free[i]
+
+    clauses = [holds(i) for i in rarer]
     # Each clause's words, to size it by (a plain word, or a hyphenated word's parts).
     words = [whole.get(i) or ((w,) if (w := kq.free_words[i]) else ()) for i in rarer]
     held = (

@@ -161,12 +161,15 @@ def test_filters_by_researcher_category_and_date(client: TestClient) -> None:
 
 
 def test_empty_result_suggests(client: TestClient) -> None:
-    # No cs.CL paper has the word; one paper of another category has it, several are about it.
-    doc = page(client, "/search?q=plagiarism&mode=keyword&category=cs.CL")
+    # No cs.CL paper has the words; one paper of another category has them, several are
+    # about it. (Two words: "plagiarism" alone is closest to a paper at a similarity of
+    # 0.348 on a CPU with AVX-512 VNNI, under the semantic gate of 0.35.)
+    doc = page(client, "/search?q=plagiarism+detection&mode=keyword&category=cs.CL")
     assert "No papers found" in doc.cssselect(".result-count")[0].text_content()
     links = {a.text_content().rsplit(" (", 1)[0]: a.get("href") for a in doc.cssselect(".empty a")}
     without = links["Search again without any filter"]
-    assert "category" not in query_of(without) and query_of(without)["q"] == ["plagiarism"]
+    assert "category" not in query_of(without)
+    assert query_of(without)["q"] == ["plagiarism detection"]
     semantic = links["Search by meaning (semantic mode)"]
     assert query_of(semantic)["mode"] == ["semantic"] and query_of(semantic)["category"]
     # Not where semantic search would find nothing new: hybrid holds its matches already,
