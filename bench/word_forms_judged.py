@@ -75,7 +75,11 @@ def to_judge(engines: dict[bool, SearchEngine], path: Path) -> None:
         ids = {i for _, found in lists(engines, q).values() for i in found}
         rows += [(q, i) for i in sorted(ids)]
     random.Random(36).shuffle(rows)
-    engine = engines[True]
+    to_judge_rows(engines[True], rows, path)
+
+
+def to_judge_rows(engine: SearchEngine, rows: list[tuple[str, str]], path: Path) -> None:
+    """(query, arXiv id) rows, with each paper's title and abstract's start, as judges read."""
     with open(path, "w", encoding="utf-8", newline="") as fh:
         out = csv.writer(fh, delimiter="\t")
         out.writerow(["query", "arxiv_id", "title", "abstract"])

@@ -1,5 +1,6 @@
 """Sorted by date, a query's keyword matches must hold every word while enough papers do,
-else its rarer words, and its hyphenated words whole.
+else its rarer words, and its hyphenated words whole; a two-word query's words near each
+other while enough papers hold them so (``engine.near_words``).
 
 A query of four or more free words needs only some of them (``engine.match``: 3 of 4, with
 the rarest; 3 of 5, 4 of 9, any of them). In relevance order that is harmless, since BM25
@@ -48,6 +49,7 @@ from papersift.engine.match import (
     docid_union,
     keyword_members,
 )  # fmt: skip
+from papersift.engine.near_words import near_words
 from papersift.engine.word_forms import word_clause
 
 # Clauses told apart by one search: scores are 32-bit floats, exact integers up to 2**24.
@@ -69,11 +71,14 @@ class RarerWords:
     held_by: tuple[tantivy.Query, ...] = ()
     whole: tuple[tuple[str, ...], ...] = ()  # the hyphenated words' parts
     every: bool = False  # every free word is needed, where relevance order needs some
+    apart: bool = False  # a two-word query's words are needed near each other (engine.near_words)
 
     @property
     def reason(self) -> str:
         """What the papers this rule leaves out hold instead, for the answer's note."""
         reasons = []
+        if self.apart:
+            reasons.append("hold the two words farther apart")
         if self.every:
             reasons.append("hold only some of the query's words")
         if self.common:
@@ -117,7 +122,11 @@ def rarer_words(
             if word is not None and lex.share(word) > common_above
         ]  # fmt: skip
     if not common and not any(kq.hyphenated):
-        return None
+        if (near := near_words(lex, kq, every_from)) is None:
+            return None
+        # One condition in place of the first clause: ``sorted_left_out`` reads it so.
+        strict, held = near
+        return RarerWords(strict, kq.query, (), (0,), 1, (held,), apart=True)
     return narrowed(lex, kq, common, min(n - len(common), kq.required), forms=rule.word_forms)
 
 

@@ -171,7 +171,10 @@ class SearchConfig:
         "as arXiv's own listing search does, when at least this many papers do, the filters "
         "aside; else `match_common_above_sorted` applies. Needing only some, the newest "
         "papers holding the commoner words hid the topic at 663k papers of every field "
-        "(bench/RESULTS.md, session 35). Relevance order keeps its count; 0: off.",
+        "(bench/RESULTS.md, session 35). Likewise a two-word query's words must stand at "
+        "most two words apart, in either order, when at least this many papers hold them "
+        "so ('community detection' newest first listed scam detection; session 36). "
+        "Relevance order keeps its count; 0: off.",
         minimum=0,
     )
     match_common_above_sorted: float = setting(
