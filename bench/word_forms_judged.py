@@ -8,8 +8,10 @@ transform" and "specification" matched "specific". Since session 36 a word a mat
 is held in one of its forms (``engine.word_forms``; ``[search] match_word_forms``). This
 runs each query in keyword mode on the scale directory (real arXiv text; its vectors are
 recycled, so hybrid is not judged here) with the rule off and on: the total, the ten most
-relevant and the newest ten. ``bench/judgments/663k-word-forms.tsv`` holds blind judgments
-of every paper of those lists; a paper not judged shows as "?".
+relevant and the newest ten. ``match_all_sorted_from`` is 0 in both, so the newest lists
+show this rule alone (bench/near_words_judged.py adds the near-words rule to them).
+``bench/judgments/663k-word-forms.tsv`` holds blind judgments of every paper of those lists;
+a paper not judged shows as "?".
 """
 
 from __future__ import annotations
@@ -128,8 +130,8 @@ def main() -> None:
     scale_data.require(args.size)
     root = scale_data.data_path(args.size)
     with (
-        open_engine(bench_config(root, match_word_forms=False)) as stems,
-        open_engine(bench_config(root, match_word_forms=True)) as forms,
+        open_engine(bench_config(root, match_word_forms=False, match_all_sorted_from=0)) as stems,
+        open_engine(bench_config(root, match_word_forms=True, match_all_sorted_from=0)) as forms,
     ):
         engines = {False: stems, True: forms}
         if args.to_judge:
