@@ -28,6 +28,7 @@ from papersift.doctor_checks import (
     segment_docids,
     store_unreadable,
 )
+from papersift.engine.datadir import LEXICAL_REBUILD_FROM
 from papersift.engine.store_files import StoreUnreadable
 
 __all__ = ["Check", "Status", "config_check", "diagnose", "ok", "repair", "table"]
@@ -63,8 +64,11 @@ def diagnose(config: Config) -> list[Check]:
     out.append(store_check)
     at = len(out) - 1
     try:
-        if store is not None:
+        # A keyword index of an older schema that the next open rebuilds (the manifest's
+        # check says so) cannot be opened with this schema's fields: nothing to report.
+        if store is not None and manifest.get("schema_version") not in LEXICAL_REBUILD_FROM:
             out.append(check_lexical(config, root, store))
+        if store is not None:
             out.append(check_researchers(root, store))
             if config.lab.members:
                 out.append(check_lab(config.lab, root))

@@ -133,6 +133,34 @@ def test_old_schema_version_fails_with_rebuild_steps(
     assert "papersift import" in check["fix"] and "papersift index" in check["fix"]
 
 
+def test_a_keyword_index_the_next_open_rebuilds_is_not_reported_broken(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Schema 5's keyword index has no unstemmed field, so this schema cannot open it: the
+    manifest's check says it is rebuilt on the next open, and no lexical-index FAIL sends
+    the admin to `doctor --fix` (found by running doctor on a schema-5 demo directory)."""
+    import tantivy
+
+    path = small.data_dir / "manifest.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "schema_version": 5}))
+    folder = small.data_dir / "lexical"
+    shutil.rmtree(folder)
+    folder.mkdir()
+    other = tantivy.SchemaBuilder()
+    other.add_integer_field("docid", stored=False, indexed=True, fast=True)
+    tantivy.Index(other.build(), path=str(folder))  # an index of another schema
+    code, report = run_doctor(small, capsys)
+    checks = by_name(report)
+    assert code == 0 and checks["manifest"]["status"] == "WARN"
+    assert "rebuilt from the store" in checks["manifest"]["detail"]
+    assert "lexical index" not in checks
+    with open_engine(small) as engine:  # the rebuild it promised
+        assert engine.data.lexical_rebuilt
+        assert engine.search(SearchRequest("parsing", mode="keyword")).total > 0
+    code, report = run_doctor(small, capsys)
+    assert code == 0 and by_name(report)["lexical index"]["status"] == "OK"
+
+
 def test_unreadable_manifest_fails(small: Config) -> None:
     (small.data_dir / "manifest.json").write_text("{not json")
     check = {c.name: c for c in doctor.diagnose(small)}["manifest"]
