@@ -31,7 +31,7 @@ from papersift.engine.hyphens import whole_word
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.query import Clause, ParsedQuery
 from papersift.engine.ranking import EMPTY, Ranking
-from papersift.engine.word_forms import word_clause
+from papersift.engine.word_forms import stem_only_note, word_clause
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
 GRAPH_FIELDS = ("cites", "citedby")  # a set of docids (``engine.plan.graph_clause``)
@@ -200,13 +200,12 @@ def keyword_query(
         if any(parts for parts, _ in alternatives[i]):
             free[i] = whole_word(lex, alternatives[i])
             match_terms[i] = None
-        elif (
-            rule.word_forms
-            and (word := free_words[i])
-            and (held := word_clause(lex, word, free[i]))
-        ):
-            free[i] = held
-            match_terms[i] = None
+        elif rule.word_forms and (word := free_words[i]):
+            if (held := word_clause(lex, word, free[i])) is not None:
+                free[i] = held
+                match_terms[i] = None
+            elif note := stem_only_note(lex, word):
+                warnings.append(note)
     if not must and not free and not must_not:
         if not optional and not parsed.ignored:
             return KeywordQuery(None, None, 0, 0, tuple(warnings))

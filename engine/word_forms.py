@@ -102,5 +102,15 @@ def word_clause(lex: LexicalIndex, word: str, scored: tantivy.Query) -> tantivy.
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, held), (tantivy.Occur.Should, scored)])
 
 
+def stem_only_note(lex: LexicalIndex, word: str) -> str | None:
+    """The answer's note when no paper holds ``word`` in a form of its own but some hold its
+    stem, whose matches then stand (``word_clause``): they are about another word."""
+    if held_forms(lex, word) or len(lex.analyzer(FIELD).analyze(word)) != 1:
+        return None
+    if not lex.postings([word]):
+        return None  # no paper holds it at all: the spelling note says so
+    return f"no paper holds '{word}' as written; its matches hold other words of the same stem"
+
+
 def _either(queries: Iterable[tantivy.Query]) -> tantivy.Query:
     return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in queries])

@@ -81,6 +81,11 @@ def test_a_word_no_paper_holds_in_any_form_keeps_its_stem(engine: SearchEngine) 
     stemmed = matches(lex, '"generatively"')
     request = SearchRequest("generatively", mode="keyword")
     assert stemmed and docids(engine, every_id(engine, request)) == stemmed
+    note = "no paper holds 'generatively' as written; its matches hold other words of the same stem"
+    assert note in engine.search(request).warnings
+    assert not any(
+        "as written" in w for w in engine.search(SearchRequest("specification")).warnings
+    )
 
 
 def test_the_api_counts_what_it_lists(engine: SearchEngine, http: httpx.Client) -> None:
