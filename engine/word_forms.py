@@ -4,16 +4,18 @@ Titles and abstracts are searched stemmed (Porter2, ``engine.lexical_schema``), 
 derivations together with inflections: "transformer" is "transform", "motivic" is "motiv"
 (as "motivated" is), "bosonization" is "boson". At 663k papers of every field a search for
 "transformer" brought up papers on Fourier transforms, "motivic" 18,036 papers and
-"bosonization" 7,027. Lucene's light English stemmers and Elasticsearch's "exact" subfields
-draw the line where this does: a word's *forms* are its inflections (plural, -s, -ed, -ing,
-with the usual spelling changes: "studies", "computing", "spinning"), and of those only the
-ones Porter2 also stems alike. So where a match must hold a word (a query of up to
-``[search] match_all_up_to`` words, or a short query's rarest word: ``engine.match``), it must
-hold one of its forms, in the ``words`` field (title and abstract as written, folded, not
-stemmed) or as an author's name. The clause still scores by the stem, so a paper that holds
-the word scores as before. A word no paper holds in any form (its stem's papers hold only
-derivations of it) keeps the stem's matches rather than none. Where a longer query needs only
-some of its words, a stem still counts, as it does for SciFact's sentence-like claims.
+"bosonization" 7,027. Lucene's light English stemmers (plurals; KStem's inflections) stop
+short of derivations, and Elasticsearch setups add an unstemmed "exact" subfield for the
+same reason. Here a word's *forms* are its inflections (plural, -s, -ed, -ing, with the usual
+spelling changes: "studies", "computing", "spinning") that Porter2 also stems alike. Where a
+match must hold a word (a query of up to ``[search] match_all_up_to`` words, a short query's
+rarest word: ``engine.match``; every word of a sorted list that needs them all:
+``engine.rarer_words``), it must hold one of its forms, in the ``words`` field (title and
+abstract as written, folded, not stemmed) or as an author's name. The clause still scores by
+the stem, so a paper that holds the word scores as before. A word no paper holds in any form
+(its stem's papers hold only derivations of it) keeps the stem's matches rather than none,
+and the answer says so. Where a longer query needs only some of its words, a stem still
+counts, as it does for SciFact's sentence-like claims (bench/RESULTS.md, session 36).
 """
 
 from __future__ import annotations
