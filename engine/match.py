@@ -173,6 +173,10 @@ def keyword_query(
             must_not.append(parse(c))
         elif c.sign == "+" or c.field in FIELDED:
             must.append(parse(c))
+            # A required plain word, in one of its own forms (``engine.word_forms``).
+            plain = c.field is None and not c.phrase and len(c.parts()) == 1
+            if rule.word_forms and plain:
+                must[-1] = word_clause(lex, c.parts()[0], must[-1]) or must[-1]
         elif c.common:
             optional.append(parse(c))
         else:

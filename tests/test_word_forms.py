@@ -73,6 +73,19 @@ def test_every_word_of_a_short_query_holds_a_form(engine: SearchEngine) -> None:
     assert docids(engine, every_id(engine, newest)) == expected
 
 
+def test_a_required_word_holds_a_form(engine: SearchEngine) -> None:
+    """ "+specification": required, so held in one of its forms, alone or beside other
+    words."""
+    lex = engine.data.lexical
+    alone = SearchRequest("+specification", mode="keyword")
+    assert docids(engine, every_id(engine, alone)) == matches(lex, SPECIFICATION)
+    beside = SearchRequest("+specification model", mode="keyword")
+    model = " ".join(f"words:{f}" for f in ("model", "models", "modeled", "modeling",
+                                               "modelled", "modelling"))  # fmt: skip
+    expected = matches(lex, f"+{SPECIFICATION} +({model} au:model)")
+    assert expected and docids(engine, every_id(engine, beside)) == expected
+
+
 def test_a_word_no_paper_holds_in_any_form_keeps_its_stem(engine: SearchEngine) -> None:
     """ "generatively" is in no paper; papers on generation and generative models hold
     its stem, and an empty list would say nothing."""
