@@ -18,7 +18,6 @@ among each newest ten; a paper not judged shows as "?" (the corpus or the rules 
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import sys
 import time
@@ -28,7 +27,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import ROOT, load_average, machine_info, publish, table
-from bench.rarest_judged import judged_by_query
+from bench.rarest_judged import judged_by_query, to_judge_rows
 from papersift.core.config_load import load_config
 from papersift.engine.plan import make_plan
 from papersift.engine.results import SearchRequest
@@ -80,15 +79,7 @@ def to_judge(engine: SearchEngine, path: Path) -> None:
         ids = {i for _, found in lists(engine, q).values() for i in found}
         rows += [(q, i) for i in sorted(ids)]
     random.Random(32).shuffle(rows)
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        out = csv.writer(fh, delimiter="\t")
-        out.writerow(["query", "arxiv_id", "title", "abstract"])
-        for q, i in rows:
-            paper = engine.paper(i)
-            assert paper is not None
-            text = " ".join(paper.abstract.split())[:400]
-            out.writerow([q, i, " ".join(paper.title.split()), text])
-    print(f"{len(rows)} papers to judge in {path}")
+    to_judge_rows(engine, rows, path)
 
 
 def report(engine: SearchEngine, judged: dict[str, dict[str, int]]) -> tuple[str, str]:

@@ -26,10 +26,10 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench import scale_data
 from bench.common import ROOT, bench_config, load_average, machine_info, publish, table
-from bench.rarest_judged import judged_by_query
+from bench.rarest_judged import judged_by_query, to_judge_rows
 from bench.word_forms_judged import JUDGMENTS as FORMS_JUDGMENTS
 from bench.word_forms_judged import QUERIES as ALL_QUERIES
-from bench.word_forms_judged import TOP, to_judge_rows
+from bench.word_forms_judged import TOP
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
 

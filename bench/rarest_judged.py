@@ -21,6 +21,7 @@ was designed on) in keyword mode on a scale directory (``bench/scale_data.py``; 
 from __future__ import annotations
 
 import argparse
+import csv
 import dataclasses
 import sys
 import time
@@ -36,7 +37,7 @@ from bench.semantic_judged import read_judgments
 from papersift.core.config import Config
 from papersift.core.config_load import load_config
 from papersift.engine.results import Mode, SearchRequest
-from papersift.engine.search import open_engine
+from papersift.engine.search import SearchEngine, open_engine
 
 JUDGMENTS = ROOT / "bench" / "judgments" / "demo-rarest-heldout.tsv"
 NEWEST = 10
@@ -58,6 +59,19 @@ def judged_by_query(path: Path) -> dict[str, dict[str, int]]:
     for query, arxiv_id, relevant in read_judgments(path):
         judged.setdefault(query, {})[arxiv_id] = relevant
     return judged
+
+
+def to_judge_rows(engine: SearchEngine, rows: list[tuple[str, str]], path: Path) -> None:
+    """(query, arXiv id) rows, with each paper's title and abstract's start, as judges read."""
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        out = csv.writer(fh, delimiter="\t")
+        out.writerow(["query", "arxiv_id", "title", "abstract"])
+        for q, i in rows:
+            paper = engine.paper(i)
+            assert paper is not None
+            text = " ".join(paper.abstract.split())[:400]
+            out.writerow([q, i, " ".join(paper.title.split()), text])
+    print(f"{len(rows)} papers to judge in {path}")
 
 
 def with_rule(config: Config, up_to: float, setting: str = "match_rarest_up_to") -> Config:

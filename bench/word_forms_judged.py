@@ -17,7 +17,6 @@ a paper not judged shows as "?".
 from __future__ import annotations
 
 import argparse
-import csv
 import random
 import sys
 import time
@@ -28,7 +27,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
 
 from bench import scale_data
 from bench.common import ROOT, bench_config, load_average, machine_info, publish, table
-from bench.rarest_judged import judged_by_query
+from bench.rarest_judged import judged_by_query, to_judge_rows
 from papersift.engine.results import SearchRequest, Sort
 from papersift.engine.search import SearchEngine, open_engine
 
@@ -78,19 +77,6 @@ def to_judge(engines: dict[bool, SearchEngine], path: Path) -> None:
         rows += [(q, i) for i in sorted(ids)]
     random.Random(36).shuffle(rows)
     to_judge_rows(engines[True], rows, path)
-
-
-def to_judge_rows(engine: SearchEngine, rows: list[tuple[str, str]], path: Path) -> None:
-    """(query, arXiv id) rows, with each paper's title and abstract's start, as judges read."""
-    with open(path, "w", encoding="utf-8", newline="") as fh:
-        out = csv.writer(fh, delimiter="\t")
-        out.writerow(["query", "arxiv_id", "title", "abstract"])
-        for q, i in rows:
-            paper = engine.paper(i)
-            assert paper is not None
-            text = " ".join(paper.abstract.split())[:400]
-            out.writerow([q, i, " ".join(paper.title.split()), text])
-    print(f"{len(rows)} papers to judge in {path}")
 
 
 def report(engines: dict[bool, SearchEngine], judged: dict[str, dict[str, int]]) -> tuple[str, str]:
