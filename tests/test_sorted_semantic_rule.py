@@ -4,7 +4,9 @@
 the better matches; sorted by date it would sit beside them, so there a paper that matches
 by meaning alone needs the higher z-score. Real index and model (the session's ~320 demo
 papers); the expected sets come from keyword mode's matches and exact cosines of the stored
-vectors, not from the engine's own rule.
+vectors, not from the engine's own rule. The two-word query's near-words rule of sorted
+lists (``engine.near_words``) is off here (``match_all_sorted_from = 0``), so these lists
+show the semantic rule alone; tests/test_near_words.py checks the two together.
 """
 
 from __future__ import annotations
@@ -70,10 +72,18 @@ def expected_sorted_set(
     return set(keyword) | close, near
 
 
+@pytest.fixture(scope="module")
+def alone(built_config: Config) -> Iterator[SearchEngine]:
+    """The session's index, the word rules of sorted lists off (see above)."""
+    with engine_with(built_config, match_all_sorted_from=0) as eng:
+        yield eng
+
+
 @pytest.mark.parametrize("sort", ["newest", "oldest"])
 def test_date_sorted_hybrid_keeps_keyword_matches_and_close_ones_by_meaning(
-    engine: SearchEngine, built_config: Config, sort: str
+    alone: SearchEngine, built_config: Config, sort: str
 ) -> None:
+    engine = alone
     cfg = built_config.search
     assert cfg.semantic_zscore_sorted > cfg.semantic_zscore > 0
     _, relevance = every_id(engine, SearchRequest(QUERY, mode="hybrid", page_size=100))
@@ -90,7 +100,8 @@ def test_date_sorted_hybrid_keeps_keyword_matches_and_close_ones_by_meaning(
     assert published == sorted(published, reverse=sort == "newest")
 
 
-def test_relevance_order_and_semantic_mode_keep_the_looser_rule(engine: SearchEngine) -> None:
+def test_relevance_order_and_semantic_mode_keep_the_looser_rule(alone: SearchEngine) -> None:
+    engine = alone
     relevance = engine.search(SearchRequest(QUERY, mode="hybrid"))
     assert left_out(relevance) == 0
     _, semantic = every_id(engine, SearchRequest(QUERY, mode="semantic", page_size=100))
@@ -111,6 +122,8 @@ def configured(built_config: Config) -> Iterator[dict[str, SearchEngine]]:
         "few": {"candidates": 10},
         "zero": {"semantic_zscore": 0.0},
     }
+    for changes in variants.values():
+        changes["match_all_sorted_from"] = 0  # the semantic rule alone (see above)
     with ExitStack() as stack:
         yield {
             name: stack.enter_context(engine_with(built_config, **changes))
