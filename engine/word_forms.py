@@ -52,7 +52,7 @@ def bases(word: str) -> set[str]:
                 out.add(stem[:-1])
             if suffix == "ed" and stem.endswith("i"):
                 out.add(stem[:-1] + "y")
-    return {b for b in out if len(b) >= MIN_BASE}
+    return {b for b in out if len(b) >= MIN_BASE} | {word}  # a short word is its own base
 
 
 def inflections(base: str) -> set[str]:

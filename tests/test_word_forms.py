@@ -35,6 +35,7 @@ def test_a_word_s_forms_are_its_inflections() -> None:
     # Derivations are not forms, and a short ending is not a base ("red" is not "r" + "ed").
     assert not {"transform", "transformation"} & candidates("transformer")
     assert "motivated" not in candidates("motivic") and bases("red") == {"red"}
+    assert {"ai", "3d"} <= candidates("ai") | candidates("3d")  # a short word is its own form
 
 
 def test_a_word_matches_its_forms_not_its_stem(engine: SearchEngine) -> None:
@@ -96,9 +97,9 @@ def test_a_word_no_paper_holds_in_any_form_keeps_its_stem(engine: SearchEngine) 
     assert stemmed and docids(engine, every_id(engine, request)) == stemmed
     note = "no paper holds 'generatively' as written; its matches hold other words of the same stem"
     assert note in engine.search(request).warnings
-    assert not any(
-        "as written" in w for w in engine.search(SearchRequest("specification")).warnings
-    )
+    for held in ("specification", "AI"):  # "AI": two letters, still its own form
+        assert not any("as written" in w for w in engine.search(SearchRequest(held)).warnings)
+    assert held_forms(lex, "AI") == {"ai": len(matches(lex, "words:ai"))} != {"ai": 0}
 
 
 def test_the_api_counts_what_it_lists(engine: SearchEngine, http: httpx.Client) -> None:
