@@ -7,8 +7,9 @@ field "community detection" listed, newest first, benchmarks of code-mixed instr
 papers on audio scam detection: 0 of the newest ten about community detection (blind
 judgments, bench/RESULTS.md, session 36), though 1,259 of its 1,703 matches hold the words
 within two places of each other. So in a list sorted by date or citations a query of two
-free words needs them at most ``SLOP`` words apart in a title or an abstract, in either
-order ("detection of communities", "community structure detection"), while at least
+free words needs them at most ``SLOP`` words apart in one field (a title, an abstract, the
+authors' names: "Geoffrey Hinton"), in either order ("detection of communities", "community
+structure detection"), while at least
 ``[search] match_all_sorted_from`` papers (the filters aside) hold them so; with fewer (a
 name and a topic, "Hinton dropout"), the list is as before. Elasticsearch's
 ``match_phrase`` with ``slop`` draws the same line.
@@ -26,7 +27,7 @@ SLOP = 2  # words between or moved, as Lucene counts a phrase's slop
 
 def near_query(lex: LexicalIndex, first: str, second: str) -> tantivy.Query:
     """Papers holding ``first`` and ``second`` at most ``SLOP`` apart, in either order, in
-    one field (stemmed, as the words are searched)."""
+    one of the default fields (title and abstract stemmed, as the words are searched)."""
     a, b = (w.replace('"', " ").replace("\\", " ") for w in (first, second))
     return lex.parse(f'"{a} {b}"~{SLOP} "{b} {a}"~{SLOP}')[0]
 
