@@ -92,6 +92,9 @@ class KeywordQuery:
     free_words: tuple[str | None, ...] = ()
     # For each free clause that is an unquoted hyphenated word, its parts (else None).
     hyphenated: tuple[tuple[str, ...] | None, ...] = ()
+    # For each free clause, whether a match holds it whole (a hyphenated word's parts, a
+    # plain word's own forms: ``engine.word_forms``), so a stricter rule need not again.
+    held: tuple[bool, ...] = ()
     # The query holds only common words: nothing matches it, by words or by meaning.
     common_only: bool = False
 
@@ -205,8 +208,8 @@ def keyword_query(
             free[i] = whole_word(lex, alternatives[i])
             match_terms[i] = None
         elif rule.word_forms and (word := free_words[i]):
-            if (held := word_clause(lex, word, free[i])) is not None:
-                free[i] = held
+            if (formed := word_clause(lex, word, free[i])) is not None:
+                free[i] = formed
                 match_terms[i] = None
             elif note := stem_only_note(lex, word):
                 warnings.append(note)
@@ -248,11 +251,11 @@ def keyword_query(
         return clauses[0][1] if len(clauses) == 1 else tantivy.Query.boolean_query(clauses)
 
     query = build(need)
-    whole = any(a is not b for a, b in zip(free, loose_free, strict=True))
-    ranking = build(1, ranking=True) if need > 1 or whole else query
+    held = tuple(a is not b for a, b in zip(free, loose_free, strict=True))
+    ranking = build(1, ranking=True) if need > 1 or any(held) else query
     return KeywordQuery(
         query, ranking, len(free), need, tuple(warnings), tuple(free), tuple(free_words),
-        tuple(hyphenated),
+        tuple(hyphenated), held,
     )  # fmt: skip
 
 
