@@ -254,6 +254,14 @@ def load_average() -> str:
     return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
 
 
+def run_heading(script: str) -> str:
+    """How a section says what produced it: "`.venv/bin/python bench/SCRIPT ARGS` (date,
+    revision R, load L)"."""
+    command = " ".join([f".venv/bin/python bench/{script}", *sys.argv[1:]])
+    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    return f"`{command}` ({stamp}, revision {machine_info()['revision']}, load {load_average()})"
+
+
 def write_section(name: str, body: str, path: Path = RESULTS) -> None:
     """Replace (or append) the text between ``<!-- name:begin -->`` and ``<!-- name:end -->``
     in ``path``, leaving every other section alone; written atomically."""

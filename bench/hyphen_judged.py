@@ -20,13 +20,12 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, load_average, machine_info, publish, table
+from bench.common import ROOT, publish, run_heading, table
 from bench.rarest_judged import judged_by_query, to_judge_rows
 from papersift.core.config_load import load_config
 from papersift.engine.plan import make_plan
@@ -118,11 +117,8 @@ def main() -> None:
             to_judge(engine, args.to_judge)
             return
         body, summary = report(engine, judged_by_query(JUDGMENTS))
-    info = machine_info()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
-        f"`{' '.join(['.venv/bin/python bench/hyphen_judged.py', *sys.argv[1:]])}` ({stamp}, "
-        f"revision {info['revision']}, load {load_average()}): the demo corpus, newest first; "
+        f"{run_heading('hyphen_judged.py')}: the demo corpus, newest first; "
         f"judgments {JUDGMENTS.name}. Relevant among the newest ten of every query: "
         f"{summary}.\n\n{body}"
     )

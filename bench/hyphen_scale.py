@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import bench_config, load_average, machine_info, publish, scale_parser, table
+from bench.common import bench_config, publish, run_heading, scale_parser, table
 from papersift.engine import hyphens
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
@@ -110,11 +110,8 @@ def report(size: int) -> tuple[str, str]:
 def main() -> None:
     args = scale_parser(__doc__, queries=None, rounds=1).parse_args()
     body, summary = report(args.size)
-    info = machine_info()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
-        f"`{' '.join(['.venv/bin/python bench/hyphen_scale.py', *sys.argv[1:]])}` ({stamp}, "
-        f"revision {info['revision']}, load {load_average()}): scale directory size "
+        f"{run_heading('hyphen_scale.py')}: scale directory size "
         f"{args.size} (0: all), keyword mode, relevance order; {summary}.\n\n{body}"
     )
     publish("hyphen-scale", text, args.write)

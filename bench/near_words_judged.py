@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import ROOT, bench_config, load_average, machine_info, publish, table
+from bench.common import ROOT, bench_config, publish, run_heading, table
 from bench.rarest_judged import judged_by_query, to_judge_rows
 from bench.word_forms_judged import JUDGMENTS as FORMS_JUDGMENTS
 from bench.word_forms_judged import QUERIES as ALL_QUERIES
@@ -78,11 +77,8 @@ def main() -> None:
                          + (f" ({unknown} ?)" if unknown else ""))  # fmt: skip
         rows.append([q, f"{lists[0][0]:,} -> {lists[1][0]:,}", *cells])
     head = ["query", "total newest first, off -> on", "newest ten: off", "on"]
-    info = machine_info()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
-        f"`{' '.join(['.venv/bin/python bench/near_words_judged.py', *sys.argv[1:]])}` "
-        f"({stamp}, revision {info['revision']}, load {load_average()}): "
+        f"{run_heading('near_words_judged.py')}: "
         f"{scale_data.label(args.size)} scale directory, keyword mode, newest first; judgments "
         f"{FORMS_JUDGMENTS.name} and {JUDGMENTS.name}. Relevant among the newest ten of every "
         f"query: {found[0]} of {shown[0]} with the rule off, {found[1]} of {shown[1]} on."

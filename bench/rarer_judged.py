@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, load_average, machine_info, publish, table
+from bench.common import ROOT, publish, run_heading, table
 from bench.rarest_judged import judged_by_query, newest, with_rule
 from papersift.core.config import Config
 from papersift.core.config_load import load_config
@@ -92,11 +91,8 @@ def main() -> None:
     config = load_config(args.config)
     on = getattr(config.search, SETTING)
     body, summary = report(config, judged_by_query(JUDGMENTS), on)
-    info = machine_info()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
-        f"`{' '.join(['.venv/bin/python bench/rarer_judged.py', *sys.argv[1:]])}` ({stamp}, "
-        f"revision {info['revision']}, load {load_average()}): the demo corpus, hybrid mode, "
+        f"{run_heading('rarer_judged.py')}: the demo corpus, hybrid mode, "
         f"newest first; judgments {JUDGMENTS.name}. Relevant among the newest ten of every "
         f"query: {summary}.\n\n{body}"
     )

@@ -25,7 +25,7 @@ if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import bench_config, load_average, machine_info, publish, scale_parser, table
+from bench.common import bench_config, publish, run_heading, scale_parser, table
 from papersift.core.paper import Paper
 from papersift.engine.lexical_schema import STOP_WORDS, name_analyzer, text_analyzer
 from papersift.engine.results import SearchRequest, Sort
@@ -128,11 +128,8 @@ def main() -> None:
     ap = scale_parser(__doc__, queries=None, rounds=1)
     args = ap.parse_args()
     body, summary = report(args.size)
-    info = machine_info()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
-        f"`{' '.join(['.venv/bin/python bench/sorted_topic.py', *sys.argv[1:]])}` ({stamp}, "
-        f"revision {info['revision']}, load {load_average()}): scale directory size "
+        f"{run_heading('sorted_topic.py')}: scale directory size "
         f"{args.size} (0: all), keyword mode; {summary}.\n\n{body}"
     )
     publish("sorted-topic", text, args.write)

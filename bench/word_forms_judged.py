@@ -19,14 +19,13 @@ from __future__ import annotations
 import argparse
 import random
 import sys
-import time
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make the repo root importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import scale_data
-from bench.common import ROOT, bench_config, load_average, machine_info, publish, table
+from bench.common import ROOT, bench_config, publish, run_heading, table
 from bench.rarest_judged import judged_by_query, to_judge_rows
 from papersift.engine.results import SearchRequest, Sort
 from papersift.engine.search import SearchEngine, open_engine
@@ -124,11 +123,8 @@ def main() -> None:
             to_judge(engines, args.to_judge)
             return
         body, summary = report(engines, judged_by_query(JUDGMENTS))
-    info = machine_info()
-    stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     text = (
-        f"`{' '.join(['.venv/bin/python bench/word_forms_judged.py', *sys.argv[1:]])}` "
-        f"({stamp}, revision {info['revision']}, load {load_average()}): "
+        f"{run_heading('word_forms_judged.py')}: "
         f"{scale_data.label(args.size)} scale directory, keyword mode; judgments "
         f"{JUDGMENTS.name}. Relevant among the first ten of every query: {summary}.\n\n{body}"
     )
