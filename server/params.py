@@ -73,7 +73,12 @@ def check_params(
             raise ParamError(name, f"Unknown parameter {_show(name)}; {takes}.")
     for name in known if single is None else single:
         if len(params.getlist(name)) > 1:
-            raise ParamError(name, f"Give '{name}' at most once.")
+            raise given_twice(name)
+
+
+def given_twice(name: str) -> ParamError:
+    """The 400 of a single-valued parameter given more than once."""
+    return ParamError(name, f"Give '{name}' at most once.")
 
 
 def _single(params: QueryParams, name: str, strict: bool) -> str:
@@ -81,7 +86,7 @@ def _single(params: QueryParams, name: str, strict: bool) -> str:
     if not values:
         return ""
     if strict and len(values) > 1:
-        raise ParamError(name, f"Give '{name}' at most once.")
+        raise given_twice(name)
     return values[-1].strip()
 
 
