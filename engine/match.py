@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import tantivy
 
@@ -97,6 +97,9 @@ class KeywordQuery:
     held: tuple[bool, ...] = ()
     # The query holds only common words: nothing matches it, by words or by meaning.
     common_only: bool = False
+    # For each free clause that is a plain word, it in each of its spellings (the word
+    # first; others: ``engine.umlauts``), else ().
+    spellings: tuple[tuple[str, ...], ...] = ()
 
 
 def ignored_note(c: Clause) -> str:
@@ -122,6 +125,9 @@ def keyword_query(
     warnings: list[str] = []
 
     def parse(c: Clause) -> tantivy.Query:
+        if c.also:  # the word in each of its spellings (``engine.umlauts``)
+            spelled = [parse(replace(c, text=w, also=())) for w in (c.text, *c.also)]
+            return tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in spelled])
         if c.field in GRAPH_FIELDS:
             if graph is None:
                 return tantivy.Query.empty_query()
@@ -141,6 +147,7 @@ def keyword_query(
     alternatives: list[list[tuple[list[str] | None, tantivy.Query]]] = []
     free_parts: list[list[list[str]]] = []  # each free clause's words (an OR group's, each)
     free_words: list[str | None] = []  # each free clause's word, if it is one plain word
+    spellings: list[tuple[str, ...]] = []  # and that word in each of its spellings, else ()
     hyphenated: list[tuple[str, ...] | None] = []  # its parts, if it is a hyphenated word
     # Each free clause's default-field terms, flat (``LexicalIndex.word_terms``); None for
     # a clause that is not plain terms (a phrase, an OR group).
@@ -168,6 +175,7 @@ def keyword_query(
                 alternatives.append([(hyphen(c), q) for c, q in zip(group, scored, strict=True)])
                 free_parts.append([c.parts() for c in group])
                 free_words.append(None)
+                spellings.append(())
                 hyphenated.append(None)
                 clause_terms.append(None)
             continue
@@ -179,16 +187,18 @@ def keyword_query(
             # A required plain word, in one of its own forms (``engine.word_forms``).
             plain = c.field is None and not c.phrase and len(c.parts()) == 1
             if rule.word_forms and plain:
-                must[-1] = word_clause(lex, c.parts()[0], must[-1]) or must[-1]
+                must[-1] = word_clause(lex, (c.parts()[0], *c.also), must[-1]) or must[-1]
         elif c.common:
             optional.append(parse(c))
         else:
             free.append(parse(c))
             alternatives.append([(hyphen(c), free[-1])])
             free_parts.append([c.parts()])
-            free_words.append(c.parts()[0] if not c.phrase and len(c.parts()) == 1 else None)
+            word = c.parts()[0] if not c.phrase and len(c.parts()) == 1 else None
+            free_words.append(word)
+            spellings.append((word, *c.also) if word is not None else ())
             hyphenated.append(tuple(c.parts()) if not c.phrase and len(c.parts()) > 1 else None)
-            clause_terms.append(None if c.phrase else lex.word_terms(c.parts()))
+            clause_terms.append(None if c.phrase else lex.word_terms([*c.parts(), *c.also]))
     need = rule.required(len(free))
     # Each free clause's postings (an OR group's add up), read only when some but not all
     # clauses are required: the only case ``at_least`` may split or a rarest word applies.
@@ -208,7 +218,7 @@ def keyword_query(
             free[i] = whole_word(lex, alternatives[i])
             match_terms[i] = None
         elif rule.word_forms and (word := free_words[i]):
-            if (formed := word_clause(lex, word, free[i])) is not None:
+            if (formed := word_clause(lex, spellings[i], free[i])) is not None:
                 free[i] = formed
                 match_terms[i] = None
             elif note := stem_only_note(lex, word):
@@ -255,7 +265,7 @@ def keyword_query(
     ranking = build(1, ranking=True) if need > 1 or any(held) else query
     return KeywordQuery(
         query, ranking, len(free), need, tuple(warnings), tuple(free), tuple(free_words),
-        tuple(hyphenated), held,
+        tuple(hyphenated), held, spellings=tuple(spellings),
     )  # fmt: skip
 
 

@@ -17,6 +17,9 @@ name and a topic, "Hinton dropout"), the list is as before. Elasticsearch's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import product
+
 import tantivy
 
 from papersift.engine.lexical import LexicalIndex
@@ -25,11 +28,13 @@ from papersift.engine.match import KeywordQuery
 SLOP = 2  # words between or moved, as Lucene counts a phrase's slop
 
 
-def near_query(lex: LexicalIndex, first: str, second: str) -> tantivy.Query:
-    """Papers holding ``first`` and ``second`` at most ``SLOP`` apart, in either order, in
-    one of the default fields (title and abstract stemmed, as the words are searched)."""
-    a, b = (w.replace('"', " ").replace("\\", " ") for w in (first, second))
-    return lex.parse(f'"{a} {b}"~{SLOP} "{b} {a}"~{SLOP}')[0]
+def near_query(lex: LexicalIndex, first: Sequence[str], second: Sequence[str]) -> tantivy.Query:
+    """Papers holding a spelling of ``first`` and one of ``second`` (a word's spellings:
+    ``engine.umlauts``) at most ``SLOP`` apart, in either order, in one of the default
+    fields (title and abstract stemmed, as the words are searched)."""
+    a_s, b_s = ([w.replace('"', " ").replace("\\", " ") for w in ws] for ws in (first, second))
+    phrases = [f'"{a} {b}"~{SLOP} "{b} {a}"~{SLOP}' for a, b in product(a_s, b_s)]
+    return lex.parse(" ".join(phrases))[0]
 
 
 def near_words(
@@ -39,8 +44,8 @@ def near_words(
     ``every_from`` papers hold near each other, the filters aside; else None (0: never)."""
     if every_from <= 0 or kq.query is None or len(kq.free) != 2 or kq.required != 2:
         return None
-    first, second = kq.free_words
-    if first is None or second is None:  # a phrase, an OR group, a hyphenated word
+    first, second = kq.spellings
+    if not first or not second:  # a phrase, an OR group, a hyphenated word
         return None
     near = near_query(lex, first, second)
     strict = tantivy.Query.boolean_query([

@@ -121,6 +121,10 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         )  # fmt: skip
     parsed = parse_user_query(rewrite_author_clauses(text))  # TeX, "Kégl, B."
     warnings.extend(parsed.warnings)
+    lex = engine.data.lexical
+    if cfg.match_umlaut_spellings and not like_text:  # "Schroedinger" and "Schrödinger"
+        parsed, spelled = engine.umlauts.alternatives(lex, engine.data.store, parsed)
+        warnings.extend(spelled)
     if parsed.empty and text.strip():  # "(((", an emoji, a field with no value
         warnings.append("nothing in the query could be searched for; it was left out")
     warnings.extend(
@@ -131,11 +135,11 @@ def make_plan(engine: SearchEngine, request: SearchRequest, size: int) -> Plan:
         parse_user_query(request.query).semantic_text if text is not request.query
         else parsed.semantic_text
     )  # fmt: skip
-    lex = engine.data.lexical
     graph = graph_clause(engine)
     kq = keyword_query(lex, parsed, rule, categories=categories, author=author, graph=graph)
     warnings.extend(kq.warnings)
-    held = {w: lex.postings([w]) for w in kq.free_words if w is not None}
+    # A word is held in any of its spellings ("Schroedinger": "Schrödinger").
+    held = {sp[0]: sum(lex.postings([w]) for w in sp) for sp in kq.spellings if sp}
     unheld = [w for w, n in held.items() if not n]
     if unheld and not like_text:  # most often a typo, which the model reads past
         warnings.extend(unheld_notes(request.query, unheld))

@@ -66,6 +66,9 @@ class Clause:
     text: str
     phrase: bool
     group: int = 0  # clauses joined by OR share a group; every other clause has its own
+    # The word's other spellings, which it also matches ("Schrödinger" for "Schroedinger":
+    # ``engine.umlauts``); what the model reads and a title phrase are the text as typed.
+    also: tuple[str, ...] = ()
 
     @property
     def free(self) -> bool:
@@ -130,7 +133,7 @@ class ParsedQuery:
     def all_text(self) -> str:
         """Every clause's text, excluded and fielded ones too: each word a keyword query
         built from this one can hold (``engine.hits`` highlights by it)."""
-        return " ".join(c.text for c in self.clauses)
+        return " ".join(w for c in self.clauses for w in (c.text, *c.also))
 
     def groups(self) -> list[tuple[Clause, ...]]:
         """The clauses by OR group, in query order."""

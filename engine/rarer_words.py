@@ -148,7 +148,7 @@ def narrowed(
         word = kq.free_words[i]
         if not forms or not word or kq.held[i]:  # the rarest word already holds its forms
             return kq.free[i]
-        return word_clause(lex, word, kq.free[i]) or kq.free[i]
+        return word_clause(lex, kq.spellings[i] or (word,), kq.free[i]) or kq.free[i]
 
     clauses = [holds(i) for i in rarer]
     # Each clause's words, to size it by (a plain word, or a hyphenated word's parts).

@@ -57,6 +57,7 @@ from papersift.engine.semantic_side import (
     unfiltered_reference,
 )
 from papersift.engine.title_match import titles_first
+from papersift.engine.umlauts import Umlauts
 from papersift.engine.why import Evidence
 
 # Keyword matches fetched with the page (and their count, in the same pass): when that is
@@ -78,6 +79,7 @@ class SearchEngine(Catalog):
         self.cache = ResultCache(self.config.search.cache_size)
         self.facet_table = FacetTable(data.store.path)  # built after the first fused search
         self.researcher_table = ResearcherTable(data.store.path)  # read after the first search
+        self.umlauts = Umlauts()  # query words' other spellings, read from the papers
         # Second thread of one query (a facet count, the keyword side of hybrid); it never
         # submits work itself, so a query waiting on it cannot deadlock.
         self._pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="query")

@@ -93,15 +93,17 @@ def query_words(parsed: ParsedQuery) -> QueryWords:
     """The query's clauses that name words (free, ``+``, ``ti:``, ``abs:``, ``au:``; not
     excluded ones), each with its analysed terms, as the index analyses that field."""
     text, name = _analyzers()
-    words: dict[tuple[str, str | None], frozenset[str]] = {}
+    # (a spelling, field) -> (the clause's text, the spelling's terms)
+    words: dict[tuple[str, str | None], tuple[str, frozenset[str]]] = {}
     for c in parsed.clauses:
         if c.sign == "-" or (c.field is not None and c.field not in FIELDS):
             continue
-        terms = frozenset((name if c.field == "au" else text).analyze(c.text))
-        if terms and len(words) < MAX_WORDS:
-            words.setdefault((c.text, c.field), terms)
-    roots = stem_roots(t for (_, f), terms in words.items() if f != "au" for t in terms)
-    return QueryWords(tuple((t, f, terms) for (t, f), terms in words.items()), roots)
+        for spelling in (c.text, *c.also):  # "Schrödinger" is "Schroedinger" (engine.umlauts)
+            terms = frozenset((name if c.field == "au" else text).analyze(spelling))
+            if terms and len(words) < MAX_WORDS:
+                words.setdefault((spelling, c.field), (c.text, terms))
+    roots = stem_roots(t for (_, f), (_, ts) in words.items() if f != "au" for t in ts)
+    return QueryWords(tuple((w, f, ts) for (_, f), (w, ts) in words.items()), roots)
 
 
 def stem_roots(terms: Iterable[str]) -> tuple[str, ...]:
@@ -243,7 +245,7 @@ def _matched(
                 continue  # a free phrase is not looked for among the names
             if wanted <= of(f):
                 found.setdefault(FIELDS[f], []).append(word)
-    return {f: tuple(ws) for f, ws in found.items()}
+    return {f: tuple(dict.fromkeys(ws)) for f, ws in found.items()}  # a word in two spellings
 
 
 def _score(scores: Sequence[float], rank: int | None) -> float | None:

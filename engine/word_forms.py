@@ -21,7 +21,7 @@ counts, as it does for SciFact's sentence-like claims (bench/RESULTS.md, session
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import tantivy
 
@@ -89,17 +89,19 @@ def held_forms(lex: LexicalIndex, word: str) -> dict[str, int]:
     return held
 
 
-def word_clause(lex: LexicalIndex, word: str, scored: tantivy.Query) -> tantivy.Query | None:
-    """The free clause of ``word`` where a match must hold it: the papers holding one of its
-    forms in title or abstract, or the word in an author's name, each scored by ``scored``
-    (the stemmed clause the query parser built). None when no paper holds a form of it: the
-    stem's matches stand."""
-    forms = held_forms(lex, word)
+def word_clause(
+    lex: LexicalIndex, spellings: Sequence[str], scored: tantivy.Query
+) -> tantivy.Query | None:
+    """The free clause of a word (in each of its ``spellings``: ``engine.umlauts``) where a
+    match must hold it: the papers holding one of its forms in title or abstract, or the
+    word in an author's name, each scored by ``scored`` (the stemmed clause the query parser
+    built). None when no paper holds a form of it: the stem's matches stand."""
+    forms = {form for word in spellings for form in held_forms(lex, word)}
     if not forms:
         return None
-    terms = [tantivy.Query.term_query(lex.schema, FIELD, form) for form in forms]
-    names = lex.analyzer("au").analyze(word)
-    terms += [tantivy.Query.term_query(lex.schema, "au", token) for token in names]
+    terms = [tantivy.Query.term_query(lex.schema, FIELD, form) for form in sorted(forms)]
+    names = {token for word in spellings for token in lex.analyzer("au").analyze(word)}
+    terms += [tantivy.Query.term_query(lex.schema, "au", token) for token in sorted(names)]
     held = tantivy.Query.const_score_query(_either(terms), 0.0)
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, held), (tantivy.Occur.Should, scored)])
 

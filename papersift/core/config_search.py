@@ -164,6 +164,15 @@ class SearchConfig:
         "matches; bench/RESULTS.md). A word no paper holds in any form keeps its stem's "
         "matches. Scores are unchanged.",
     )
+    match_umlaut_spellings: bool = setting(
+        True,
+        "A query word that papers also write with its umlauts spelled out finds both "
+        "spellings: 'Schrödinger' or 'Schrodinger' finds 'Schroedinger', 'Mueller' finds "
+        "'Müller' (ä, ö, ü and ø as ae, oe, ue and oe; at 663k papers 1,042 hold "
+        "'schroedinger' and 5,965 'schrodinger'). A word counts when at least a fifth of the "
+        "newest 50 papers holding it write it with an umlaut, so 'does' or 'Bose' do not; "
+        "the answer's notes say which spelling was added.",
+    )
     match_all_sorted_from: int = setting(
         10,
         "Sorted by date or citations, a keyword match to a query of more free words than "
