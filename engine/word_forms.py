@@ -95,21 +95,30 @@ def word_clause(
     """The free clause of a word (in each of its ``spellings``: ``engine.umlauts``) where a
     match must hold it: the papers holding one of its forms in title or abstract, or the
     word in an author's name, each scored by ``scored`` (the stemmed clause the query parser
-    built). None when no paper holds a form of it: the stem's matches stand."""
+    built). None when no paper holds a form of it or the name: the stem's matches stand."""
     forms = {form for word in spellings for form in held_forms(lex, word)}
-    if not forms:
+    names = {token for word in spellings for token in held_names(lex, word)}
+    if not forms and not names:
         return None
     terms = [tantivy.Query.term_query(lex.schema, FIELD, form) for form in sorted(forms)]
-    names = {token for word in spellings for token in lex.analyzer("au").analyze(word)}
     terms += [tantivy.Query.term_query(lex.schema, "au", token) for token in sorted(names)]
     held = tantivy.Query.const_score_query(_either(terms), 0.0)
     return tantivy.Query.boolean_query([(tantivy.Occur.Must, held), (tantivy.Occur.Should, scored)])
 
 
+def held_names(lex: LexicalIndex, word: str) -> list[str]:
+    """The tokens of ``word`` as an author's name that some paper's authors hold."""
+    searcher = lex.index.searcher()
+    return [t for t in lex.analyzer("au").analyze(word) if searcher.doc_freq("au", t)]
+
+
 def stem_only_note(lex: LexicalIndex, word: str) -> str | None:
-    """The answer's note when no paper holds ``word`` in a form of its own but some hold its
-    stem, whose matches then stand (``word_clause``): they are about another word."""
-    if held_forms(lex, word) or len(lex.analyzer(FIELD).analyze(word)) != 1:
+    """The answer's note when no paper holds ``word`` in a form of its own, nor as a name,
+    but some hold its stem, whose matches then stand (``word_clause``): they are about
+    another word."""
+    if held_forms(lex, word) or held_names(lex, word):
+        return None
+    if len(lex.analyzer(FIELD).analyze(word)) != 1:
         return None
     if not lex.postings([word]):
         return None  # no paper holds it at all: the spelling note says so
