@@ -249,9 +249,11 @@ def _variant_held(lex: LexicalIndex, word: str, least: int) -> bool:
 
 def may_be_typo(word: str, query: str) -> bool:
     """Whether ``word`` of ``query`` may be misspelt: not a word of English running text
-    ("halo", not corrected to the surname "Hao"), nor an acronym in capitals in a query
-    that is not all capitals ("CRISPR", not "CRISP")."""
-    acronym = len(word) > 1 and word.isupper() and not query.isupper()
+    ("halo", not corrected to the surname "Hao"), nor an acronym in capitals ("CRISPR",
+    not "CRISP") in a query that is not all capitals or is that one word (several words
+    all in capitals are shouted: "LANGAUGE TRANSLATON")."""
+    shouted = query.isupper() and len(query.split()) > 1
+    acronym = len(word) > 1 and word.isupper() and not shouted
     return not acronym and not is_english(word)
 
 
