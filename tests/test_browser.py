@@ -257,14 +257,27 @@ def test_tex_far_down_a_list_loads_katex_when_scrolled_to(
     assert not severe_console_errors(browser)
 
 
+# A query of one long word (a pasted URL, a chemical name) that nothing matches: the empty
+# state quotes it whole, and it ran out of its box and across the filters (review, session 37).
+LONG_WORD = "pneumonoultramicroscopicsilicovolcanoconiosis" * 3
+
+
 def test_small_screen_layout(browser: WebDriver, live_url: str, shots: Path) -> None:
     browser.set_window_size(390, 844)
     try:
-        browser.get(live_url + "/search?q=retrieval&category=cs.IR")
-        width = browser.execute_script("return document.documentElement.scrollWidth")
-        assert width <= 390, "no horizontal scrolling on a phone"
+        for path in ("/search?q=retrieval&category=cs.IR", f"/search?q={LONG_WORD}"):
+            browser.get(live_url + path)
+            width = browser.execute_script("return document.documentElement.scrollWidth")
+            assert width <= 390, f"no horizontal scrolling on a phone: {path}"
     finally:
         browser.set_window_size(1280, 900)
+
+
+def test_a_long_word_stays_in_its_box(browser: WebDriver, live_url: str) -> None:
+    browser.get(f"{live_url}/search?q={LONG_WORD}")
+    for box in browser.find_elements(By.CSS_SELECTOR, ".empty, .hint"):
+        inside = browser.execute_script("return arguments[0].scrollWidth", box)
+        assert inside <= box.size["width"], box.get_attribute("class")
 
 
 def test_no_javascript_needed(browser: WebDriver, live_url: str) -> None:
