@@ -213,14 +213,18 @@ def sorted_note(
     may hold some of them), mixed in with the rest where relevance order would put them
     after (in a corpus on one field they can be hundreds: bench/RESULTS.md, session 27);
     and what ``left_out`` counts (``reason``: what the papers left out for their words
-    hold instead, ``RarerWords.reason``)."""
+    hold instead, ``RarerWords.reason``). In relevance order, only that none of a hybrid
+    answer's papers matches the query's words, which nothing else on the page says
+    ("reinforcement learning robotics" on the demo: 490 papers, none holding all three)."""
+    meaning_only = (
+        f"none of these {total:,} papers matches the query's words; they match by meaning only"
+    )
     if sort == "relevance":
-        return ()
+        return (meaning_only,) if by_words == 0 and total else ()
     parts = []
     if by_words is not None and 2 * (total - by_words) > total:
         if not by_words:
-            parts.append(f"none of these {total:,} papers matches the query's words; they "
-                         "match by meaning only")  # fmt: skip
+            parts.append(meaning_only)
         else:
             parts.append(
                 f"{total - by_words:,} of these {total:,} papers match by meaning only, mixed "

@@ -78,12 +78,31 @@ def test_no_note_when_the_words_are_most_of_it(engine: SearchEngine) -> None:
 )
 def test_the_rule(total: int, by_words: int | None, shown: bool) -> None:
     assert bool(sorted_note("newest", total, by_words, LeftOut())) is shown
-    assert not sorted_note("relevance", total, by_words, LeftOut())
     if by_words == 0 and shown:
         assert (
             "none of these 10 papers matches the query's words"
             in (sorted_note("cited", total, by_words, LeftOut())[0])
         )
+        # Relevance order says so too: nothing else tells the reader (review, session 37).
+        assert sorted_note("relevance", total, by_words, LeftOut()) == (
+            "none of these 10 papers matches the query's words; they match by meaning only",
+        )
+    else:
+        assert not sorted_note("relevance", total, by_words, LeftOut())
+
+
+def test_relevance_order_says_when_no_paper_matches_the_words(engine: SearchEngine) -> None:
+    """A hybrid answer of papers that match by meaning alone says so in relevance order
+    too; one with a keyword match does not."""
+    query = "document retrieval legislation"  # no paper of the sample holds all three
+    assert engine.search(SearchRequest(query, mode="keyword")).total == 0
+    result = engine.search(SearchRequest(query, mode="hybrid"))
+    assert result.total > 0
+    note = f"none of these {result.total:,} papers matches the query's words; they match by "
+    assert note + "meaning only" in result.warnings
+    assert not any(h.why and h.why.keyword_match for h in result.hits)
+    held = engine.search(SearchRequest("document retrieval", mode="hybrid"))
+    assert held.total > 0 and not _notes(held.warnings)
 
 
 def test_one_note_says_both() -> None:
