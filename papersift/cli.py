@@ -148,6 +148,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         # A page past the last, even past the result window, is empty and says so, as on
         # the web; only a list that runs on past the window refuses it (WindowError).
         result = list_page(engine, request, engine.config.search)
+        looser = []  # an empty answer: what to try instead, as the search page offers
+        if not result.total and result.page == 1 and not result.direct and not args.json:
+            from papersift.server.no_results import looser_found
+
+            looser = looser_found(engine, result)
     if not result.hits and result.page > 1:  # past the last page: say so, as the API does
         from papersift.server.views import past_last
 
@@ -167,6 +172,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     for r in result.researchers:
         print(f"researcher: {r.name} ({counted(r.papers, 'paper')}), /researchers/{r.rid}")
     print(f"{counted(result.total, 'result')} ({result.mode}, {result.took_ms:.1f} ms)")
+    for label, _, n in looser:
+        print(f"try: {label[:1].lower()}{label[1:]} ({counted(n, 'paper')})")
     from papersift.core.tex import plain_text  # pylatexenc: only when there are hits
 
     for i, hit in enumerate(result.hits, start=first + 1):

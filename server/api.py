@@ -13,7 +13,7 @@ from starlette.routing import Route
 from papersift.engine.results import SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.engine.serialize import stats_body
-from papersift.server import views
+from papersift.server import no_results, views
 from papersift.server.context import ctx
 from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
@@ -29,6 +29,7 @@ from papersift.server.ratelimit import document_limits
 from papersift.server.schemas import (
     FacetNames,
     Health,
+    LooserSearch,
     PaperResponse,
     SearchResponse,
     SimilarResponse,
@@ -54,7 +55,13 @@ async def search(request: Request) -> Response:
         window=False,  # past the window, a list that ends sooner answers its empty page
     )
     result, names = await c.call(named, c.engine, views.list_page, c.engine, req, c.config.search)
-    page = search_page(result, site_root(request), c.config.search.max_window, names)
+    root = site_root(request)
+    page = search_page(result, root, c.config.search.max_window, names)
+    if not result.total and result.page == 1 and not result.direct:  # what to try instead
+        found = await c.call(no_results.looser_found, c.engine, result)
+        looser = [LooserSearch(label, root + search_url(r, "/api/v1/search"), n)
+                  for label, r, n in found]  # fmt: skip
+        page = msgspec.structs.replace(page, looser=looser)
     # The answer says how long the search took, so no two bodies are the same and an ETag
     # (a hash of the body: 70 us of a 51 KB page of 24 hits) could never match.
     return json_response(request, page, etag=False)

@@ -1,7 +1,7 @@
-"""What the search page offers when nothing matched: the searches a step looser than the
-query (without its filters, by meaning, with a word left out), each run first so that only
-those that find papers are offered, with how many they find. A suggestion that leads to
-another "No papers found" only costs the reader a click."""
+"""What an empty answer offers (the search page, the API's ``looser``, the CLI): the
+searches a step looser than the query (without its filters, by meaning, with a word left
+out), each run first so that only those that find papers are offered, with how many they
+find. A suggestion that leads to another "No papers found" only costs the reader a click."""
 
 from __future__ import annotations
 
@@ -51,12 +51,14 @@ def looser_searches(result: SearchResult) -> list[tuple[str, SearchRequest]]:
     return out
 
 
-def suggestions(engine: SearchEngine, result: SearchResult) -> list[Link]:
-    """What to try when nothing matched: the looser searches that find papers, with how
-    many (each asked for one hit), then browsing. Each is checked as typed: one that finds
-    papers only by its did-you-mean would show another query's results ("dark halo" ->
-    "mark half"); the page's own did-you-mean offers that. Runs searches: call it on an
-    engine thread, and only when nothing matched."""
+def looser_found(
+    engine: SearchEngine, result: SearchResult
+) -> list[tuple[str, SearchRequest, int]]:
+    """The looser searches (``looser_searches``) that find papers: label, request and how
+    many (each asked for one hit). Each is checked as typed: one that finds papers only by
+    its did-you-mean would show another query's results ("dark halo" -> "mark half"); the
+    answer's own did-you-mean offers that. Runs searches: call it on an engine thread, and
+    only when nothing matched."""
     out = []
     for label, looser in looser_searches(result):
         try:
@@ -64,7 +66,14 @@ def suggestions(engine: SearchEngine, result: SearchResult) -> list[Link]:
         except QueryError:  # not a search that can be answered: not offered
             continue
         if found.total:
-            out.append(Link(label, search_url(looser), count=found.total))
+            out.append((label, looser, found.total))
+    return out
+
+
+def suggestions(engine: SearchEngine, result: SearchResult) -> list[Link]:
+    """What the page offers when nothing matched: the looser searches that find papers,
+    with how many, then browsing (``looser_found``)."""
+    out = [Link(label, search_url(req), count=n) for label, req, n in looser_found(engine, result)]
     out.append(Link("Browse the latest papers", "/search"))
     out.append(Link("Browse by category", "/categories"))
     return out

@@ -186,6 +186,18 @@ class SearchFacets(Struct):
     ]
 
 
+class LooserSearch(Struct):
+    label: Annotated[
+        str,
+        Meta(
+            description='What it changes: "Search for “dark” only", "Search by meaning '
+            '(semantic mode)", "Search again without any filter".'
+        ),
+    ]
+    url: Uri  # the search, in this API
+    total: Count
+
+
 class SearchResponse(Struct):
     request: SearchEcho
     mode: Annotated[Mode, Meta(description="The mode actually used.")]
@@ -267,6 +279,14 @@ class SearchResponse(Struct):
     facets: SearchFacets
     hits: list[Hit]
     next: NULL_URL
+    looser: Annotated[
+        list[LooserSearch],
+        Meta(
+            description="For an empty answer: the searches a step looser than this one "
+            "(without its filters, by meaning, with one word left out) that find papers, "
+            "with how many, as the search page offers them; [] otherwise."
+        ),
+    ] = []
 
 
 class PaperGraph(Struct, forbid_unknown_fields=True):

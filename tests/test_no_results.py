@@ -12,6 +12,8 @@ from urllib.parse import urlsplit
 import pytest
 from starlette.testclient import TestClient
 
+from papersift.cli import main
+from papersift.core.config import Config
 from papersift.server.no_results import MAX_SHORTER, shorter_queries
 from tests.web_helpers import parse_html
 
@@ -95,6 +97,29 @@ def test_by_meaning_and_without_filters_are_counted_too(client: TestClient) -> N
     assert offered(client, empty)["Search again without any filter"] == total(
         client, q="parsing", mode="keyword"
     )
+
+
+def test_the_api_and_the_cli_offer_the_same(
+    client: TestClient, built_config: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty answer of the API says what to try (``looser``: label, API URL, count), as
+    the page does; the CLI prints it. It said only ``total: 0`` (review, session 37)."""
+    params = {"q": "parsing qwxzvbnmplk", "mode": "keyword"}
+    _, empty = empty_state(client, params)
+    body = client.get("/api/v1/search", params=params).json()
+    assert body["total"] == 0
+    parsing = total(client, q="parsing", mode="keyword")
+    assert body["looser"] == [{
+        "label": "Search for “parsing” only", "total": parsing,
+        "url": "http://testserver/api/v1/search?q=parsing&mode=keyword",
+    }]  # fmt: skip
+    assert client.get(body["looser"][0]["url"]).json()["total"] == parsing
+    assert offered(client, empty) == {"Search for “parsing” only": parsing}
+    assert client.get("/api/v1/search", params={"q": "parsing"}).json()["looser"] == []
+    code = main(["search", params["q"], "--mode", "keyword", "--config",
+                 str(built_config.base_dir / "config.toml")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and f"try: search for “parsing” only ({parsing} papers)" in out
 
 
 def test_a_search_that_finds_nothing_offers_no_feed(client: TestClient) -> None:
