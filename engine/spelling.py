@@ -25,7 +25,7 @@ from papersift.core.accents import accented
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.lexical_schema import name_analyzer, text_analyzer
 from papersift.engine.store import PaperStore
-from papersift.engine.word_lists import foreign_language, is_english
+from papersift.engine.word_lists import fold, foreign_language, is_english
 
 # Words of fewer letters get no suggestion (nearly every such string is an edit or two
 # from some word); up to TWO_EDITS_FROM - 1 letters one edit, from there on two.
@@ -251,10 +251,12 @@ def may_be_typo(word: str, query: str) -> bool:
     """Whether ``word`` of ``query`` may be misspelt: not a word of English running text
     ("halo", not corrected to the surname "Hao"), nor an acronym in capitals ("CRISPR",
     not "CRISP") in a query that is not all capitals or is that one word (several words
-    all in capitals are shouted: "LANGAUGE TRANSLATON")."""
+    all in capitals are shouted: "LANGAUGE TRANSLATON"), nor a word in another script
+    ("机器翻译", "перевод"), which no correction into the papers' Latin words would fix."""
     shouted = query.isupper() and len(query.split()) > 1
     acronym = len(word) > 1 and word.isupper() and not shouted
-    return not acronym and not is_english(word)
+    latin = any("a" <= c <= "z" for c in fold(word))
+    return latin and not acronym and not is_english(word)
 
 
 def unheld_notes(query: str, unheld: list[str]) -> list[str]:

@@ -53,6 +53,17 @@ def test_a_real_word_no_paper_holds_is_not_corrected(
         assert not any("check the spelling" in w for w in result.warnings)
 
 
+@pytest.mark.parametrize("query", ["机器翻译", "машинный перевод"])
+def test_a_word_in_another_script_is_not_misspelt(engine: SearchEngine, query: str) -> None:
+    """No paper holds it, and no Latin word is its correction: "check the spelling" was
+    wrong advice (review, session 37)."""
+    result = engine.search(SearchRequest(query, mode="keyword"))
+    assert result.total == 0 and result.suggestion is None
+    words = ", ".join(f"'{w}'" for w in query.split())
+    assert f"no paper in this index holds {words}" in result.warnings
+    assert not any("check the spelling" in w for w in result.warnings)
+
+
 def test_typos_beside_real_words_are_still_corrected(engine: SearchEngine) -> None:
     result = engine.search(SearchRequest("halo langauge", mode="keyword", autocorrect=False))
     assert result.suggestion == "halo language"
