@@ -116,6 +116,9 @@ def schema_error(exc: msgspec.ValidationError, expected: Mapping[str, str]) -> P
     """A body that does not fit its schema, naming the field at fault; a field that misses
     its pattern says what was expected (``expected``: field -> what), not the pattern."""
     text = str(exc)
+    if m := re.search(r"missing required field `([^`]*)`", text):  # as ``body_error`` says it
+        name = m.group(1)
+        return ParamError(name, f"'{name}' is required: {expected.get(name, 'a value')}.")
     where = text.rsplit("at `$.", 1)
     name = where[1].split("`")[0].split("[")[0] if len(where) == 2 else "body"
     if "unknown field `" in text:

@@ -223,6 +223,7 @@ def test_filters_and_default_window(client: TestClient, engine: SearchEngine) ->
     ("body", "parameter", "needle"),
     [
         ({"ids": []}, "ids", "length >= 1"),
+        ({}, "ids", "'ids' is required: arXiv ids such as 2401.10241"),  # msgspec's words before
         ({"ids": ["not an id"]}, "ids", "arXiv ids such as 2401.10241"),
         ({"ids": SEEDS, "colour": "red"}, "colour", "unknown field"),
         ({"ids": SEEDS, "page": 0}, "page", ">= 1"),
