@@ -66,6 +66,12 @@ PAPERS = {
         r"\end{equation} This is the first data structure that achieves sublinear query time "
         r"and near-linear space for every approximation factor $c > 1$.",
     ),
+    "cs/0307049": (
+        r"Limit groups and groups acting freely on $\bbR^n$-trees",
+        r"We give a simple proof of the finite presentation of Sela's limit groups by using "
+        r"free actions on $\bbR^n$-trees. Over $\C$ and $\Q$, for every $\eps > 0$, with "
+        r"$\calC$ a class of groups.",  # the last sentence: the other shorthands
+    ),
 }
 
 
@@ -161,4 +167,21 @@ def test_an_equation_environment_is_typeset(browser: WebDriver, tex_site: str) -
     assert size(browser, shown[0])[0] > size(browser, abstract)[0] / 2, "a line of its own"
     assert "begin" not in abstract.text and "√" not in abstract.text
     assert not abstract.find_elements(By.CSS_SELECTOR, ".katex-error")
+    assert not severe_console_errors(browser)
+
+
+def test_authors_shorthands_are_typeset(browser: WebDriver, tex_site: str) -> None:  # noqa: F811
+    """cs/0307049's title read "Limit groups and groups acting freely on $\\bbR^n$-trees":
+    KaTeX knows ``\\R`` but not the shorthand ``\\bbR`` authors define, nor ``\\C``,
+    ``\\Q``, ``\\eps``, ``\\calC``; ``server/static/math.js`` defines them."""
+    abstract = abstract_of(browser, tex_site, "cs/0307049")
+    title = browser.find_element(By.TAG_NAME, "h1")
+    for shown in (title, abstract):
+        assert shown.find_elements(By.CSS_SELECTOR, ".katex")
+        assert not shown.find_elements(By.CSS_SELECTOR, ".katex-error")
+        assert "\\" not in shown.text, shown.text
+    assert "ℝ" in title.get_attribute("textContent") or title.find_elements(
+        By.CSS_SELECTOR, ".mathbb"
+    )
+    assert len(abstract.find_elements(By.CSS_SELECTOR, ".katex")) == 5
     assert not severe_console_errors(browser)

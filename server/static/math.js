@@ -24,9 +24,23 @@
     ],
     ignoredTags: ["script", "noscript", "style", "textarea", "pre", "code", "option"],
     errorCallback: function () {},
-    strict: "ignore"
+    strict: "ignore",
+    macros: authorMacros()
   };
   var TEX = /\$|\\\(|\\\[|\\begin\{/;
+
+  // Shorthands authors define in their papers and leave in the metadata, which KaTeX does
+  // not know (it has \R, \N, \Z): at 663k papers \C 1,637 times, \eps 934, \Q 280, \bbR
+  // 86, \calC 20. Unknown, each showed as raw TeX ("acting freely on $\bbR^n$-trees").
+  function authorMacros() {
+    var m = { "\\C": "\\mathbb{C}", "\\Q": "\\mathbb{Q}", "\\eps": "\\varepsilon" };
+    for (var i = 0; i < 26; i++) {
+      var letter = String.fromCharCode(65 + i);
+      m["\\bb" + letter] = "\\mathbb{" + letter + "}";
+      m["\\cal" + letter] = "\\mathcal{" + letter + "}";
+    }
+    return m;
+  }
   var queue = [];
   var state = "idle"; // idle -> loading -> ready (or failed)
 
