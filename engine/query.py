@@ -27,6 +27,11 @@ FIELD_ALIASES = {
     "cat": "cat", "category": "cat",
     "cites": "cites", "citedby": "citedby",
 }  # fmt: skip
+# A pasted web address other than arXiv's (its scheme reads as a field name, "https:").
+WEB_ADDRESS = (
+    "a web address was searched as its words; an arXiv or doi.org address, an arXiv id or "
+    "a DOI goes straight to its paper"
+)
 # Fields whose value is kept as written: a category, an arXiv id ("hep-th/9901001v2").
 RAW_FIELDS = frozenset({"cat", "cites", "citedby"})
 
@@ -191,7 +196,10 @@ def parse_user_query(query: str) -> ParsedQuery:
             continue
         if fname is not None:
             canonical = FIELD_ALIASES.get(fname.lower())
-            if canonical is None:
+            if canonical is None and fname.lower() in ("http", "https") and text[:2] == "//":
+                warnings.append(WEB_ADDRESS)
+                text = f"{fname} {text}"
+            elif canonical is None:
                 warnings.append(f"unknown field '{fname}:' was searched as text")
                 text = f"{fname} {text}"
         if phrase is None and canonical is None and sign == "" and text in ("AND", "OR", "NOT"):

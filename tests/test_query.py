@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from papersift.engine.query import Clause, parse_user_query
+from papersift.engine.query import WEB_ADDRESS, Clause, parse_user_query
 
 
 def clauses(query: str) -> list[tuple[str, str | None, str]]:
@@ -175,3 +175,19 @@ def test_an_operator_goes_with_the_clause_ignored() -> None:
     assert parse_user_query("graph OR -neural").warnings == (
         "'OR' next to a +/- clause was ignored",
     )
+
+
+@pytest.mark.parametrize(
+    ("query", "note"),
+    [
+        ("https://www.nature.com/articles/s41586-021-03819-2", WEB_ADDRESS),
+        ("http://example.org/a-paper", WEB_ADDRESS),
+        ("foo:bar", "unknown field 'foo:' was searched as text"),
+    ],
+)
+def test_a_pasted_web_address_is_not_an_unknown_field(query: str, note: str) -> None:
+    """A web address read "unknown field 'https:' was searched as text" (review, session
+    37): its words are searched, and the note says what goes straight to a paper."""
+    parsed = parse_user_query(query)
+    assert parsed.warnings == (note,)
+    assert parsed.clauses and all(c.field is None for c in parsed.clauses)

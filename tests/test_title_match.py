@@ -63,13 +63,15 @@ def titles(engine: SearchEngine) -> list[tuple[str, str]]:
     return [(p.arxiv_id, p.title) for p in papers.values() if len(p.title.split()) >= 5]
 
 
-def test_title_phrase_needs_three_words_of_free_text() -> None:
-    assert title_phrase(parse_user_query("dark matter")) is None
+def test_title_phrase_needs_two_indexed_words_of_free_text() -> None:
+    assert title_phrase(parse_user_query("dark matter")) == "dark matter"
+    assert title_phrase(parse_user_query("matter")) is None
     assert title_phrase(parse_user_query("dark matter halo")) == "dark matter halo"
     assert title_phrase(parse_user_query("x-ray binary")) == "x-ray binary"  # three words
     assert title_phrase(parse_user_query("the of quantum")) is None  # one indexed word
+    assert title_phrase(parse_user_query("the matter")) is None
     # Exclusions and fields are not title text.
-    assert title_phrase(parse_user_query("dark matter -halo ti:galaxy")) is None
+    assert title_phrase(parse_user_query("dark -halo ti:galaxy")) is None
     assert title_phrase(parse_user_query('+"dark matter" halo')) == "dark matter halo"
 
 
@@ -89,15 +91,19 @@ def test_put_first_keeps_scores_and_appends_the_missing() -> None:
     assert put_first(ranked, []) is ranked
 
 
+@pytest.mark.parametrize("words", [4, 2])
 def test_a_remembered_part_of_a_title_finds_the_paper_in_hybrid(
-    engine: SearchEngine, unpromoted: SearchEngine
+    engine: SearchEngine, unpromoted: SearchEngine, words: int
 ) -> None:
     """Without the rule, semantic weight pushes some papers off the top for a phrase cut
-    from their own title; with it, every such paper is first, marked by its title rank."""
+    from their own title; with it, every such paper is first, marked by its title rank.
+    Two words too: "Costly Collaborations" was the 10th hit for its own paper's title."""
     moved = 0
     checked = 0
     for arxiv_id, title in titles(engine)[:60]:
-        request = SearchRequest(cut(title), mode="hybrid", page_size=10)
+        request = SearchRequest(cut(title, words), mode="hybrid", page_size=10)
+        if title_phrase(parse_user_query(request.query)) is None:
+            continue  # a stop word among two: no title phrase
         result = engine.search(request)
         if "title" not in result.hits[0].ranks:
             continue  # the phrase is in more titles than the limit: a topic
@@ -107,7 +113,7 @@ def test_a_remembered_part_of_a_title_finds_the_paper_in_hybrid(
         assert [h.ranks["title"] for h in first] == list(range(1, len(first) + 1))
         before = [h.paper.arxiv_id for h in unpromoted.search(request).hits]
         moved += before[:1] != [result.hits[0].paper.arxiv_id]
-    assert checked >= 40
+    assert checked >= 40 if words == 4 else checked >= 20, checked
     assert moved >= 1  # the rule changes real rankings here, not only in theory
 
 

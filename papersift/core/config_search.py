@@ -278,7 +278,7 @@ class SearchConfig:
     )
     title_phrase_max: int = setting(
         10,
-        "When the free text of a query of three or more words is a phrase in the titles of "
+        "When the free text of a query of two or more words is a phrase in the titles of "
         "at most this many papers (and the filters allow them), keyword and hybrid "
         "relevance order puts those papers first, so a title typed or pasted finds its "
         "paper; one whose whole title it is comes before them, and first even when more "
