@@ -36,6 +36,7 @@ from papersift.engine.store import PaperStore
 SAMPLE = 50  # papers read to see how a word is written
 MIN_SHARE = 0.2  # of them, at least this share must write it with an umlaut
 FIELDS = ("words", "au")  # titles and abstracts as written (folded), and author names
+PHRASE_WORDS = 8  # a longer quoted phrase is searched as typed
 CACHED = 4096  # words whose verdict is kept (all are forgotten when the index changes)
 _WRITTEN_OUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ø": "oe"})
 _UMLAUT_WORD = re.compile(r"\w*[äöüøÄÖÜØ]\w*")
@@ -63,9 +64,10 @@ class Umlauts:
     def alternatives(
         self, lex: LexicalIndex, store: PaperStore, parsed: ParsedQuery
     ) -> tuple[ParsedQuery, list[str]]:
-        """``parsed`` with each unquoted one-word clause (free, signed, ``ti:``, ``abs:``
-        or ``au:``) that papers also spell the other way given that spelling
-        (``Clause.also``), and a note for each."""
+        """``parsed`` with each one-word clause or phrase (free, signed, ``ti:``, ``abs:`` or
+        ``au:``) that papers also spell the other way given that spelling (``Clause.also``),
+        and a note for each. A hyphenated word is left as typed (``engine.hyphens`` holds
+        its parts together)."""
         fold = lex.analyzer("words")
         # A spelling the query has already ("Kahler -Kaehler") is the user's to weigh.
         asked = {t for c in parsed.clauses for t in fold.analyze(c.text)}
@@ -73,9 +75,9 @@ class Umlauts:
         notes: list[str] = []
         for c in parsed.clauses:
             other = None
-            if not c.phrase and c.field in (None, "ti", "abs", "au") and len(c.parts()) == 1:
-                other = self.other_spelling(lex, store, c.text)
-            if other is None or not asked.isdisjoint(fold.analyze(other)):
+            if c.field in (None, "ti", "abs", "au") and (c.phrase or len(c.parts()) == 1):
+                other = self._respelled(lex, store, c.text, asked)
+            if other is None:
                 clauses.append(c)
                 continue
             clauses.append(replace(c, also=(other,)))
@@ -83,6 +85,24 @@ class Umlauts:
         if not notes:
             return parsed, []
         return replace(parsed, clauses=tuple(clauses)), notes
+
+    def _respelled(
+        self, lex: LexicalIndex, store: PaperStore, text: str, asked: set[str]
+    ) -> str | None:
+        """``text`` (a word, or a phrase of up to ``PHRASE_WORDS``) with each word that has an
+        ``other_spelling`` the query does not hold (``asked``: its folded words) so
+        spelled; None when no word has one."""
+        words = text.split()
+        if len(words) > PHRASE_WORDS:
+            return None
+        fold = lex.analyzer("words")
+        out = []
+        for word in words:
+            other = self.other_spelling(lex, store, word)
+            if other is not None and asked.isdisjoint(fold.analyze(other)):
+                word = other
+            out.append(word)
+        return " ".join(out) if out != words else None
 
     def other_spelling(self, lex: LexicalIndex, store: PaperStore, word: str) -> str | None:
         """``word``'s other spelling that papers hold: its umlauts written out

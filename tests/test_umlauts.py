@@ -121,6 +121,19 @@ def test_signed_and_fielded_words_take_both_spellings(names: SearchEngine) -> No
     assert not any("also written" in w for w in result.warnings)
 
 
+def test_a_phrase_takes_its_words_other_spellings(names: SearchEngine) -> None:
+    lex = names.data.lexical
+    expected = matches(lex, '"hinrich schuetze" "hinrich schutze"')
+    assert matches(lex, '"hinrich schuetze"') < expected
+    assert keyword(names, '"Hinrich Schuetze"') == expected
+    result = names.search(SearchRequest('"Hinrich Schuetze"', mode="keyword"))
+    note = "'Hinrich Schuetze' is also written 'Hinrich Schütze': both spellings are searched"
+    assert note in result.warnings
+    # A hyphenated word is searched as typed: its parts stand together (engine.hyphens).
+    hyphenated = names.search(SearchRequest("Hinrich-Schuetze", mode="keyword"))
+    assert hyphenated.total and not any("also written" in w for w in hyphenated.warnings)
+
+
 def test_a_sorted_two_word_query_holds_either_spelling_near(names_config: Config) -> None:
     """Sorted by date a two-word query's words must stand near each other
     (``engine.near_words``): in either spelling, or "Hinrich Schuetze" would list only the
