@@ -183,6 +183,7 @@ def old_search(
         "facets": _old_facets(result, names),
         "hits": [_old_hit(h, root) for h in result.hits],
         "next": nxt,
+        "looser": [],  # filled only for an empty answer, by the API itself
     }
 
 

@@ -107,9 +107,12 @@ def word_clause(
 
 
 def held_names(lex: LexicalIndex, word: str) -> list[str]:
-    """The tokens of ``word`` as an author's name that some paper's authors hold."""
-    searcher = lex.index.searcher()
-    return [t for t in lex.analyzer("au").analyze(word) if searcher.doc_freq("au", t)]
+    """``word`` as an author's name (one token) when some paper's authors hold it; [] for
+    a word of several tokens ("h_alpha": an initial "h" is no reason to hold it)."""
+    tokens = lex.analyzer("au").analyze(word)
+    if len(tokens) != 1 or not lex.index.searcher().doc_freq("au", tokens[0]):
+        return []
+    return tokens
 
 
 def stem_only_note(lex: LexicalIndex, word: str) -> str | None:
