@@ -100,6 +100,9 @@ class KeywordQuery:
     # For each free clause that is a plain word, it in each of its spellings (the word
     # first; others: ``engine.umlauts``), else ().
     spellings: tuple[tuple[str, ...], ...] = ()
+    # For each free clause that is a hyphenated word, the parts of its other spellings
+    # ("Debye-Hückel" for "Debye-Hueckel"), else ().
+    other_parts: tuple[tuple[tuple[str, ...], ...], ...] = ()
 
 
 def ignored_note(c: Clause) -> str:
@@ -149,6 +152,7 @@ def keyword_query(
     free_words: list[str | None] = []  # each free clause's word, if it is one plain word
     spellings: list[tuple[str, ...]] = []  # and that word in each of its spellings, else ()
     hyphenated: list[tuple[str, ...] | None] = []  # its parts, if it is a hyphenated word
+    other_parts: list[tuple[tuple[str, ...], ...]] = []  # and its other spellings' parts
     # Each free clause's default-field terms, flat (``LexicalIndex.word_terms``); None for
     # a clause that is not plain terms (a phrase, an OR group).
     clause_terms: list[list[tantivy.Query] | None] = []
@@ -177,6 +181,7 @@ def keyword_query(
                 free_words.append(None)
                 spellings.append(())
                 hyphenated.append(None)
+                other_parts.append(())
                 clause_terms.append(None)
             continue
         c = group[0]
@@ -192,13 +197,21 @@ def keyword_query(
             optional.append(parse(c))
         else:
             free.append(parse(c))
-            alternatives.append([(hyphen(c), free[-1])])
+            # The clause in each of its spellings (``engine.umlauts``), the typed one first.
+            spelled = [replace(c, also=()), *(replace(c, text=w, also=()) for w in c.also)]
+            if c.also and hyphen(c):  # "Debye-Hueckel": held whole in either spelling
+                alternatives.append([(hyphen(s), parse(s)) for s in spelled])
+            else:
+                alternatives.append([(hyphen(c), free[-1])])
             free_parts.append([c.parts()])
             word = c.parts()[0] if not c.phrase and len(c.parts()) == 1 else None
             free_words.append(word)
             spellings.append((word, *c.also) if word is not None else ())
-            hyphenated.append(tuple(c.parts()) if not c.phrase and len(c.parts()) > 1 else None)
-            clause_terms.append(None if c.phrase else lex.word_terms([*c.parts(), *c.also]))
+            whole = not c.phrase and len(c.parts()) > 1
+            hyphenated.append(tuple(c.parts()) if whole else None)
+            other_parts.append(tuple(tuple(s.parts()) for s in spelled[1:]) if whole else ())
+            terms = [p for s in spelled for p in s.parts()]
+            clause_terms.append(None if c.phrase else lex.word_terms(terms))
     need = rule.required(len(free))
     # Each free clause's postings (an OR group's add up), read only when some but not all
     # clauses are required: the only case ``at_least`` may split or a rarest word applies.
@@ -265,7 +278,7 @@ def keyword_query(
     ranking = build(1, ranking=True) if need > 1 or any(held) else query
     return KeywordQuery(
         query, ranking, len(free), need, tuple(warnings), tuple(free), tuple(free_words),
-        tuple(hyphenated), held, spellings=tuple(spellings),
+        tuple(hyphenated), held, spellings=tuple(spellings), other_parts=tuple(other_parts),
     )  # fmt: skip
 
 

@@ -143,8 +143,14 @@ def narrowed(
     need = len(rarer) if need is None else need
 
     def holds(i: int) -> tantivy.Query:
-        if i in whole:
-            return together(lex, whole[i])
+        if i in whole:  # its parts together, in any of its spellings (engine.umlauts)
+            spelled = [whole[i], *(kq.other_parts[i] if kq.other_parts else ())]
+            held = [together(lex, parts) for parts in spelled]
+            return (
+                held[0]
+                if len(held) == 1
+                else tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in held])
+            )
         word = kq.free_words[i]
         if not forms or not word or kq.held[i]:  # the rarest word already holds its forms
             return kq.free[i]

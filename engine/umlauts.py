@@ -41,6 +41,7 @@ CACHED = 4096  # words whose verdict is kept (all are forgotten when the index c
 _WRITTEN_OUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ø": "oe"})
 _UMLAUT_WORD = re.compile(r"\w*[äöüøÄÖÜØ]\w*")
 _VOWEL_E = re.compile(r"[aou](?=e)")  # where an umlaut may be written out
+_WORDS_AND_GAPS = re.compile(r"([\s-]+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +65,9 @@ class Umlauts:
     def alternatives(
         self, lex: LexicalIndex, store: PaperStore, parsed: ParsedQuery
     ) -> tuple[ParsedQuery, list[str]]:
-        """``parsed`` with each one-word clause or phrase (free, signed, ``ti:``, ``abs:`` or
-        ``au:``) that papers also spell the other way given that spelling (``Clause.also``),
-        and a note for each. A hyphenated word is left as typed (``engine.hyphens`` holds
-        its parts together)."""
+        """``parsed`` with each word, hyphenated word or phrase (free, signed, ``ti:``,
+        ``abs:`` or ``au:``) that papers also spell the other way given that spelling
+        (``Clause.also``: "Debye-Hueckel" -> "Debye-Hückel"), and a note for each."""
         fold = lex.analyzer("words")
         # A spelling the query has already ("Kahler -Kaehler") is the user's to weigh.
         asked = {t for c in parsed.clauses for t in fold.analyze(c.text)}
@@ -75,7 +75,7 @@ class Umlauts:
         notes: list[str] = []
         for c in parsed.clauses:
             other = None
-            if c.field in (None, "ti", "abs", "au") and (c.phrase or len(c.parts()) == 1):
+            if c.field in (None, "ti", "abs", "au"):
                 other = self._respelled(lex, store, c.text, asked)
             if other is None:
                 clauses.append(c)
@@ -89,20 +89,19 @@ class Umlauts:
     def _respelled(
         self, lex: LexicalIndex, store: PaperStore, text: str, asked: set[str]
     ) -> str | None:
-        """``text`` (a word, or a phrase of up to ``PHRASE_WORDS``) with each word that has an
-        ``other_spelling`` the query does not hold (``asked``: its folded words) so
-        spelled; None when no word has one."""
-        words = text.split()
-        if len(words) > PHRASE_WORDS:
+        """``text`` (a word, a hyphenated word, or a phrase of up to ``PHRASE_WORDS``) with
+        each word that has an ``other_spelling`` the query does not hold (``asked``: its
+        folded words) so spelled; None when no word has one."""
+        pieces = _WORDS_AND_GAPS.split(text)  # words at even places, spaces and hyphens between
+        if len(pieces) > 2 * PHRASE_WORDS:
             return None
         fold = lex.analyzer("words")
-        out = []
-        for word in words:
-            other = self.other_spelling(lex, store, word)
+        out = list(pieces)
+        for at in range(0, len(pieces), 2):
+            other = self.other_spelling(lex, store, pieces[at]) if pieces[at] else None
             if other is not None and asked.isdisjoint(fold.analyze(other)):
-                word = other
-            out.append(word)
-        return " ".join(out) if out != words else None
+                out[at] = other
+        return "".join(out) if out != pieces else None
 
     def other_spelling(self, lex: LexicalIndex, store: PaperStore, word: str) -> str | None:
         """``word``'s other spelling that papers hold: its umlauts written out
