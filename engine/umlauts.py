@@ -36,7 +36,9 @@ from papersift.engine.store import PaperStore
 SAMPLE = 50  # papers read to see how a word is written
 MIN_SHARE = 0.2  # of them, at least this share must write it with an umlaut
 FIELDS = ("words", "au")  # titles and abstracts as written (folded), and author names
-PHRASE_WORDS = 8  # a longer quoted phrase is searched as typed
+# A query of more words reads like a sentence and is searched as typed; this bounds the
+# papers one query can have read for verdicts (each word's first: up to SAMPLE papers).
+QUERY_WORDS = 8
 CACHED = 4096  # words whose verdict is kept (all are forgotten when the index changes)
 _WRITTEN_OUT = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ø": "oe"})
 _UMLAUT_WORD = re.compile(r"\w*[äöüøÄÖÜØ]\w*")
@@ -67,7 +69,11 @@ class Umlauts:
     ) -> tuple[ParsedQuery, list[str]]:
         """``parsed`` with each word, hyphenated word or phrase (free, signed, ``ti:``,
         ``abs:`` or ``au:``) that papers also spell the other way given that spelling
-        (``Clause.also``: "Debye-Hueckel" -> "Debye-Hückel"), and a note for each."""
+        (``Clause.also``: "Debye-Hueckel" -> "Debye-Hückel"), and a note for each; none for
+        a query of more than ``QUERY_WORDS`` words (a hyphenated word's parts each count)."""
+        words = sum(len(_WORDS_AND_GAPS.split(c.text)) // 2 + 1 for c in parsed.clauses)
+        if words > QUERY_WORDS:
+            return parsed, []
         fold = lex.analyzer("words")
         # A spelling the query has already ("Kahler -Kaehler") is the user's to weigh.
         asked = {t for c in parsed.clauses for t in fold.analyze(c.text)}
@@ -89,12 +95,10 @@ class Umlauts:
     def _respelled(
         self, lex: LexicalIndex, store: PaperStore, text: str, asked: set[str]
     ) -> str | None:
-        """``text`` (a word, a hyphenated word, or a phrase of up to ``PHRASE_WORDS``) with
-        each word that has an ``other_spelling`` the query does not hold (``asked``: its
-        folded words) so spelled; None when no word has one."""
+        """``text`` (a word, a hyphenated word or a phrase) with each word that has an
+        ``other_spelling`` the query does not hold (``asked``: its folded words) so spelled;
+        None when no word has one."""
         pieces = _WORDS_AND_GAPS.split(text)  # words at even places, spaces and hyphens between
-        if len(pieces) > 2 * PHRASE_WORDS:
-            return None
         fold = lex.analyzer("words")
         out = list(pieces)
         for at in range(0, len(pieces), 2):

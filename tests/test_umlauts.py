@@ -21,7 +21,7 @@ from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import SearchRequest, Sort
 from papersift.engine.search import SearchEngine, open_engine
-from papersift.engine.umlauts import Umlauts
+from papersift.engine.umlauts import QUERY_WORDS, Umlauts
 from papersift.indexer.build import import_files
 from papersift.server.app import create_app
 from tests.corpus import demo_records, make_config, sample_records, write_jsonl
@@ -100,6 +100,18 @@ def test_a_hit_says_it_matched_the_word_as_typed(names: SearchEngine) -> None:
     assert {"Günther", "Guenther"} <= spelled
     for hit in result.hits:
         assert hit.why and any("Guenther" in words for words in hit.why.matched.values())
+
+
+def test_a_long_query_is_searched_as_typed(names: SearchEngine) -> None:
+    """Over ``QUERY_WORDS`` words a query reads like a sentence: no other spelling, so one
+    query cannot have the papers of many words read for their verdicts."""
+    lex = names.data.lexical
+    short = "Schuetze retrieval"
+    long = "Schuetze " + " ".join(["retrieval"] * QUERY_WORDS)
+    assert any("also written" in w for w in names.search(SearchRequest(short)).warnings)
+    result = names.search(SearchRequest(long, mode="keyword"))
+    assert not any("also written" in w for w in result.warnings)
+    assert keyword(names, long) == matches(lex, '+"schuetze" +"retrieval"')
 
 
 def test_the_rule_can_be_turned_off(names_config: Config) -> None:
