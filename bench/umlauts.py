@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,7 +58,7 @@ def run(size: int, n: int) -> str:
         for word in WORDS:
             other = umlauts.Umlauts().other_spelling(lex, store, word)
             folded = fold.analyze(word)[0]
-            written, writing, sampled = _written(lex, store, folded)
+            written, writing, sampled = umlauts.written_ways(lex, store, folded)
             ways = ", ".join(f"{w} {k}" for w, k in written.most_common(2))
             verdicts.append(f"| {word} | {other or '-'} | {writing} of {sampled}"
                             f"{f' ({ways})' if ways else ''} |")  # fmt: skip
@@ -94,33 +93,6 @@ def run(size: int, n: int) -> str:
         f"{1000 * (c2 - c1) / n:.3f} ms with every verdict kept; other spellings added: "
         + (", ".join(f"{w} -> {a}" for w, a in added.items()) or "none") + ".\n"
     )  # fmt: skip
-
-
-def _written(lex: object, store: object, folded: str) -> tuple[Counter[str], int, int]:
-    """How the newest papers holding ``folded`` write it with an umlaut (ways -> papers),
-    how many of them do, and how many were read: the sample ``engine.umlauts`` reads."""
-    import tantivy
-
-    from papersift.core.accents import accented
-    from papersift.engine.lexical import LexicalIndex
-    from papersift.engine.store import PaperStore
-    from papersift.engine.umlauts import _UMLAUT_WORD, FIELDS, SAMPLE
-
-    assert isinstance(lex, LexicalIndex) and isinstance(store, PaperStore)
-    terms = [tantivy.Query.term_query(lex.schema, f, folded) for f in FIELDS]
-    either = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in terms])
-    docids, _ = lex.top(either, SAMPLE, sort="newest")
-    fold = lex.analyzer("words")
-    ways: Counter[str] = Counter()
-    writing = 0
-    papers = store.get(docids)
-    for paper in papers.values():
-        names = " ".join(a.name for a in paper.authors)
-        text = " ".join(accented(t) for t in (paper.title, paper.abstract, names))
-        seen = {w for w in _UMLAUT_WORD.findall(text) if fold.analyze(w) == [folded]}
-        ways.update(seen)
-        writing += bool(seen)
-    return ways, writing, len(papers)
 
 
 def main() -> None:

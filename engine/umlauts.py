@@ -146,16 +146,18 @@ class Umlauts:
         return found
 
 
-def _read_spelling(lex: LexicalIndex, store: PaperStore, folded: str) -> Spelling | None:
+def written_ways(
+    lex: LexicalIndex, store: PaperStore, folded: str
+) -> tuple[Counter[str], int, int]:
+    """How the newest papers holding ``folded`` (up to ``SAMPLE``) write it with umlauts:
+    each way -> how many of them do, how many write it so at all, and how many were read."""
     terms = [tantivy.Query.term_query(lex.schema, f, folded) for f in FIELDS]
     either = tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in terms])
     docids, _ = lex.top(either, SAMPLE, sort="newest")
-    if not docids:
-        return None
     fold = lex.analyzer("words")
-    ways: Counter[str] = Counter()  # each way of writing it: how many papers do
-    writing = 0  # papers that write it with an umlaut
-    papers = store.get(docids)
+    ways: Counter[str] = Counter()
+    writing = 0
+    papers = store.get(docids) if docids else {}
     for paper in papers.values():
         texts = (paper.title, paper.abstract, " ".join(a.name for a in paper.authors))
         # Most texts are ASCII without TeX (an umlaut as TeX: Schr\"odinger): none to read.
@@ -163,10 +165,15 @@ def _read_spelling(lex: LexicalIndex, store: PaperStore, folded: str) -> Spellin
         seen = {w for w in _UMLAUT_WORD.findall(text) if fold.analyze(w) == [folded]}
         ways.update(seen)
         writing += bool(seen)
-    if not papers or writing < MIN_SHARE * len(papers):
+    return ways, writing, len(papers)
+
+
+def _read_spelling(lex: LexicalIndex, store: PaperStore, folded: str) -> Spelling | None:
+    ways, writing, read = written_ways(lex, store, folded)
+    if not read or writing < MIN_SHARE * read:
         return None
     written = ways.most_common(1)[0][0]
-    out = fold.analyze(written.lower().translate(_WRITTEN_OUT))
+    out = lex.analyzer("words").analyze(written.lower().translate(_WRITTEN_OUT))
     return Spelling(written, out[0]) if len(out) == 1 and out[0] != folded else None
 
 
