@@ -197,8 +197,12 @@ def keyword_query(
             optional.append(parse(c))
         else:
             free.append(parse(c))
-            # The clause in each of its spellings (``engine.umlauts``), the typed one first.
-            spelled = [replace(c, also=()), *(replace(c, text=w, also=()) for w in c.also)]
+            # The clause in each of its spellings (``engine.umlauts``), the typed one first;
+            # most clauses have one, copied for none (``replace`` is ~1 us a clause).
+            spelled = (
+                [replace(c, also=()), *(replace(c, text=w, also=()) for w in c.also)]
+                if c.also else [c]
+            )  # fmt: skip
             if c.also and hyphen(c):  # "Debye-Hueckel": held whole in either spelling
                 alternatives.append([(hyphen(s), parse(s)) for s in spelled])
             else:

@@ -144,7 +144,7 @@ def narrowed(
 
     def holds(i: int) -> tantivy.Query:
         if i in whole:  # its parts together, in any of its spellings (engine.umlauts)
-            spelled = [whole[i], *(kq.other_parts[i] if kq.other_parts else ())]
+            spelled = [whole[i], *kq.other_parts[i]]
             held = [together(lex, parts) for parts in spelled]
             return (
                 held[0]
@@ -154,7 +154,7 @@ def narrowed(
         word = kq.free_words[i]
         if not forms or not word or kq.held[i]:  # the rarest word already holds its forms
             return kq.free[i]
-        return word_clause(lex, kq.spellings[i] or (word,), kq.free[i]) or kq.free[i]
+        return word_clause(lex, kq.spellings[i], kq.free[i]) or kq.free[i]
 
     clauses = [holds(i) for i in rarer]
     # Each clause's words, to size it by (a plain word, or a hyphenated word's parts).
