@@ -116,8 +116,9 @@ def apply_rule(
     c: Claim, rule: tuple[int, float], floor: float, gate: float = 0.0, band: float = 0.0
 ) -> tuple[list[str | int], int]:
     """The first page (docids) and the match-set size the engine gives under a rule."""
-    from papersift.engine.match import MatchRule, semantic_matches
+    from papersift.engine.match import MatchRule
     from papersift.engine.ranking import Ranking
+    from papersift.engine.semantic_side import semantic_matches
 
     kw, bm25 = c.keyword[rule]
     ranked = sorted(c.cosine.items(), key=lambda p: -p[1])

@@ -49,7 +49,8 @@ from papersift.engine.results import (
     Why,
 )
 from papersift.indexer.snapshot import record_to_paper
-from papersift.server.schemas import FacetNames, search_body
+from papersift.server.bodies import search_body
+from papersift.server.schemas import FacetNames
 
 ROOT = "https://papers.example.org"
 NEXT = ROOT + "/api/v1/search?q=neural+networks&page=2"
@@ -346,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
             "",
             "One `/api/v1/search` response built and encoded: the dict + orjson path before "
             "issue 20 against the msgspec Struct + `msgspec.json` path now "
-            "(`server.schemas.search_body`). Real demo-corpus papers, snippets like the "
+            "(`server.bodies.search_body`). Real demo-corpus papers, snippets like the "
             "engine's and a why each, four facets (two with names); both paths write the same "
             f"bytes (checked). Medians of {args.rounds} alternating rounds of {args.repeat} "
             "responses, CPU time of the process per response; `build` is the body alone, "

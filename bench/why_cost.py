@@ -9,7 +9,7 @@ The data is a slice of the demo corpus (every ``--every``-th paper, imported and
 once into ``bench/.cache/why-demo-<every>``). Each run is a fresh process of one checkout
 (``git worktree add DIR REV``) that answers 100 queries (titles' first words and the scale
 benchmark's hand queries) as ``/api/v1/search`` does, uncached: ``engine.search``, then
-``server.schemas.search_body`` encoded by msgspec. Per query the median of 3 rounds of CPU
+``server.bodies.search_body`` encoded by msgspec. Per query the median of 3 rounds of CPU
 time (process time, all threads), after a warm-up; runs alternate old, new, old, new, so
 the shared machine's drift falls on both.
 
@@ -44,7 +44,7 @@ import papersift
 from bench.common import bench_config
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import open_engine
-from papersift.server.schemas import search_body
+from papersift.server.bodies import search_body
 
 assert papersift.__file__.startswith(sys.argv[1]), papersift.__file__
 data, modes, size = sys.argv[2], sys.argv[3].split(","), int(sys.argv[4])
@@ -120,7 +120,7 @@ def in_process(data: Path, modes: list[str], size: int, qs: list[str], rounds: i
     from papersift.engine import search as search_module
     from papersift.engine.results import SearchRequest
     from papersift.engine.search import open_engine
-    from papersift.server.schemas import search_body
+    from papersift.server.bodies import search_body
 
     engine = open_engine(bench_config(data))
     real = search_module._evidence

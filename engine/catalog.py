@@ -13,6 +13,7 @@ from papersift.core.config import Config
 from papersift.core.paper import Paper, parse_arxiv_id
 from papersift.engine.datadir import DataDir
 from papersift.engine.embed_progress import read_progress
+from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import make_hits
 from papersift.engine.institutions import Institutions
 from papersift.engine.lexical_filters import keyword_filter
@@ -189,6 +190,12 @@ class Catalog:
         docids, _, total = lex.search(query, limit, 0, "newest")
         papers = self.data.store.get(docids)
         return [papers[d] for d in docids if d in papers], total
+
+    def paper_graph(self, arxiv_id: str) -> GraphCounts | None:
+        """Reference and citation counts of a paper (``engine.graph``); None if absent."""
+        parsed = parse_arxiv_id(arxiv_id)
+        docid = self.data.store.docid_of(parsed[0]) if parsed else None
+        return None if docid is None else self.data.graph.counts(docid)
 
 
 def category_names(categories: Iterable[str]) -> dict[str, str]:

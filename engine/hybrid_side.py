@@ -10,7 +10,9 @@ import tantivy
 
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.match import keyword_members
-from papersift.engine.ranking import Ranking
+from papersift.engine.plan import LeftOut, Plan
+from papersift.engine.ranking import EMPTY, Ranking
+from papersift.engine.rarer_words import sorted_left_out
 
 
 def meaning_left_out(looser: Ranking, held: npt.NDArray[np.int64], lex: LexicalIndex,
@@ -56,3 +58,26 @@ def keyword_tail(
     ids, _ = lex.top(keyword_side, want + len(listed), start)
     tail = [d for d in ids if d not in listed][skip:want]
     return [(d, 0.0) for d in tail]
+
+
+def hybrid_left_out(
+    lex: LexicalIndex, plan: Plan, looser: Ranking | None, semantic: Ranking,
+    matches: npt.NDArray[np.int64], matched: int, loose: tuple[list[int], list[float], int] | None,
+    unfetched: tantivy.Query | None,
+) -> LeftOut:  # fmt: skip
+    """What a hybrid list sorted by date or citations leaves out that relevance order lists
+    (``engine.plan.sorted_note`` words it). ``looser``: the semantic matches under relevance
+    order's rule (None: the same rule); ``semantic``: the list's; ``matches``: its keyword
+    matches in hand, of ``matched`` in all; ``loose``: relevance order's keyword matches (up
+    to twice the candidates) and their count, when the rarer-words rule made the list's
+    stricter; ``unfetched``: the keyword side, when not all its matches are in hand."""
+    held = np.concatenate((matches, semantic.ids))
+    if plan.rarer is None or loose is None:
+        return LeftOut(0 if looser is None else meaning_left_out(looser, held, lex, unfetched))
+    out = EMPTY.ids if looser is None else looser.ids[~np.isin(looser.ids, held, kind="table")]
+    listed = semantic.ids[~np.isin(semantic.ids, matches, kind="table")]
+    loose_ids, _, loose_total = loose
+    in_hand = np.asarray(loose_ids, np.int64) if len(loose_ids) == loose_total else None
+    return LeftOut(*sorted_left_out(
+        lex, plan.keyword, plan.rarer, out, listed, loose_total - matched, in_hand, unfetched
+    ))  # fmt: skip

@@ -15,7 +15,8 @@ it (``engine.search``):
   Ranking still scores every matched word by BM25.
 * semantic: the nearest papers close enough in meaning: the best must reach a gate, and
   each one a floor, a band below the best (cosine similarity) and a z-score over the
-  query's similarity to the whole corpus (``engine.background``);
+  query's similarity to the whole corpus (``engine.background``); the rule's constants
+  are here (``MatchRule``), its cut in ``engine.semantic_side.semantic_matches``;
 * hybrid: the union of the two.
 """
 
@@ -30,7 +31,6 @@ import tantivy
 from papersift.engine.hyphens import whole_word
 from papersift.engine.lexical import LexicalIndex
 from papersift.engine.query import Clause, ParsedQuery
-from papersift.engine.ranking import EMPTY, Ranking
 from papersift.engine.word_forms import stem_only_note, word_clause
 
 FIELDED = ("au", "cat", "ti", "abs", "cites", "citedby")
@@ -366,48 +366,6 @@ def constraint_query(
         lex, ParsedQuery(kept), MatchRule(), categories=categories, author=author, graph=graph
     )
     return built.query
-
-
-@dataclass(frozen=True, slots=True)
-class SemanticReference:
-    """What the semantic rule measures against when filters narrow a search: the same
-    query's unfiltered candidates, so that a filter only narrows the match set (a facet's
-    count is what clicking it gives). ``best``: the closest paper's similarity (None: no
-    candidate); ``last``: the similarity of the last of a full list of candidates (None: the
-    list held every paper it could), below which the unfiltered search admits nothing."""
-
-    best: float | None
-    last: float | None
-
-
-def semantic_matches(
-    ranked: Ranking,
-    rule: MatchRule,
-    reference: SemanticReference | None = None,
-    background: float | None = None,
-) -> Ranking:
-    """The semantic candidates (best first) close enough to count as matches: none when
-    even the best is under the gate (the model does not recognise the query: a nonsense
-    string, a word it never saw), else those within the band of the best and above the
-    floor. With a ``reference`` (a filtered search) the gate and the band are those of the
-    unfiltered best, and nothing below the unfiltered list's last candidate matches.
-    ``background``: the similarity ``rule.zscore`` standard deviations above the query's
-    mean over the corpus (``engine.background``), below which nothing matches; a filter
-    does not change it."""
-    if reference is None:
-        best, last = (float(ranked.scores[0]) if len(ranked) else None), None
-    else:
-        best, last = reference.best, reference.last
-    if not len(ranked) or best is None or best < rule.gate:
-        return EMPTY
-    if rule.floor <= 0 and rule.band <= 0 and last is None and background is None:
-        return ranked
-    cut = max(rule.floor, best - rule.band) if rule.band > 0 else rule.floor
-    if last is not None:
-        cut = max(cut, last)
-    if background is not None:
-        cut = max(cut, background)
-    return ranked.where(ranked.scores >= cut)
 
 
 def keyword_members(

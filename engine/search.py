@@ -21,7 +21,6 @@ from dataclasses import replace
 import numpy as np
 
 from papersift.core.config import Config
-from papersift.core.paper import parse_arxiv_id
 from papersift.engine import fusion
 from papersift.engine.background import similarity_cut
 from papersift.engine.catalog import Catalog
@@ -30,9 +29,8 @@ from papersift.engine.date_notes import date_notes
 from papersift.engine.direct import direct_answer
 from papersift.engine.empty_clauses import empty_clause_notes
 from papersift.engine.facet_table import FacetTable
-from papersift.engine.graph import GraphCounts
 from papersift.engine.hits import make_hits
-from papersift.engine.hybrid_side import hybrid_match_query, keyword_tail, meaning_left_out
+from papersift.engine.hybrid_side import hybrid_left_out, hybrid_match_query, keyword_tail
 from papersift.engine.id_list import id_list_answer
 from papersift.engine.like_text import similar_to_text
 from papersift.engine.list_facets import (
@@ -44,16 +42,16 @@ from papersift.engine.list_facets import (
     over_list,
     total_of,
 )
-from papersift.engine.match import keyword_members, semantic_matches
+from papersift.engine.match import keyword_members
 from papersift.engine.plan import LeftOut, Plan, make_plan, sorted_note
 from papersift.engine.ranking import EMPTY, Ranking, ranks_on_page
-from papersift.engine.rarer_words import sorted_left_out
 from papersift.engine.researcher_table import ResearcherTable
 from papersift.engine.result_cache import ResultCache
 from papersift.engine.results import FacetCount, Filters, Hit, Mode, SearchRequest, SearchResult
 from papersift.engine.semantic_side import (
     query_background,
     semantic_candidates,
+    semantic_matches,
     unfiltered_reference,
 )
 from papersift.engine.title_match import titles_first
@@ -119,12 +117,6 @@ class SearchEngine(Catalog):
         """Papers nearest in meaning to a pasted text (``engine.like_text``)."""
         return similar_to_text(self, text, filters, page, page_size)
 
-    def paper_graph(self, arxiv_id: str) -> GraphCounts | None:
-        """Reference and citation counts of a paper (``engine.graph``); None if absent."""
-        parsed = parse_arxiv_id(arxiv_id)
-        docid = self.data.store.docid_of(parsed[0]) if parsed else None
-        return None if docid is None else self.data.graph.counts(docid)
-
     # -- search --------------------------------------------------------------------------
 
     def search(self, request: SearchRequest) -> SearchResult:
@@ -170,7 +162,10 @@ class SearchEngine(Catalog):
         # Sorted other than by relevance: the looser matches by meaning and by words.
         left_out = LeftOut()
         if plan.mode == "keyword":
-            loose = self._loose_count(plan)
+            # Relevance order's matches counted on the pool thread meanwhile, when the list
+            # sorted by date is stricter (``engine.rarer_words``).
+            lex, rarer = self.data.lexical, plan.rarer
+            loose = rarer and self._pool.submit(lex.count, lex.combine(rarer.loose, plan.filt))
             hits, total, facets, reach = self._keyword(plan)
             left_out = LeftOut(words=loose.result() - total if loose else 0)
         else:
@@ -337,23 +332,8 @@ class SearchEngine(Catalog):
         lists = {"keyword": keyword, "semantic": candidates, "title": fused.head(len(plan.titles))}
         # Keyword matches not in hand; with the rarer-words rule, relevance order's.
         unfetched = None if every_match else keyword_side
-        if plan.rarer is not None and loose_matches is not None:  # the rarer-words rule
-            out = (
-                EMPTY.ids
-                if looser is None
-                else looser.ids[~np.isin(looser.ids, held, kind="table")]
-            )
-            listed = semantic.ids[~np.isin(semantic.ids, matches, kind="table")]
-            loose_ids, _, loose_total = loose_matches.result()
-            in_hand = np.asarray(loose_ids, np.int64) if len(loose_ids) == loose_total else None
-            left_out = LeftOut(*sorted_left_out(
-                lex, plan.keyword, plan.rarer, out, listed, loose_total - matched, in_hand,
-                unfetched,
-            ))  # fmt: skip
-        else:
-            left_out = LeftOut(
-                0 if looser is None else meaning_left_out(looser, held, lex, unfetched)
-            )
+        loose = loose_matches.result() if loose_matches is not None else None
+        left_out = hybrid_left_out(lex, plan, looser, semantic, matches, matched, loose, unfetched)
         if every_match:  # the list is the set, its keyword matches all in hand
             answer = self._whole_list(fused, plan, lists, evidence, set(kd))
             return *answer, len(matches), left_out
@@ -377,14 +357,6 @@ class SearchEngine(Catalog):
         hits = make_hits(self.data, page, q, {}, ranks, evidence, plan.parsed.all_text, by_words)
         # More keyword matches than semantic candidates: they are most of the list.
         return hits, total, facets, total, None, left_out
-
-    def _loose_count(self, plan: Plan) -> Future[int] | None:
-        """Relevance order's keyword matches counted on the pool thread, when a keyword
-        list sorted by date is stricter (``engine.rarer_words``); else None."""
-        if plan.rarer is None:
-            return None
-        lex = self.data.lexical
-        return self._pool.submit(lex.count, lex.combine(plan.rarer.loose, plan.filt))
 
     def _whole_list(
         self, matches: Ranking, plan: Plan, lists: dict[str, Ranking], evidence: Evidence,

@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence, Sized
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 from tqdm import tqdm
 
@@ -33,6 +32,7 @@ from papersift.engine.people import (
 )
 from papersift.engine.people_names import NAMES_SEQ, fill_names, write_names
 from papersift.engine.researcher_order import PEOPLE_VERSION
+from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
 from papersift.indexer.identity import Row, Unit, cluster, common_names, display
 from papersift.indexer.lab import anchor_ids, lab_changes, lab_pending
@@ -48,7 +48,6 @@ PEOPLE_SLICE = 100_000  # papers per transaction of refresh_people
 IDENTITY_RULES = "3"
 RULES_KEY = "people_rules"
 
-_T = TypeVar("_T")
 _NO_IDS: frozenset[tuple[str, str]] = frozenset()
 
 
@@ -131,15 +130,6 @@ def refresh_identities(
     return IdentityReport(len(changed), len(blocks), len(touched))
 
 
-def _chunks(items: Sequence[_T], size: int = 500) -> Iterator[Sequence[_T]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-def _marks(chunk: Sized) -> str:
-    return ",".join("?" * len(chunk))
-
-
 def _new_rows(
     db: sqlite3.Connection,
     changed: list[tuple[int, Paper]],
@@ -151,15 +141,15 @@ def _new_rows(
     as a vote for stability. Returns the rows and every block to recompute."""
     old: dict[tuple[int, str], int] = {}
     blocks: set[str] = set()
-    for chunk in _chunks([d for d, _ in changed] + dead):
+    for marks, chunk in in_batches([d for d, _ in changed] + dead):
         for d, key, block, rid in db.execute(
-            f"SELECT docid, key, block, rid FROM authorships WHERE docid IN ({_marks(chunk)})",
+            f"SELECT docid, key, block, rid FROM authorships WHERE docid IN ({marks})",
             chunk,
         ):
             blocks.add(str(block))
             if rid is not None:
                 old[(int(d), str(key))] = int(rid)
-        db.execute(f"DELETE FROM authorships WHERE docid IN ({_marks(chunk)})", chunk)
+        db.execute(f"DELETE FROM authorships WHERE docid IN ({marks})", chunk)
     rows: dict[str, list[Row]] = defaultdict(list)
     for docid, paper in changed:
         n = len(paper.authors)
@@ -177,8 +167,8 @@ def _refresh_affiliations(
     db: sqlite3.Connection, changed: list[tuple[int, Paper]], dead: list[int]
 ) -> None:
     """The (paper, author position, ROR id) rows follow the papers' enrichment records."""
-    for chunk in _chunks([d for d, _ in changed] + dead):
-        db.execute(f"DELETE FROM affiliations WHERE docid IN ({_marks(chunk)})", chunk)
+    for marks, chunk in in_batches([d for d, _ in changed] + dead):
+        db.execute(f"DELETE FROM affiliations WHERE docid IN ({marks})", chunk)
     db.executemany(
         "INSERT OR IGNORE INTO affiliations (docid, position, ror_id) VALUES (?, ?, ?)",
         [(d, pos, ror) for d, p in changed for pos, ror, _ in affiliations(p)],
@@ -198,8 +188,8 @@ class _Writes:
     names: dict[int, set[str]] = field(default_factory=dict)  # rid -> its authorships' keys
 
     def apply(self, db: sqlite3.Connection) -> None:
-        for chunk in _chunks(sorted(self.before)):
-            db.execute(f"DELETE FROM researcher_ids WHERE rid IN ({_marks(chunk)})", chunk)
+        for marks, chunk in in_batches(sorted(self.before)):
+            db.execute(f"DELETE FROM researcher_ids WHERE rid IN ({marks})", chunk)
         db.executemany(
             "INSERT INTO researchers (rid, name, key, block, papers, collective, merged_into) "
             "VALUES (?,?,?,?,?,?,NULL) ON CONFLICT (rid) DO UPDATE SET name = excluded.name, "
@@ -237,11 +227,11 @@ def _recluster_blocks(
         for r in rows:
             new_blocks[r.docid].add(block)
             new_keys[r.docid].add(r.key)
-    for chunk in _chunks(blocks):
+    for marks, chunk in in_batches(blocks):
         rows_of: dict[str, list[Row]] = defaultdict(list)
         for d, p, n, name, key, ids, r, block in db.execute(
             "SELECT docid, position, n_authors, name, key, ids, rid, block FROM authorships "
-            f"WHERE block IN ({_marks(chunk)})",
+            f"WHERE block IN ({marks})",
             chunk,
         ):
             ident = _NO_IDS if ids == "[]" else frozenset(map(tuple, json.loads(ids)))
@@ -255,7 +245,7 @@ def _recluster_blocks(
         blocks_of = _blocks_of_papers(db, sorted(small - new_blocks.keys()))
         before_of: dict[str, set[int]] = defaultdict(set)
         for rid, block in db.execute(
-            f"SELECT rid, block FROM researchers WHERE block IN ({_marks(chunk)}) "
+            f"SELECT rid, block FROM researchers WHERE block IN ({marks}) "
             "AND merged_into IS NULL AND papers > 0",
             chunk,
         ):
@@ -308,9 +298,9 @@ def _names_for_common(
         return None
     docids = {r.docid for r in rows if r.key in common and r.n_authors <= MAX_EVIDENCE_AUTHORS}
     out: dict[int, set[str]] = {d: new_keys[d] for d in docids if d in new_keys}
-    for chunk in _chunks(sorted(docids - out.keys())):
+    for marks, chunk in in_batches(sorted(docids - out.keys())):
         for d, k in db.execute(
-            f"SELECT docid, key FROM authorships WHERE docid IN ({_marks(chunk)})", chunk
+            f"SELECT docid, key FROM authorships WHERE docid IN ({marks})", chunk
         ):
             out.setdefault(int(d), set()).add(str(k))
     return out
@@ -318,9 +308,9 @@ def _names_for_common(
 
 def _blocks_of_papers(db: sqlite3.Connection, docids: Sequence[int]) -> dict[int, set[str]]:
     out: dict[int, set[str]] = defaultdict(set)
-    for chunk in _chunks(docids):
+    for marks, chunk in in_batches(docids):
         for d, b in db.execute(
-            f"SELECT docid, block FROM authorships WHERE docid IN ({_marks(chunk)})", chunk
+            f"SELECT docid, block FROM authorships WHERE docid IN ({marks})", chunk
         ):
             out[int(d)].add(str(b))
     return out

@@ -33,6 +33,7 @@ from papersift.core.paper import Paper
 from papersift.engine.author_query import name_key
 from papersift.engine.institutions import affiliation_rors
 from papersift.engine.people import MAX_EVIDENCE_AUTHORS
+from papersift.engine.sql_batches import in_batches
 from papersift.engine.store import PaperStore
 
 RULES_VERSION = 1  # bump when the anchoring rules change: the next refresh re-reads
@@ -124,9 +125,7 @@ def lab_changes(
     old = db.execute("SELECT value FROM meta WHERE key = ?", (META_BLOCKS,)).fetchone()
     blocks = sorted(set(json.loads(str(old[0])) if old else []) | set(member_blocks(lab)))
     docids: set[int] = set()
-    for i in range(0, len(blocks), 500):
-        chunk = blocks[i : i + 500]
-        marks = ",".join("?" * len(chunk))
+    for marks, chunk in in_batches(blocks):
         query = f"SELECT DISTINCT docid FROM authorships WHERE block IN ({marks})"
         docids.update(int(d) for (d,) in db.execute(query, chunk))
     db.executemany(

@@ -14,6 +14,7 @@ from papersift.engine.results import SearchResult
 from papersift.engine.search import SearchEngine
 from papersift.engine.serialize import stats_body
 from papersift.server import no_results, views
+from papersift.server.bodies import categories_body, hit_body, paper_body, search_body
 from papersift.server.context import ctx
 from papersift.server.graph_views import paper_graph
 from papersift.server.openapi import openapi_document
@@ -33,10 +34,6 @@ from papersift.server.schemas import (
     PaperResponse,
     SearchResponse,
     SimilarResponse,
-    categories_body,
-    hit_body,
-    paper_body,
-    search_body,
 )
 from papersift.server.templating import fresh_json, json_response
 from papersift.server.urls import parse_paper_path, site_root

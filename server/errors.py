@@ -11,11 +11,12 @@ from starlette.responses import HTMLResponse, PlainTextResponse, Response
 
 from papersift.core.errors import QueryError
 from papersift.engine.examples import Examples
+from papersift.server.bodies import error_body
 from papersift.server.context import AppContext
 from papersift.server.headers import SECURITY_HEADERS
 from papersift.server.markdown import md_text, wants_markdown
 from papersift.server.params import ParamError
-from papersift.server.schemas import ERROR_CODES, error_body
+from papersift.server.schemas import ERROR_CODES
 from papersift.server.templating import fresh_json, page_meta, render
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,8 @@ import httptools
 import msgspec
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from papersift.server.schemas import ERROR_CODES, error_body
+from papersift.server.bodies import error_body
+from papersift.server.schemas import ERROR_CODES
 
 # Room for the search form's longest text (``[search] max_text_length``, 20,000 characters,
 # up to 3 bytes each URL-encoded) so that a pasted text meets the app's own limit and its

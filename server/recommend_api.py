@@ -15,11 +15,11 @@ from starlette.routing import Route
 from papersift.core.config_search import SearchConfig
 from papersift.engine.recommend import Recommendations, recommend
 from papersift.engine.search import SearchEngine
+from papersift.server.bodies import hit_body
 from papersift.server.context import ctx
 from papersift.server.graph_api import DATE_EXPECTED, decode_json, schema_error
 from papersift.server.params import ParamError, parse_search, window_error, window_last_page
 from papersift.server.recommend_schema import RecommendRequest, RecommendResponse
-from papersift.server.schemas import hit_body
 from papersift.server.urls import site_root
 
 _EXPECTED = {

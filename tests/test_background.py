@@ -14,8 +14,9 @@ import pytest
 from papersift.core.config import Config
 from papersift.engine.background import MIN_VECTORS, strided, summarise
 from papersift.engine.datadir import DataDir
-from papersift.engine.match import MatchRule, semantic_matches
+from papersift.engine.match import MatchRule
 from papersift.engine.ranking import Ranking
+from papersift.engine.semantic_side import semantic_matches
 from papersift.serve import _warm_up
 from tests.search_checks import exact_cosines
 

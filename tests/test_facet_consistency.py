@@ -10,10 +10,11 @@ from datetime import date
 import pytest
 
 from papersift.core.config import Config
-from papersift.engine.match import MatchRule, SemanticReference, semantic_matches
+from papersift.engine.match import MatchRule
 from papersift.engine.ranking import Ranking
 from papersift.engine.results import Filters, Mode, SearchRequest
 from papersift.engine.search import SearchEngine, open_engine
+from papersift.engine.semantic_side import SemanticReference, semantic_matches
 
 QUERIES = ("language model", "parsing", "citation analysis", "speech recognition", "SVM")
 

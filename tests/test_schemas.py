@@ -15,7 +15,7 @@ from papersift.engine.results import Hit
 from papersift.engine.search import SearchEngine
 from papersift.engine.serialize import Stats
 from papersift.indexer.snapshot import record_to_paper
-from papersift.server import schemas, schemas_people
+from papersift.server import bodies, schemas, schemas_people
 from papersift.server.openapi import REF
 from tests.corpus import sample_records
 
@@ -65,7 +65,7 @@ def test_every_paper_field_holds_its_own_value() -> None:
     p = replace(demo, doi="10.1000/x.1", journal_ref="J. Tests 1 (2024) 2",
                 comments="9 pages, 2 figures", license="http://creativecommons.org/licenses/by/4.0/",
                 citation_count=7, version=3)  # fmt: skip
-    body = msgspec.to_builtins(schemas.paper_body(p, "https://x.example"))
+    body = msgspec.to_builtins(bodies.paper_body(p, "https://x.example"))
     assert body["id"] == p.arxiv_id and body["version"] == 3
     assert (body["title"], body["abstract"]) == (p.title, p.abstract)
     assert body["authors"] == [{"name": a.name, "ids": dict(a.ids)} for a in p.authors]
@@ -78,7 +78,7 @@ def test_every_paper_field_holds_its_own_value() -> None:
     assert body["abs_url"] == "https://arxiv.org/abs/" + p.arxiv_id
     assert body["pdf_url"] == "https://arxiv.org/pdf/" + p.arxiv_id
     assert body["url"].startswith("https://x.example/papers/" + p.arxiv_id + "-")
-    hit = schemas.hit_body(Hit(p, 0.5, "<b>t</b>", "s <b>x</b>", {"keyword": 2}), "")
+    hit = bodies.hit_body(Hit(p, 0.5, "<b>t</b>", "s <b>x</b>", {"keyword": 2}), "")
     assert (hit.score, hit.title_html, hit.snippet_html, hit.ranks) == (
         0.5, "<b>t</b>", "s <b>x</b>", {"keyword": 2})  # fmt: skip
 

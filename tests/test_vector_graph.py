@@ -17,10 +17,11 @@ from papersift.core.config import Config
 from papersift.engine import ann
 from papersift.engine.datadir import DataDir
 from papersift.engine.lexical_filters import keyword_filter
-from papersift.engine.match import MatchRule, semantic_matches
+from papersift.engine.match import MatchRule
 from papersift.engine.ranking import Ranking
 from papersift.engine.results import Filters, SearchRequest
 from papersift.engine.search import SearchEngine
+from papersift.engine.semantic_side import semantic_matches
 from papersift.engine.vector_segments import read_segment
 from papersift.engine.vectors import VectorIndex
 from tests.search_checks import exact_cosines, zscore_cut
