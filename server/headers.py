@@ -37,8 +37,10 @@ SECURITY_HEADERS = {
     "Permissions-Policy": "camera=(), microphone=(), geolocation=(), interest-cohort=()",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
-# Machine-readable resources any web page may fetch (read-only, no credentials).
-CORS_PREFIXES = ("/api/", "/openapi.json", "/llms.txt")
+# Machine-readable resources any web page may fetch (read-only, no credentials): the API,
+# its documents, and the public feeds (a feed reader that runs in the browser fetches them
+# from its own origin). Not a member's private feed: its address is its credential.
+CORS_PREFIXES = ("/api/", "/openapi.json", "/llms.txt", "/rss/", "/atom/", "/opensearch.xml")
 # What a page on another origin may ask of them: a JSON POST (``/api/v1/similar``,
 # ``/recommend``) needs a preflight for its Content-Type. Not Authorization: the admin API
 # stays out of reach of other sites' scripts.

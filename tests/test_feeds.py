@@ -120,6 +120,16 @@ def test_latest_feed(client: TestClient, engine: SearchEngine, fmt: str) -> None
     assert feed.feed.link == "http://testserver/"
 
 
+def test_public_feeds_may_be_read_by_a_page_of_another_site(client: TestClient) -> None:
+    """A feed reader running in the browser reads the public feeds across origins (CORS);
+    the HTML pages stay same-origin."""
+    for path in ("/rss/latest.xml", "/atom/cs.IR.xml", "/rss/search.xml?q=retrieval"):
+        r = client.get(path, headers={"Origin": "https://reader.example"})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "*", path
+    page = client.get("/feeds", headers={"Origin": "https://reader.example"})
+    assert page.status_code == 200 and "access-control-allow-origin" not in page.headers
+
+
 def test_feed_links_resolve_to_paper_pages(client: TestClient) -> None:
     feed = parsed(client.get("/rss/latest.xml"), "rss")
     for entry in feed.entries[:5]:
