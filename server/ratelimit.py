@@ -1,8 +1,10 @@
 """Request limits: a per-client token bucket on the API and a cap on request bodies.
 
-``[server] rate_limit`` is requests per minute per client address on ``/api/``: a client may
-burst a whole minute's worth, then gets ``429`` with ``Retry-After`` until its bucket refills.
-0 turns it off. Bodies are capped at ``MAX_BODY`` (forms of a few fields), except on the
+``[server] rate_limit`` is requests per minute per client address on ``/api/`` and on the
+pages and feeds that run a search (``LIMITED_PATHS``), one bucket for both: a client may burst
+a whole minute's worth, then gets ``429`` with ``Retry-After`` until its bucket refills (a
+page asked for gets the error page, the API its JSON). 0 turns it off. Other pages (a paper,
+a researcher) read what is stored and stay unlimited. Bodies are capped at ``MAX_BODY`` (forms of a few fields), except on the
 routes given their own cap (a library import, a pasted text at its longest); a larger
 declared or streamed body is refused with ``413`` before it is read into memory.
 """
@@ -25,6 +27,9 @@ MAX_BODY = 64 * 1024
 LARGE_BODIES = {"/library/import": 2 * 1024 * 1024 + 64 * 1024}
 MAX_CLIENTS = 10_000  # buckets kept; full (idle) ones are dropped first
 LIMITED_PREFIXES = ("/api/",)
+# Pages and feeds that run a new search each time: a crawler following search links would
+# otherwise cost ~20 ms of CPU a request unbounded (bench/RESULTS.md, issue 23).
+LIMITED_PATHS = frozenset(("/search", "/similar", "/rss/search.xml", "/atom/search.xml"))
 
 
 class TokenBucket:
@@ -90,7 +95,7 @@ class RequestLimitMiddleware:
         if not declared.isdigit() or int(declared) > most:  # bytes: ASCII digits only
             await self._refuse(scope, receive, send, 413, too_large(most))
             return
-        if self.limiter and str(scope["path"]).startswith(LIMITED_PREFIXES):
+        if self.limiter and limited(str(scope["path"])):
             client = scope.get("client") or ("unknown", 0)
             wait = self.limiter.wait(str(client[0]))
             if wait > 0:
@@ -112,6 +117,11 @@ class RequestLimitMiddleware:
         response = errors.error_response(Request(scope), status, message)
         response.headers.update(headers or {})
         await response(scope, receive, send)
+
+
+def limited(path: str) -> bool:
+    """Whether requests to ``path`` count against the client's rate limit."""
+    return path.startswith(LIMITED_PREFIXES) or path in LIMITED_PATHS
 
 
 def too_large(most: int) -> str:

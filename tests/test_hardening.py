@@ -214,6 +214,23 @@ def test_api_is_rate_limited_pages_are_not(guarded: TestClient) -> None:
     assert guarded.get("/").status_code == 200
 
 
+def test_search_pages_and_feeds_share_the_api_limit(guarded: TestClient) -> None:
+    """A page or feed that runs a search counts against the same bucket as the API (a
+    crawler following search links is bounded); a 429 page is HTML with Retry-After, and
+    pages that only read what is stored stay unlimited."""
+    statuses = [guarded.get("/search?q=retrieval").status_code for _ in range(3)]
+    statuses += [guarded.get("/rss/search.xml?q=retrieval").status_code for _ in range(2)]
+    assert statuses == [200] * 5
+    page = guarded.get("/search?q=graphs")
+    assert page.status_code == 429 and int(page.headers["Retry-After"]) >= 1
+    assert page.headers["content-type"].startswith("text/html")
+    assert "Too many requests" in page.text
+    assert guarded.get("/api/v1/stats").status_code == 429  # one bucket for both
+    assert guarded.get("/similar?q=graphs").status_code == 429
+    assert guarded.get("/categories").status_code == 200
+    assert guarded.get("/feeds").status_code == 200
+
+
 def test_api_errors_have_codes_named_after_their_status(guarded: TestClient) -> None:
     """Not the catch-all "error": 401, 409, 413 and 429 name what happened, as 400 and 404
     do; the document lists every code from the same table."""

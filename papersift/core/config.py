@@ -68,7 +68,9 @@ class ServerConfig:
     admin_token: str = setting("", "Token for admin actions; empty disables them.")
     rate_limit: int = setting(
         600,
-        "API requests per minute per client address (bursts up to a minute's worth); 0 is off.",
+        "Requests per minute per client address to the API and to the pages and feeds that "
+        "run a search (/search, /similar, the search feeds), counted together; bursts up to "
+        "a minute's worth, then 429 with Retry-After. 0 is off.",
         minimum=0,
     )
 
