@@ -4,9 +4,11 @@
 pages and feeds that run a search (``LIMITED_PATHS``), one bucket for both: a client may burst
 a whole minute's worth, then gets ``429`` with ``Retry-After`` until its bucket refills (a
 page asked for gets the error page, the API its JSON). 0 turns it off. Other pages (a paper,
-a researcher) read what is stored and stay unlimited. Bodies are capped at ``MAX_BODY`` (forms of a few fields), except on the
-routes given their own cap (a library import, a pasted text at its longest); a larger
-declared or streamed body is refused with ``413`` before it is read into memory.
+a researcher) read what is stored and stay unlimited.
+
+Bodies are capped at ``MAX_BODY`` (forms of a few fields), except on the routes given their
+own cap (a library import, a pasted text at its longest); a larger declared or streamed body
+is refused with ``413`` before it is read into memory.
 """
 
 from __future__ import annotations

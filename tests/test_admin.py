@@ -203,7 +203,12 @@ def test_digest_without_mail_is_refused_up_front(admin: tuple[TestClient, JobRun
     assert r.json()["error"]["message"].startswith("E-mail is off: set [mail] host")
     basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
     doc = parse_html(client.get("/admin", headers=basic).text)
-    key = doc.cssselect('tr[data-job="digest"] input[name="key"]')[0].get("value")
+    row = doc.cssselect('tr[data-job="digest"]')[0]
+    assert row.cssselect("button")[0].get("disabled") is not None  # the page says so first
+    assert row.cssselect("span.muted")[0].text_content().startswith("E-mail is off: set [mail]")
+    other = doc.cssselect('tr[data-job="embed"]')[0]
+    assert other.cssselect("button")[0].get("disabled") is None
+    key = row.cssselect('input[name="key"]')[0].get("value")
     form = client.post("/admin/run/digest", data={"key": key}, headers=basic)
     assert form.headers["location"] == "/admin?notice=digest-skipped-off"
     page = parse_html(client.get(form.headers["location"], headers=basic).text)
