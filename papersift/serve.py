@@ -117,6 +117,10 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
             host=host,
             port=port,
             log_level="info",
+            # uvicorn's own lines through the CLI's handler: one stream (stderr) and one
+            # format (``TIME LEVEL logger: message``) for every line the server writes, where
+            # its default config put access lines on stdout without a time.
+            log_config=None,
             proxy_headers=True,
             # httptools (a dependency; ~0.7 ms less CPU per request than h11), with a limit on
             # a request head as h11 had, which httptools lacks, put back: a head over 64 KB is

@@ -6,6 +6,8 @@ A real ``papersift serve`` process against a real socket already listening on th
 from __future__ import annotations
 
 import os
+import re
+import signal
 import socket
 import subprocess
 import sys
@@ -64,3 +66,38 @@ def test_start_failing_in_uvicorn_exits_cleanly(tmp_path: Path, taken_port: int)
         f"papersift: error: the server could not start on port {taken_port} (see the error above)"
     )
     assert (tmp_path / "data").is_dir(), "the start-up work ran before uvicorn failed"
+
+
+def test_every_log_line_goes_to_stderr_in_one_format(tmp_path: Path) -> None:
+    """uvicorn's lines (start-up, one per request) come through the CLI's handler: on
+    stderr as ``TIME LEVEL logger: message`` like every other line; stdout stays empty."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {**os.environ, "PAPERSIFT_DATA_DIR": str(tmp_path / "data"),
+           "PAPERSIFT_DATA_BOOTSTRAP": "none"}  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "papersift", "serve", "--port", str(port)], cwd=tmp_path,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+                    conn.sendall(
+                        b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+                    )
+                    if conn.recv(64).startswith(b"HTTP/1.1 200"):
+                        break
+            except OSError:
+                time.sleep(0.2)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    assert out == ""
+    line = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ [\w.]+: .+")
+    lines = err.splitlines()
+    assert lines and all(line.fullmatch(x) for x in lines), err
+    access = [x for x in lines if " INFO uvicorn.access: " in x]
+    assert access and access[-1].endswith('"GET /healthz HTTP/1.1" 200'), err
