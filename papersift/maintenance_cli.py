@@ -76,7 +76,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "doctor",
         parents=[common],
         help="check config, data directory, indexes, model and disk; say what to fix",
-        description="Read-only health checks; exit status 1 if any check FAILs.",
+        description="Health checks, read-only unless --fix; exit status 1 if any check FAILs.",
     )
     p.add_argument("--fix", action="store_true", help="first do the safe repairs (server stopped)")
     json_option(p)
@@ -86,8 +86,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "backup",
         parents=[common],
         help="copy the data directory consistently, even while serving",
-        description="Copy store, indexes, vectors and manifest into DEST (a new folder).",
+        description="Copy store, indexes, vectors and manifest into DEST (a new or empty folder).",
     )
-    p.add_argument("dest", metavar="DEST", help="a folder that does not exist yet")
+    p.add_argument("dest", metavar="DEST", help="a folder that does not exist yet, or an empty one")
     json_option(p)
     p.set_defaults(func=cmd_backup)

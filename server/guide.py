@@ -110,12 +110,15 @@ Base URL: {root}. The URL forms below are paths under it, with placeholders in c
   page returns the paper, a search page the results, a category, researcher or
   institution page (or a list of them) itself, any other page this guide.
 - [JSON API]({root}/developers): `GET /api/v1/...`, described by
-  [OpenAPI 3.1]({root}/openapi.json). Errors are `{{"error": {{"status", "code", "message"}}}}`.
+  [OpenAPI 3.1]({root}/openapi.json). Errors are
+  `{{"error": {{"status", "code", "message", "parameter"}}}}` (`parameter`: the query
+  parameter to change, or null).
   The API is for programs acting for a person (an assistant answering a question, a
   reference manager), not for crawling: robots.txt keeps crawlers out of `/api/`, whose
   searches never end. To follow what is new, use the feeds; to list every paper, the
   sitemap.
-- Please keep to a few requests per second, and follow redirects (a bare arXiv id
+- Please keep to a few requests per second (past the server's limit per minute, searches
+  and API requests answer 429 with `Retry-After`), and follow redirects (a bare arXiv id
   answers 301 to the paper's canonical URL).
 
 ## URL forms
@@ -123,9 +126,10 @@ Base URL: {root}. The URL forms below are paths under it, with placeholders in c
 - `/search?q=QUERY` - search. Parameters: `q` (words, "phrases", -exclusions, or an
   arXiv id), `mode` (keyword | semantic | hybrid), `category` (repeatable: a category or
   an archive{cats}), `researcher` (author name, repeatable), `researcher_id` (the ID of a
-  researcher page, repeatable), `from` and `to` ({year},
-  {month} or {day}, by first publication), `sort` (relevance | newest | oldest |
-  cited), `page`, `page_size`. Without `q` it lists papers newest first.
+  researcher page, repeatable), `institution` (a ROR id, repeatable), `from` and `to`
+  ({year}, {month} or {day}, by first publication), `sort` (relevance | newest | oldest |
+  cited), `page`, `page_size`, `autocorrect` (0: search a query no paper matches as typed,
+  not its did-you-mean). Without `q` it lists papers newest first.
 - `/papers/ARXIV_ID-SLUG` - a paper{eg_paper}. The bare id,
   old-style ids (`{old}`) and a version the index holds (`{pid}v{g.version}`) redirect
   to the canonical URL; a later version than the index holds{later} shows

@@ -68,8 +68,9 @@ def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
         ),
         param(
             "mode",
-            "keyword (BM25), semantic (embeddings) or hybrid (both, fused); any case. Default "
-            "(or empty): the server's.",
+            "keyword (BM25), semantic (embeddings) or hybrid (both, fused), as listed; the "
+            "server also reads them in any other case (`KEYWORD`), which this schema does not "
+            "list. Default (or empty): the server's.",
             {"enum": ["", *MODES]},
         ),
         param(
@@ -132,7 +133,9 @@ def search_parameters(cfg: SearchConfig) -> list[dict[str, Any]]:
         ),
         param(
             "sort",
-            "Any case. Default (or empty): relevance with a query, newest without.",
+            "As listed; the server also reads the values in any other case (`NEWEST`), which "
+            "this schema does not list. Default (or empty): relevance with a query, newest "
+            "without.",
             {"enum": ["", *SORTS]},
         ),
         param(

@@ -124,8 +124,8 @@ class SearchConfig:
     like_text_words: int = setting(
         50,
         'A query of more words than this (a pasted abstract) is searched as "papers like '
-        'this text", as a longer one than `max_query_length` is: a paper matches with a '
-        "third of its words, not half. SciFact's claims have at most 39 words.",
+        'this text", as a longer one than `max_query_length` is: a paper matches with 30% '
+        "of its words, not half. SciFact's claims have at most 39 words.",
         minimum=1,
     )
     max_text_length: int = setting(
@@ -282,7 +282,9 @@ class SearchConfig:
         "at most this many papers (and the filters allow them), keyword and hybrid "
         "relevance order puts those papers first, so a title typed or pasted finds its "
         "paper; one whose whole title it is comes before them, and first even when more "
-        "titles hold the phrase. 0 turns this off.",
+        "titles hold the phrase (if at most this many have that very title; a two-word "
+        "query of words each in over 2,000 titles is a topic and not looked up). 0 turns "
+        "this off.",
         minimum=0,
     )
     ann_ef: int = setting(
