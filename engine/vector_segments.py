@@ -28,9 +28,9 @@ class _BadSegment(Exception):
 
 def _bad(path: Path, reason: str) -> IndexVersionError:
     return IndexVersionError(
-        f"vector segment {path} is malformed: {reason}; stop the server, move the file out "
-        "of the folder, then run `papersift doctor --fix` and `papersift index` to embed its "
-        "papers again"
+        f"vector segment {path} is malformed: {reason}; stop the server and run `papersift "
+        "doctor --fix` (it moves the file aside and queues its papers again), then `papersift "
+        "index` to embed them"
     )
 
 

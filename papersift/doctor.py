@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 from papersift.core.config import Config
 from papersift.doctor_checks import (
+    QUARANTINE,
     Check,
     Status,
     check_disk,
@@ -123,10 +125,30 @@ def _repair(config: Config, checks: dict[str, Check], say: Callable[[str], None]
     if failed("vectors"):
         with DataDir(config, create=False) as data:
             model, dim = data.indexing_embedder.model_id, data.indexing_embedder.dim
-            live, _ = segment_docids(root, model, dim, data.store.all_text_hashes())
+            live, bad = segment_docids(root, model, dim, data.store.all_text_hashes())
+            for path in bad:  # before anything reads the folder's segments
+                say(f"moved unreadable {path.name} to {quarantine(root, path)}")
             gone = data.store.forget_embeddings(model, keep=live)
             data.write_manifest()
         say(f"forgot {len(gone)} embeddings without vectors; run `papersift index`")
+
+
+def quarantine(root: Path, segment: Path) -> Path:
+    """Move a segment (and its vector graph, which indexes it) into the data directory's
+    quarantine folder, under its model's folder name; where it went."""
+    from papersift.engine.ann import graph_path
+
+    dest = root / QUARANTINE / segment.parent.name
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in (segment, graph_path(segment)):
+        if path.exists():
+            target = dest / path.name
+            n = 1
+            while target.exists():  # one quarantined before under the same name
+                target = dest / f"{path.name}.{n}"
+                n += 1
+            path.replace(target)
+    return dest / segment.name
 
 
 def ok(checks: list[Check]) -> bool:

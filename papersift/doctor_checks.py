@@ -6,6 +6,7 @@ Safe next to a running server: SQLite is opened read-only, the indexes are only 
 from __future__ import annotations
 
 import shutil
+import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +30,8 @@ from papersift.engine.store_files import (
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_FREE = 256 * 2**20  # below this a commit or a merge can fail half-way
+# Where ``doctor --fix`` moves files it cannot read, for a person to look at or delete.
+QUARANTINE = "quarantine"
 EMBED_RATE = 29.0  # papers/s on 2 cores (bench/RESULTS.md core section), for the backlog estimate
 
 
@@ -287,7 +290,7 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
 
     current, marked, recorded = embedding_state(root, model_id, progress_key(model_id))
     progress = parse_progress(recorded, model_id, len(marked), papers)
-    live, bad_dim = segment_docids(root, model_id, dim, current)
+    live, bad = segment_docids(root, model_id, dim, current)
     folder = root / "vectors" / model_dir_name(model_id)
     out = []
     pending = papers - len(marked)
@@ -307,14 +310,18 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
     else:
         out.append(Check("embeddings", "OK", coverage))
     lost = len(marked - live)
-    if bad_dim or lost:
+    if bad or lost:
+        names = ", ".join(p.name for p in bad[:3]) + (", ..." if len(bad) > 3 else "")
+        unreadable = f" ({names})" if bad else ""
         out.append(
             Check(
                 "vectors",
                 "FAIL",
                 f"{lost} embedded papers have no vector file, "
-                f"{bad_dim} unreadable segments in {folder}",
-                "stop the server, run `papersift doctor --fix`, then `papersift index`",
+                f"{len(bad)} unreadable segments{unreadable} in {folder}",
+                "stop the server and run `papersift doctor --fix` (it moves unreadable "
+                f"segments to {root / QUARANTINE} and queues their papers again), then "
+                "`papersift index`",
             )
         )
     else:
@@ -370,22 +377,24 @@ def check_graphs(root: Path, model_id: str) -> list[Check]:
 
 def segment_docids(
     root: Path, model_id: str, dim: int, current: dict[int, str]
-) -> tuple[set[int], int]:
-    """Docids with a vector of their current text in some segment; unreadable segments."""
+) -> tuple[set[int], list[Path]]:
+    """Docids with a vector of their current text in some segment; the segments that cannot
+    be read (damaged, foreign, or of another dimension)."""
     from papersift.engine.vector_segments import model_dir_name
     from papersift.engine.vectors import VectorIndex
 
     live: set[int] = set()
-    bad = 0
+    bad: list[Path] = []
     for seg in VectorIndex(root / "vectors" / model_dir_name(model_id), dim).segments():
         try:
             with np.load(seg, allow_pickle=False) as z:  # reads only the arrays asked for
                 ids, hashes, shape = z["docids"], z["hashes"], z["vectors"].shape
-        except (OSError, ValueError, KeyError):
-            bad += 1
+        # A truncated or overwritten file fails in zipfile or numpy, in any of these ways.
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+            bad.append(seg)
             continue
-        if len(shape) != 2 or shape[1] != dim:
-            bad += 1
+        if len(shape) != 2 or shape[1] != dim or len(ids) != len(hashes):
+            bad.append(seg)
             continue
         live.update(int(d) for d, h in zip(ids, hashes, strict=True) if current.get(int(d)) == h)
     return live, bad

@@ -245,6 +245,34 @@ def test_lost_vectors_fail_and_fix_requeues_them(
     assert "0 of" in by_name(report)["embeddings"]["detail"]
 
 
+@pytest.mark.slow
+def test_a_damaged_segment_is_named_and_fix_moves_it_aside(
+    small: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A truncated vector file is a FAIL row naming it, not a traceback; ``--fix`` moves it
+    (and its graph, if any) to the quarantine folder and queues its papers again, and the
+    engine opens after it."""
+    data = DataDir(small, create=False)
+    try:
+        assert embed_backlog(data, limit=8) == 8
+    finally:
+        data.close()
+    (seg,) = sorted((small.data_dir / "vectors").glob("*/seg-*.npz"))
+    seg.write_bytes(seg.read_bytes()[:1000])  # as a full disk or a bad copy leaves it
+    code, report = run_doctor(small, capsys)
+    vectors = by_name(report)["vectors"]
+    assert code == 1 and vectors["status"] == "FAIL"
+    assert f"1 unreadable segments ({seg.name})" in vectors["detail"]
+    assert "quarantine" in vectors["fix"]
+    code, report = run_doctor(small, capsys, "--fix")
+    assert code == 0 and by_name(report)["vectors"]["status"] == "OK"
+    assert "0 of" in by_name(report)["embeddings"]["detail"]  # queued again
+    moved = small.data_dir / "quarantine" / seg.parent.name / seg.name
+    assert moved.is_file() and not seg.exists()
+    with open_engine(small) as engine:  # the server would start again
+        assert engine.search(SearchRequest("retrieval", mode="keyword")).total > 0
+
+
 def test_bad_config_and_missing_data_dir(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
