@@ -29,6 +29,7 @@ import contextlib
 import json
 import shutil
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,9 @@ from papersift.engine.store import DatabaseError
 from papersift.engine.store_files import backup_store, copy_sqlite
 
 ATTEMPTS = 20
-# Copied above in order, or (models/: the float32 graph) rebuilt on first use.
-SKIP_DIRS = {"lexical", "vectors", "models"}
+# Copied above in order, or (models/: the float32 graph) rebuilt on first use; quarantine/
+# holds what ``doctor --fix`` could not read.
+SKIP_DIRS = {"lexical", "vectors", "models", "quarantine"}
 
 
 class BackupError(PapersiftError):
@@ -59,13 +61,21 @@ class BackupReport:
     bytes: int
     attempts: int
     seconds: float
+    damaged: tuple[str, ...] = ()  # vector files copied as they are but unreadable
 
     def line(self) -> str:
-        return (
+        line = (
             f"backed up {counted(self.papers, 'paper')} to {self.dest}: "
             f"{counted(self.files, 'file')}, "
             f"{self.bytes / 2**20:.1f} MiB in {self.seconds:.1f} s"
         )
+        if self.damaged:
+            line += (
+                f"\nwarning: {counted(len(self.damaged), 'vector file')} cannot be read "
+                f"({', '.join(self.damaged[:3])}{', ...' if len(self.damaged) > 3 else ''}): "
+                "this backup has them as they are; run `papersift doctor` on the data directory"
+            )
+        return line
 
     def json(self) -> dict[str, Any]:
         return {
@@ -75,6 +85,7 @@ class BackupReport:
             "bytes": self.bytes,
             "attempts": self.attempts,
             "seconds": round(self.seconds, 3),
+            "damaged": list(self.damaged),
         }
 
 
@@ -114,7 +125,7 @@ def _copy(root: Path, dest: Path, start: float) -> BackupReport:
         time.sleep(0.05 * attempt)  # let the commit or merge in flight finish
     else:
         raise BackupError(f"the lexical index kept changing over {ATTEMPTS} tries; retry later")
-    _copy_vectors(root / "vectors", dest / "vectors")
+    damaged = _copy_vectors(root / "vectors", dest / "vectors")
     members = root / MEMBERS_FILE  # the lab's accounts and libraries (issue 19)
     if members.is_file():
         copy_sqlite(members, dest / MEMBERS_FILE).close()
@@ -135,6 +146,7 @@ def _copy(root: Path, dest: Path, start: float) -> BackupReport:
         bytes=sum(p.stat().st_size for p in files),
         attempts=attempt,
         seconds=time.monotonic() - start,
+        damaged=tuple(damaged),
     )
 
 
@@ -187,11 +199,14 @@ def _copy_lexical(source: Path, target: Path, meta: bytes) -> bool:
     return segments <= present
 
 
-def _copy_vectors(source: Path, target: Path) -> None:
+def _copy_vectors(source: Path, target: Path) -> list[str]:
     """Copy every segment of every model; re-list when compaction removed one meanwhile
-    (it writes the folded segment before deleting the old ones, so re-listing finds it)."""
+    (it writes the folded segment before deleting the old ones, so re-listing finds it).
+    Returns the copies that are no readable .npz (their zip directory: a truncated file
+    fails there), so a damaged file is not kept in backups unnoticed."""
+    damaged: list[str] = []
     if not source.is_dir():
-        return
+        return damaged
     for model in sorted(p for p in source.iterdir() if p.is_dir()):
         done: set[str] = set()
         while True:
@@ -203,7 +218,19 @@ def _copy_vectors(source: Path, target: Path) -> None:
             for p in todo:
                 with contextlib.suppress(FileNotFoundError):  # folded away: re-listed
                     shutil.copy2(p, target / model.name / p.name)
+                    if not _readable_npz(target / model.name / p.name):
+                        damaged.append(f"{model.name}/{p.name}")
                 graph = p.with_suffix(".hnsw")  # engine.ann: rebuilt by compaction if absent
                 with contextlib.suppress(FileNotFoundError):
                     shutil.copy2(graph, target / model.name / graph.name)
                 done.add(p.name)
+    return damaged
+
+
+def _readable_npz(path: Path) -> bool:
+    """Whether ``path`` opens as a zip (an .npz) holding the three arrays of a segment."""
+    try:
+        with zipfile.ZipFile(path) as z:
+            return {"docids.npy", "hashes.npy", "vectors.npy"} <= set(z.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False

@@ -200,3 +200,32 @@ def test_a_destination_inside_the_data_directory_is_refused(
     assert main(["backup", "--config", conf, str(tmp_path / "b2")]) == 0
     assert not (tmp_path / "b2" / "old-backup").exists()
     assert (tmp_path / "b2" / "enrich-cache" / "a.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_damaged_vector_file_is_copied_with_a_warning(
+    fresh_config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A vector segment that no longer opens is copied as it is (the backup is still the
+    rest of the data) but named, so rotating backups do not keep it unnoticed; quarantined
+    files are not copied."""
+    data = DataDir(fresh_config)
+    try:
+        import_files(data, _chunks(tmp_path, 1))
+        assert embed_backlog(data, limit=4) == 4
+    finally:
+        data.close()
+    (seg,) = sorted((fresh_config.data_dir / "vectors").glob("*/seg-*.npz"))
+    conf = str(fresh_config.base_dir / "config.toml")
+    assert main(["backup", "--config", conf, str(tmp_path / "good")]) == 0
+    assert "warning" not in capsys.readouterr().out
+    seg.write_bytes(seg.read_bytes()[:500])
+    (fresh_config.data_dir / "quarantine").mkdir()
+    (fresh_config.data_dir / "quarantine" / "old.npz").write_bytes(b"x")
+    assert main(["backup", "--config", conf, str(tmp_path / "bad")]) == 0
+    out = capsys.readouterr().out
+    assert f"warning: 1 vector file cannot be read ({seg.parent.name}/{seg.name})" in out
+    assert "run `papersift doctor`" in out
+    assert not (tmp_path / "bad" / "quarantine").exists()
+    report = backup(fresh_config, tmp_path / "again")
+    assert report.json()["damaged"] == [f"{seg.parent.name}/{seg.name}"]
