@@ -132,21 +132,26 @@ def embed_backlog(
     stop: threading.Event | None = None,
     chunk: int = EMBED_CHUNK,
     cluster: str | None = None,
+    changed_only: bool = False,
 ) -> int:
     """Embed papers whose current text has no vector of the configured model yet: changed
-    papers first, then newest first (``indexer.embed_queue``). With ``cluster`` (or
-    ``[embedding] cluster``) the batches run on a Dask scheduler at that address."""
+    papers first, then newest first (``indexer.embed_queue``); with ``changed_only`` only
+    the changed ones (harvested or added since the last import: what ``harvest`` and ``add``
+    brought in, not an import's backlog). With ``cluster`` (or ``[embedding] cluster``) the
+    batches run on a Dask scheduler at that address."""
     address = data.config.embedding.cluster if cluster is None else cluster
     if address:
         from papersift.indexer.embed_cluster import embed_on_cluster
 
-        return embed_on_cluster(data, address, limit=limit, progress=progress, stop=stop)
+        return embed_on_cluster(
+            data, address, limit=limit, progress=progress, stop=stop, changed_only=changed_only
+        )
     embedder = data.indexing_embedder
     model = embedder.model_id
     pending = data.store.count() - data.store.embedded_count(model)
     if limit is not None:
         pending = min(pending, limit)
-    queue = EmbedQueue(data.store, model)
+    queue = EmbedQueue(data.store, model, changed_only=changed_only)
     with tqdm(total=pending, unit="paper", desc="embed", disable=not progress) as bar:
         run = EmbedRun(data.store, model, pending, bar if progress else None)
         while run.done < pending and not (stop is not None and stop.is_set()):

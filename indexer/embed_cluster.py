@@ -136,6 +136,7 @@ def embed_on_cluster(
     in_flight: int | None = None,
     compact: bool = True,
     timeout: float = 30.0,
+    changed_only: bool = False,
 ) -> int:
     """Embed the backlog on the Dask scheduler at ``address``; returns the papers embedded.
 
@@ -166,7 +167,7 @@ def embed_on_cluster(
         return 0
     client = _connect(Client, address, timeout)
     stopped = False
-    queue = EmbedQueue(data.store, model)
+    queue = EmbedQueue(data.store, model, changed_only=changed_only)
     out: dict[Future[Any], list[Row]] = {}
     try:
         threads = sum(client.nthreads().values())

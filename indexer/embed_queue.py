@@ -45,9 +45,10 @@ class EmbedQueue:
     it meanwhile. Not thread-safe: one coordinator takes and finishes batches.
     """
 
-    def __init__(self, store: PaperStore, model: str) -> None:
+    def __init__(self, store: PaperStore, model: str, *, changed_only: bool = False) -> None:
         self.store = store
         self.model = model
+        self.changed_only = changed_only  # a harvest's or add's own papers, not the rest
         self.in_flight: set[int] = set()
         self._cursor = _TOP
         self._restarted = False
@@ -57,7 +58,7 @@ class EmbedQueue:
     def take(self, n: int) -> list[Row]:
         """Up to ``n`` papers to embed next (fewer only when the backlog is that short)."""
         rows = self._changed(n)
-        if not rows:
+        if not rows and not self.changed_only:
             rows = self._newest(n)
             self._dated.update((r[0], r[3]) for r in rows)
         self.in_flight.update(r[0] for r in rows)

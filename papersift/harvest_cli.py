@@ -74,7 +74,13 @@ def cmd_harvest(args: argparse.Namespace) -> int:
             data, url=url, date_from=args.date_from, until=args.until, progress=tty,
             announce=announce,
         )  # fmt: skip
-        embedded = 0 if args.no_embed else embed_backlog(data, progress=tty)
+        # Only what this run brought in (and changes before it still waiting): an import's
+        # backlog, possibly a day of work, is `papersift index`'s or serve's.
+        todo = report.added + report.updated
+        embedded = (
+            0 if args.no_embed or not todo
+            else embed_backlog(data, limit=todo, progress=tty, changed_only=True)
+        )  # fmt: skip
     if args.json:
         print_json({**_harvest_json(report), "embedded": embedded})
     else:
@@ -92,12 +98,17 @@ def cmd_add(args: argparse.Namespace) -> int:
         raise PapersiftError(f"not an arXiv id: {bad[0]!r}")
     with writing_to(config_of(args), "add") as data:
         report, missing = add_ids(data, args.ids)
-        embedded = 0 if args.no_embed else embed_backlog(data)
+        todo = report.added + report.updated  # as harvest: only what it brought in
+        embedded = (
+            0 if args.no_embed or not todo
+            else embed_backlog(data, limit=todo, changed_only=True)
+        )  # fmt: skip
     if args.json:
         print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
+        done = f"; {counted(embedded, 'paper')} embedded" if embedded else ""
         print(f"{report.added:,} added, {report.updated:,} updated, {report.unchanged:,} "
-              "unchanged")  # fmt: skip
+              f"unchanged{done}")  # fmt: skip
         for arxiv_id in missing:
             print(f"not found: {arxiv_id}", file=sys.stderr)
     return 0 if not missing else 1

@@ -19,14 +19,40 @@ from papersift.core.config import Config
 from papersift.engine.datadir import DataDir
 from papersift.engine.results import SearchRequest
 from papersift.engine.search import SearchEngine
-from papersift.indexer.build import embed_backlog
+from papersift.indexer.build import embed_backlog, import_files
 from papersift.indexer.fetch import HarvestError
 from papersift.indexer.harvest import harvest, load_checkpoint, reindex
-from tests.corpus import make_config
+from tests.corpus import demo_records, make_config, write_jsonl
 from tests.recorded_server import RecordedServer, Reply, oai, serve
 
 ROOT = Path(__file__).resolve().parent.parent
 LIST = {"verb": "ListRecords", "metadataPrefix": "arXiv"}
+
+
+def test_harvest_embeds_what_it_brought_in_not_the_imports_backlog(
+    recorded: RecordedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After a bulk import (a backlog of a day at arXiv's size), `harvest` embeds its own
+    12 papers and leaves the import's to `papersift index` or serve."""
+    from papersift.cli import main
+
+    chain(recorded)
+    config = config_for(tmp_path, recorded)
+    with DataDir(config) as data:
+        imported = import_files(data, [write_jsonl(tmp_path / "a.jsonl", demo_records()[:30])])
+    assert imported.added == 30
+    recorded.add("/oai2", {**LIST, "from": "2016-01-01"}, oai("hepcrawl-page1.xml"))
+    args = ["--config", str(tmp_path / "config.toml"), "--json"]
+    assert main(["harvest", *args, "--from", "2016-01-01"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert (out["added"], out["embedded"]) == (12, 12)
+    with DataDir(config, create=False) as data:
+        model = data.indexing_embedder.model_id
+        assert data.store.embedded_count(model) == 12
+        assert embed_backlog(data, changed_only=True) == 0  # every harvested one is done
+        assert data.store.count() - data.store.embedded_count(model) == 30  # the import's
+
+
 PAGE2 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|4"}
 PAGE3 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|8"}
 NEXT = {**LIST, "from": "2016-01-14"}  # the first page's responseDate
