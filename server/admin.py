@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from papersift.indexer.digest_run import MAIL_OFF
 from papersift.indexer.scheduler import JOBS, JobRunner, NotStarted
-from papersift.server.admin_auth import matches, presented
+from papersift.server.admin_auth import checked, guess_wait, presented
 from papersift.server.context import ctx
 from papersift.server.lab_view import unlinked
 from papersift.server.schemas_admin import AdminRun, status_body
@@ -56,7 +56,15 @@ def _token(request: Request) -> str:
 def authorize(request: Request, *, basic: bool = False) -> str:
     """Check the admin token (constant-time); returns it. 401 when missing or wrong."""
     token = _token(request)
-    if not matches(token, presented(request, basic)):
+    verdict = checked(request, token, presented(request, basic))
+    if verdict is None:
+        wait = guess_wait(request)
+        raise HTTPException(
+            429,
+            f"Too many wrong admin tokens from this address; wait {wait} seconds and try again.",
+            headers={"Retry-After": str(wait)},
+        )
+    if not verdict:
         challenge = 'Basic realm="papersift admin"' if basic else 'Bearer realm="papersift admin"'
         raise HTTPException(
             401, "Admin token missing or wrong.", headers={"WWW-Authenticate": challenge}

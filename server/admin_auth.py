@@ -12,9 +12,14 @@ from __future__ import annotations
 import base64
 import binascii
 import hmac
+import math
 import re
+from typing import TYPE_CHECKING
 
 from starlette.requests import Request
+
+if TYPE_CHECKING:  # the limiter lives on app.state (server.app); ratelimit imports errors
+    from papersift.server.ratelimit import RateLimiter
 
 # "(`papersift enrich` adds them)" and the like in the engine's notes: the command is for
 # the admin; the note stands without it.
@@ -40,10 +45,38 @@ def matches(token: str, given: str | None) -> bool:
     return bool(token) and given is not None and hmac.compare_digest(given.encode(), token.encode())
 
 
+def checked(request: Request, token: str, given: str | None) -> bool | None:
+    """Whether ``given`` is the admin token; a wrong one counts against the client's address
+    (``app.state.admin_guesses``: ``[accounts] signin_per_minute`` a minute, as sign-ins).
+    None: that address has guessed wrong too often lately, and nothing it presents is
+    compared until its bucket refills, so a token cannot be guessed at request speed."""
+    if not token or given is None:
+        return False  # nothing presented: no guess to count
+    guesses: RateLimiter = request.app.state.admin_guesses
+    client = request.client.host if request.client else "unknown"
+    if guesses.peek(client) > 0:
+        return None
+    if matches(token, given):
+        return True
+    guesses.wait(client)
+    return False
+
+
+def guess_wait(request: Request) -> int:
+    """Seconds until the client's address may present an admin token again (at least 1)."""
+    guesses: RateLimiter = request.app.state.admin_guesses
+    return max(1, math.ceil(guesses.peek(request.client.host if request.client else "unknown")))
+
+
 def admin_view(request: Request) -> bool:
-    """Whether this request is the admin's (the template global): never with no token set."""
-    token: str = request.app.state.config.server.admin_token
-    return bool(token) and matches(token, presented(request, basic=True))
+    """Whether this request is the admin's (the template global): never with no token set.
+    Worked out once per request: a page asks several times, and a wrong token counts once."""
+    seen: bool | None = getattr(request.state, "admin_view", None)
+    if seen is None:
+        token: str = request.app.state.config.server.admin_token
+        seen = bool(token) and checked(request, token, presented(request, basic=True)) is True
+        request.state.admin_view = seen
+    return seen
 
 
 def for_visitor(note: str) -> str:

@@ -40,7 +40,7 @@ from papersift.server.library_offer import LibraryOfferMiddleware
 from papersift.server.page_cache import PageCache
 from papersift.server.params import ParamError
 from papersift.server.people_pages import install as install_people
-from papersift.server.ratelimit import RequestLimitMiddleware
+from papersift.server.ratelimit import RateLimiter, RequestLimitMiddleware
 from papersift.server.templating import STATIC_DIR, compile_templates, make_environment
 from papersift.server.urlguard import UrlGuardMiddleware
 
@@ -109,6 +109,8 @@ def create_app(engine: SearchEngine, config: Config) -> Starlette:
     app.state.config = config
     app.state.templates = make_environment()
     app.state.page_cache = PageCache()  # the search and paper pages, as sent (server.pages)
+    # Wrong admin tokens per client address, throttled as sign-ins are (server.admin_auth).
+    app.state.admin_guesses = RateLimiter(config.accounts.signin_per_minute)
     install_people(app)  # /researchers pages and API; author names link to them
     institutions_api.install(app)  # /api/v1/institutions; the institution filter chips
     compile_templates(app.state.templates)  # its globals set: the templates it keeps

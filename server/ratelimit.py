@@ -69,6 +69,14 @@ class RateLimiter:
             self.buckets[key] = bucket
         return bucket.take(now)
 
+    def peek(self, key: str) -> float:
+        """The wait ``wait`` would answer now, without spending a token."""
+        bucket = self.buckets.get(key)
+        if bucket is None:
+            return 0.0
+        tokens = min(bucket.capacity, bucket.tokens + (self.clock() - bucket.stamp) * bucket.rate)
+        return 0.0 if tokens >= 1 else (1 - tokens) / bucket.rate
+
     def _prune(self, now: float) -> None:
         for key, b in list(self.buckets.items()):
             if b.tokens + (now - b.stamp) * b.rate >= b.capacity:

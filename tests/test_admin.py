@@ -216,6 +216,41 @@ def test_digest_without_mail_is_refused_up_front(admin: tuple[TestClient, JobRun
     assert runner.status["digest"].runs == 0
 
 
+def test_guessing_the_token_is_throttled_per_address(
+    admin: tuple[TestClient, JobRunner],
+) -> None:
+    """Wrong tokens count against the client's address as sign-ins do (10 a minute): past
+    that, even the right one is not compared (429 with Retry-After), and a page does not
+    turn into the admin's view; a request without a token is no guess."""
+    client, _ = admin
+    basic = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
+    assert client.get("/admin", headers=basic).status_code == 200  # the right one: no count
+    admins = client.get("/categories", headers=basic)
+    assert admins.headers["cache-control"] == "private, no-store"  # the admin's view
+    assert all(client.get("/api/v1/admin/status").status_code == 401 for _ in range(12))
+    wrong = {"Authorization": "Bearer not-the-token-at-all"}
+    codes = [client.get("/api/v1/admin/status", headers=wrong).status_code for _ in range(10)]
+    assert codes == [401] * 10
+    for headers, path in ((BEARER, "/api/v1/admin/status"), (basic, "/admin")):
+        r = client.get(path, headers=headers)
+        assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1, r.text
+        assert "Too many wrong admin tokens" in r.text
+    page = client.get("/categories", headers=basic)  # a visitor's view now
+    assert page.status_code == 200 and page.headers["cache-control"] != "private, no-store"
+
+
+def test_a_short_admin_token_is_refused_in_one_line(tmp_path: Path) -> None:
+    from papersift.core.config_load import load_config
+    from papersift.core.errors import ConfigError
+
+    (tmp_path / "config.toml").write_text('[server]\nadmin_token = "letmein"\n')
+    with pytest.raises(ConfigError, match="admin_token must be at least 16 characters, got 7"):
+        load_config(tmp_path / "config.toml", env={})
+    with pytest.raises(ConfigError, match="at least 16 characters"):
+        load_config(None, env={"PAPERSIFT_SERVER_ADMIN_TOKEN": "short"})
+    assert load_config(None, env={"PAPERSIFT_SERVER_ADMIN_TOKEN": ""}).server.admin_token == ""
+
+
 def test_notice_is_a_known_key(admin: tuple[TestClient, JobRunner]) -> None:
     """``?notice=`` names one of the page's own sentences; any other text is not shown."""
     client, _ = admin

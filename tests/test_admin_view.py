@@ -23,7 +23,7 @@ from tests.web_helpers import parse_html
 
 pytest_plugins = ["tests.web_fixtures"]
 
-TOKEN = "s3cret-admin"
+TOKEN = "s3cret-admin-token-2"
 ADMIN = {"Authorization": "Basic " + base64.b64encode(f"admin:{TOKEN}".encode()).decode()}
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 WRONG = {"Authorization": "Basic " + base64.b64encode(b"admin:guess").decode()}

@@ -18,6 +18,7 @@ from papersift.core.config_search import EmbeddingConfig, SearchConfig
 from papersift.core.config_setting import setting
 from papersift.core.setting_parsers import (
     LabMember,
+    parse_admin_token,
     parse_cron,
     parse_host,
     parse_http_url,
@@ -65,7 +66,13 @@ class ServerConfig:
         "Public URL of the site (for canonical links and feeds); empty uses the request's.",
         parse=parse_http_url_or_empty,
     )
-    admin_token: str = setting("", "Token for admin actions; empty disables them.")
+    admin_token: str = setting(
+        "",
+        "Token for admin actions (the /admin page's password, the admin API's bearer "
+        "token), at least 16 characters; empty disables them. Wrong tokens are throttled "
+        "per client address like sign-ins ([accounts] signin_per_minute).",
+        parse=parse_admin_token,
+    )
     rate_limit: int = setting(
         600,
         "Requests per minute per client address to the API and to the pages and feeds that "

@@ -142,6 +142,23 @@ def parse_http_url_or_empty(name: str, raw: Any, from_env: bool) -> str:
     return parse_http_url(name, raw, from_env)
 
 
+ADMIN_TOKEN_MIN = 16  # characters: with sign-in throttled, a random one is out of reach
+
+
+def parse_admin_token(name: str, raw: Any, from_env: bool) -> str:
+    """The admin token: empty (admin actions off) or at least ``ADMIN_TOKEN_MIN`` characters,
+    since it is the one password of the admin page and API."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"config: {name} must be a string, got {type(raw).__name__}")
+    token = raw.strip()
+    if token and len(token) < ADMIN_TOKEN_MIN:
+        raise ConfigError(
+            f"config: {name} must be at least {ADMIN_TOKEN_MIN} characters, got {len(token)}; "
+            "make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"
+        )
+    return token
+
+
 def parse_host(name: str, raw: Any, from_env: bool) -> str:
     """An address to listen on; empty is refused: uvicorn read it as every address."""
     if not isinstance(raw, str):
