@@ -271,3 +271,13 @@ def test_the_data_directory_is_known_as_the_default_only_when_nothing_named_it(
     assert load_config(None, env={}).data_dir_defaulted
     assert not load_config(None, env={"PAPERSIFT_DATA_DIR": "papersift-data"}).data_dir_defaulted
     assert not load_config(write(tmp_path, ""), env={}).data_dir_defaulted
+
+
+def test_an_empty_data_dir_is_refused_not_read_as_the_working_folder(tmp_path: Path) -> None:
+    """An empty ``[data] dir`` or ``PAPERSIFT_DATA_DIR=`` would have been the folder a command
+    runs in: an import filled it with the store and indexes."""
+    (tmp_path / "config.toml").write_text('[data]\ndir = ""\n')
+    with pytest.raises(ConfigError, match=r"\[data\] dir is empty"):
+        load_config(tmp_path / "config.toml", env={})
+    with pytest.raises(ConfigError, match="PAPERSIFT_DATA_DIR is empty"):
+        load_config(None, env={"PAPERSIFT_DATA_DIR": " "})

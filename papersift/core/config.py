@@ -20,6 +20,7 @@ from papersift.core.setting_parsers import (
     LabMember,
     parse_admin_token,
     parse_cron,
+    parse_data_dir,
     parse_host,
     parse_http_url,
     parse_http_url_or_empty,
@@ -33,7 +34,8 @@ class DataConfig:
     dir: str = setting(
         "papersift-data",
         "Data directory holding the store, both indexes and the manifest. A relative path "
-        "is resolved against the directory of the config file.",
+        "is resolved against the directory of the config file; empty is an error.",
+        parse=parse_data_dir,
     )
     bootstrap: str = setting(
         "demo",

@@ -159,6 +159,19 @@ def parse_admin_token(name: str, raw: Any, from_env: bool) -> str:
     return token
 
 
+def parse_data_dir(name: str, raw: Any, from_env: bool) -> str:
+    """The data directory; empty is refused: it would be the folder a command runs in, and
+    an import would fill it (or the config's folder) with the store and indexes."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"config: {name} must be a string, got {type(raw).__name__}")
+    if not raw.strip():
+        raise ConfigError(
+            f"config: {name} is empty; give the data directory's path (e.g. "
+            "/var/lib/papersift/data), or leave it unset for ./papersift-data"
+        )
+    return raw.strip()
+
+
 def parse_host(name: str, raw: Any, from_env: bool) -> str:
     """An address to listen on; empty is refused: uvicorn read it as every address."""
     if not isinstance(raw, str):
