@@ -19,9 +19,10 @@ from datetime import date
 from tqdm import tqdm
 
 from papersift.core.config import Config
-from papersift.core.paper import Paper, parse_arxiv_id
+from papersift.core.paper import Paper
 from papersift.core.wording import counted
 from papersift.engine.datadir import DataDir
+from papersift.engine.query import arxiv_id_in
 from papersift.indexer.arxiv_api import fetch_ids
 from papersift.indexer.build import _commit_lexical, index_backlog
 from papersift.indexer.fetch import Fetcher, FetchSettings, HarvestError
@@ -278,10 +279,10 @@ def add_ids(
     """Fetch papers by arXiv id from the API and upsert them; also returns ids not found."""
     wanted: list[str] = []
     for raw in ids:
-        parsed = parse_arxiv_id(raw)
-        if parsed is None:
+        arxiv_id = arxiv_id_in(raw)  # also arXiv:ID and abs/pdf URLs, as search reads them
+        if arxiv_id is None:
             raise HarvestError(f"not an arXiv id: {raw!r}")
-        wanted.append(parsed[0])
+        wanted.append(arxiv_id)
     data.sync_lexical()
     own = fetcher is None
     fx = fetcher or Fetcher(fetch_settings(data.config))

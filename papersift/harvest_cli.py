@@ -89,11 +89,11 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 
 def cmd_add(args: argparse.Namespace) -> int:
-    from papersift.core.paper import parse_arxiv_id
+    from papersift.engine.query import arxiv_id_in
     from papersift.indexer.build import embed_backlog
     from papersift.indexer.harvest import add_ids
 
-    bad = [raw for raw in args.ids if parse_arxiv_id(raw) is None]
+    bad = [raw for raw in args.ids if arxiv_id_in(raw) is None]
     if bad:  # before the data directory is opened (or made)
         raise PapersiftError(f"not an arXiv id: {bad[0]!r}")
     with writing_to(config_of(args), "add") as data:

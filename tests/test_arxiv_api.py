@@ -99,6 +99,11 @@ def test_add_ids_into_index(recorded: RecordedServer, fresh_config: Config) -> N
         assert [h.paper.arxiv_id for h in result.hits] == ["1707.08567"]
         again, _ = add_ids(data, ["1707.08567"])
         assert (again.added, again.updated, again.unchanged) == (0, 0, 1)
+        # The forms search reads: an abs or pdf URL, arXiv:ID (the same paper, unchanged).
+        for raw in ("https://arxiv.org/abs/1707.08567", "arxiv.org/pdf/1707.08567v1.pdf",
+                    "arXiv:1707.08567"):  # fmt: skip
+            same, _ = add_ids(data, [raw])
+            assert same.unchanged == 1, raw
         with pytest.raises(HarvestError, match="not an arXiv id"):
             add_ids(data, ["abc"])
     finally:
