@@ -44,7 +44,7 @@ class JobStatus:
     running: bool = False
     last_start: datetime | None = None
     last_end: datetime | None = None
-    outcome: str | None = None  # ok, error, skipped (the writer was busy); None while running
+    outcome: str | None = None  # ok, error, skipped (writer busy), stopped; None while running
     message: str = ""  # the error, or who held the writer when skipped; empty while running
     counts: dict[str, int] = field(default_factory=dict)
     runs: int = 0
@@ -169,7 +169,8 @@ class JobRunner:
             log.info("job=%s event=started", name)
             try:
                 counts = self._bodies[name]()
-                outcome, message = "ok", ""
+                # Asked to stop (the server shuts down): it ended at a checkpoint, not done.
+                outcome, message = ("stopped", "") if self.stop.is_set() else ("ok", "")
             except PapersiftError as exc:
                 counts, outcome, message = {}, "error", str(exc)
                 log.error("job=%s event=failed error=%r", name, message)
@@ -237,7 +238,12 @@ class JobRunner:
 
         report = harvest(self.data, stop=self.stop)
         counts = report.counts()
-        counts["embedded"] = embed_backlog(self.data, stop=self.stop)
+        # Its own papers, as the command does: the embed job works through the rest, so a
+        # harvest does not hold the writer for an import's backlog.
+        todo = report.added + report.updated
+        counts["embedded"] = (
+            embed_backlog(self.data, limit=todo, stop=self.stop, changed_only=True) if todo else 0
+        )
         return counts
 
     def _enrich(self) -> dict[str, int]:

@@ -5,9 +5,13 @@ from __future__ import annotations
 import errno
 import gc
 import logging
+import signal
 import socket
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
 
 from papersift.core.config import Config
 from papersift.core.errors import PapersiftError
@@ -17,6 +21,32 @@ from papersift.engine.word_lists import load_all as load_word_lists
 from papersift.indexer.build import bootstrap_if_empty
 
 log = logging.getLogger(__name__)
+
+
+class Stopped(BaseException):
+    """SIGTERM or SIGINT, raised again by uvicorn once it has shut down gracefully: the
+    server stops as asked, after its jobs have (``serve``'s cleanup)."""
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[None]:
+    """While uvicorn runs it handles SIGTERM and SIGINT itself, then restores the handlers
+    it found and raises the signal again. Found the default, SIGTERM killed the process
+    there, before the jobs stopped at a checkpoint and logged their end (a systemd stop
+    looked like a crash). These handlers turn it into ``Stopped`` instead."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+
+    def stop(signum: int, frame: FrameType | None) -> None:
+        raise Stopped(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def check_address(host: str, port: int) -> None:
@@ -112,22 +142,26 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     settle_heap()
     started = False
     try:
-        uvicorn.run(
-            app,
-            host=host,
-            port=port,
-            log_level="info",
-            # uvicorn's own lines through the CLI's handler: one stream (stderr) and one
-            # format (``TIME LEVEL logger: message``) for every line the server writes, where
-            # its default config put access lines on stdout without a time.
-            log_config=None,
-            proxy_headers=True,
-            # httptools (a dependency; ~0.7 ms less CPU per request than h11), with a limit on
-            # a request head as h11 had, which httptools lacks, put back: a head over 64 KB is
-            # answered 431 (server/http_protocol.py). uvloop (a dependency) runs the event loop.
-            http=HeadLimitProtocol,
-        )
+        with stop_on_signals():
+            uvicorn.run(
+                app,
+                host=host,
+                port=port,
+                log_level="info",
+                # uvicorn's own lines through the CLI's handler: one stream (stderr) and one
+                # format (``TIME LEVEL logger: message``) for every line the server writes, where
+                # its default config put access lines on stdout without a time.
+                log_config=None,
+                proxy_headers=True,
+                # httptools (a dependency; ~0.7 ms less CPU per request than h11), with a limit on
+                # a request head as h11 had, which httptools lacks, put back: a head over 64 KB is
+                # answered 431 (server/http_protocol.py). uvloop (a dependency) runs the event loop.
+                http=HeadLimitProtocol,
+            )
         started = True
+    except Stopped as why:
+        started = True
+        log.info("stopping (%s): jobs stop at their next checkpoint", why)
     except SystemExit:
         pass  # uvicorn could not start (it logged why) and exits: stop our threads first
     finally:

@@ -21,8 +21,11 @@ class AdminJob(Struct):
     last_start: DateTime | None
     last_end: DateTime | None
     outcome: Annotated[
-        Literal["ok", "error", "skipped"] | None,
-        Meta(description="Of the last run; skipped: the writer lock was held; null while running."),
+        Literal["ok", "error", "skipped", "stopped"] | None,
+        Meta(
+            description="Of the last run; skipped: the writer lock was held; stopped: the "
+            "server shut down and the run ended at a checkpoint; null while running."
+        ),
     ]
     message: Annotated[str, Meta(description="The error, or who held the writer lock.")]
     counts: dict[str, int]

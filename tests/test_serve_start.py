@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpus import sample_records, write_jsonl
+
 
 @pytest.fixture
 def taken_port() -> Iterator[int]:
@@ -68,14 +70,16 @@ def test_start_failing_in_uvicorn_exits_cleanly(tmp_path: Path, taken_port: int)
     assert (tmp_path / "data").is_dir(), "the start-up work ran before uvicorn failed"
 
 
-def test_every_log_line_goes_to_stderr_in_one_format(tmp_path: Path) -> None:
-    """uvicorn's lines (start-up, one per request) come through the CLI's handler: on
-    stderr as ``TIME LEVEL logger: message`` like every other line; stdout stays empty."""
+def serve_until_stopped(
+    tmp_path: Path, bootstrap: str = "none", stop: int = signal.SIGINT
+) -> tuple[int, str, str]:
+    """``papersift serve`` on a free port until /healthz answers, then ``stop``; its exit
+    code, stdout and stderr."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     env = {**os.environ, "PAPERSIFT_DATA_DIR": str(tmp_path / "data"),
-           "PAPERSIFT_DATA_BOOTSTRAP": "none"}  # fmt: skip
+           "PAPERSIFT_DATA_BOOTSTRAP": bootstrap}  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "papersift", "serve", "--port", str(port)], cwd=tmp_path,
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -93,11 +97,30 @@ def test_every_log_line_goes_to_stderr_in_one_format(tmp_path: Path) -> None:
             except OSError:
                 time.sleep(0.2)
     finally:
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        proc.send_signal(stop)
+        out, err = proc.communicate(timeout=120)
+    return proc.returncode, out, err
+
+
+def test_every_log_line_goes_to_stderr_in_one_format(tmp_path: Path) -> None:
+    """uvicorn's lines (start-up, one per request) come through the CLI's handler: on
+    stderr as ``TIME LEVEL logger: message`` like every other line; stdout stays empty."""
+    _, out, err = serve_until_stopped(tmp_path)
     assert out == ""
     line = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ [\w.]+: .+")
     lines = err.splitlines()
     assert lines and all(line.fullmatch(x) for x in lines), err
     access = [x for x in lines if " INFO uvicorn.access: " in x]
     assert access and access[-1].endswith('"GET /healthz HTTP/1.1" 200'), err
+
+
+@pytest.mark.slow
+def test_sigterm_stops_the_jobs_at_a_checkpoint_and_exits_0(tmp_path: Path) -> None:
+    """``systemctl stop`` sends SIGTERM: uvicorn shuts down, then raises the signal again.
+    That used to kill the process there, before the embedding job stopped and logged its
+    end (exit -15, no end line); now the job ends at a checkpoint and serve exits 0."""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", sample_records())
+    code, _, err = serve_until_stopped(tmp_path, str(corpus), signal.SIGTERM)
+    assert code == 0, err[-2000:]
+    assert re.search(r"job=embed event=finished outcome=(stopped|ok) ", err), err[-2000:]
+    assert "Traceback" not in err and "terminate called" not in err
