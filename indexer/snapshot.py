@@ -92,7 +92,9 @@ class SnapshotReader:
                     break
                 except _DECOMPRESS_ERRORS as e:
                     raise ImportFormatError(
-                        f"{self.path} is truncated or corrupt after line {line_no}: {e}"
+                        f"{self.path} is truncated or corrupt after line {line_no}: {e}; "
+                        "the papers before it were imported, and importing a whole copy of "
+                        "the file adds the rest (those already in change nothing)"
                     ) from e
                 line_no += 1
                 self.bytes_read = raw.tell()

@@ -352,6 +352,7 @@ def test_truncated_compressed_file_fails_after_good_papers(tmp_path: Path, kind:
         papers.extend(SnapshotReader(path))
     assert 1000 < len(papers) < 6267
     assert "\n" not in str(err.value)
+    assert "the papers before it were imported" in str(err.value)  # what the import kept
 
 
 @pytest.mark.parametrize(
