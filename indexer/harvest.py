@@ -27,7 +27,7 @@ from papersift.indexer.arxiv_api import fetch_ids
 from papersift.indexer.build import _commit_lexical, index_backlog
 from papersift.indexer.fetch import Fetcher, FetchSettings, HarvestError
 from papersift.indexer.identity_refresh import refresh_people
-from papersift.indexer.oai import OaiError, OaiPage, parse_response
+from papersift.indexer.oai import NotOaiError, OaiError, OaiPage, parse_response
 
 log = logging.getLogger(__name__)
 
@@ -246,6 +246,11 @@ def _harvest_set(
                     continue
                 else:
                     raise
+            except NotOaiError as exc:  # the message names what came back, and now where from
+                raise NotOaiError(
+                    f"{url} answered {exc}: is it an OAI-PMH endpoint? ([harvest] url or --url; "
+                    "arXiv's is https://export.arxiv.org/oai2)"
+                ) from None
             _apply_page(data, page, report)
             if cp.started is None and page.response_date is not None:
                 cp.started = page.response_date.isoformat()

@@ -34,6 +34,10 @@ class OaiError(HarvestError):
         self.code = code
 
 
+class NotOaiError(HarvestError):
+    """The answer is no OAI-PMH at all (an HTML page, another API): the URL is wrong."""
+
+
 class HostileXmlError(HarvestError):
     """A response with a DTD that does not parse (entity tricks); refused, never retried."""
 
@@ -106,10 +110,10 @@ def parse_response(status: int, body: bytes) -> OaiPage:
                 "tricks such as a 'billion laughs'; refused, not retried"
             ) from None
         if status != 200:
-            raise HarvestError(f"HTTP {status} with a body that is no OAI-PMH") from None
+            raise NotOaiError(f"HTTP {status} with a body that is no OAI-PMH") from None
         raise RetryableResponse(f"unparseable XML (truncated?): {exc}") from None
     if root.tag != f"{{{OAI_NS}}}OAI-PMH":
-        raise HarvestError(f"not an OAI-PMH response (HTTP {status}, root {root.tag!r})")
+        raise NotOaiError(f"not an OAI-PMH response (HTTP {status}, root {root.tag!r})")
     err = root.find(f"{{{OAI_NS}}}error")
     if err is not None:
         raise OaiError(err.get("code", "unknown"), " ".join((err.text or "").split()))

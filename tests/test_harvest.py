@@ -53,6 +53,18 @@ def test_harvest_embeds_what_it_brought_in_not_the_imports_backlog(
         assert data.store.count() - data.store.embedded_count(model) == 30  # the import's
 
 
+def test_an_address_that_is_no_oai_pmh_is_named(recorded: RecordedServer, tmp_path: Path) -> None:
+    """A web page where the endpoint should be (a mistyped [harvest] url) is one line that
+    names the address and what it answered."""
+    recorded.add("/oai2", LIST, Reply(b"<html><body>Welcome to our site</body></html>"))
+    config = config_for(tmp_path, recorded)
+    with DataDir(config) as data, pytest.raises(HarvestError) as err:
+        harvest(data)
+    message = str(err.value)
+    assert message.startswith(f"{recorded.url('/oai2')} answered not an OAI-PMH response")
+    assert "root 'html'" in message and "is it an OAI-PMH endpoint?" in message
+
+
 PAGE2 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|4"}
 PAGE3 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|8"}
 NEXT = {**LIST, "from": "2016-01-14"}  # the first page's responseDate
