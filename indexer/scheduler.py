@@ -35,6 +35,10 @@ NO_WRITER = frozenset({"digest"})
 # A job that finds the data directory's writer lock held waits this long, then is skipped
 # (logged at INFO; the next run tries again): short, so a long import does not pile jobs up.
 WRITER_WAIT = 10.0
+# A job that needs the writer while this server's embed job holds it (a first embedding can
+# take a day) asks it to pause at its next checkpoint (256 papers, ~10 s on 2 cores), waits
+# up to this long for the writer, and starts the embed job again when done.
+PAUSE_WAIT = 180.0
 
 
 @dataclass
@@ -44,7 +48,9 @@ class JobStatus:
     running: bool = False
     last_start: datetime | None = None
     last_end: datetime | None = None
-    outcome: str | None = None  # ok, error, skipped (writer busy), stopped; None while running
+    # ok, error, skipped (writer busy), stopped (shut down), paused (for another job); None
+    # while running
+    outcome: str | None = None
     message: str = ""  # the error, or who held the writer when skipped; empty while running
     counts: dict[str, int] = field(default_factory=dict)
     runs: int = 0
@@ -87,6 +93,7 @@ class JobRunner:
         self.data = engine.data
         self.config = config
         self.stop = threading.Event()
+        self._embed_stop = threading.Event()  # set: the embed job stops at a checkpoint
         crons = {name: str(getattr(config.schedule, name)).strip() for name in JOBS}
         if not config.mail.host:  # no mail: the digest job has nothing to send with
             crons["digest"] = ""
@@ -128,6 +135,7 @@ class JobRunner:
     def shutdown(self, wait: bool = True) -> None:
         """Ask running jobs to stop at their next checkpoint and (``wait``) let them."""
         self.stop.set()
+        self._embed_stop.set()
         if self._scheduler.running:
             self._scheduler.shutdown(wait=wait)
         if wait:
@@ -149,13 +157,14 @@ class JobRunner:
             log.info("job=%s event=skipped reason=previous-run-in-progress", name)
             return False
         start = time.monotonic()
+        pausing = False
         try:
             writing = ExitStack()
             try:
                 if name not in NO_WRITER:
-                    writing.enter_context(
-                        writer_lock(self.data.root, f"job {name}", wait=WRITER_WAIT)
-                    )
+                    pausing = self._pause_embed(name)
+                    wait = PAUSE_WAIT if pausing else WRITER_WAIT
+                    writing.enter_context(writer_lock(self.data.root, f"job {name}", wait=wait))
             except WriterBusy as exc:  # a CLI run or another job writes: try at the next run
                 with self._status_lock:
                     status.skipped += 1
@@ -169,8 +178,12 @@ class JobRunner:
             log.info("job=%s event=started", name)
             try:
                 counts = self._bodies[name]()
-                # Asked to stop (the server shuts down): it ended at a checkpoint, not done.
-                outcome, message = ("stopped", "") if self.stop.is_set() else ("ok", "")
+                # Asked to stop (the server shuts down) or to pause: it ended at a checkpoint.
+                outcome, message = "ok", ""
+                if self.stop.is_set():
+                    outcome = "stopped"
+                elif name == "embed" and self._embed_stop.is_set():
+                    outcome = "paused"
             except PapersiftError as exc:
                 counts, outcome, message = {}, "error", str(exc)
                 log.error("job=%s event=failed error=%r", name, message)
@@ -192,6 +205,19 @@ class JobRunner:
             return True
         finally:
             lock.release()
+            if pausing and not self.stop.is_set():  # the paused embedding goes on
+                self._embed_stop.clear()
+                self.trigger("embed")
+
+    def _pause_embed(self, name: str) -> bool:
+        """Ask this server's embed job, if it runs, to stop at its next checkpoint so job
+        ``name`` can have the writer; whether it was asked."""
+        with self._status_lock:
+            if name == "embed" or not self.status["embed"].running:
+                return False
+        self._embed_stop.set()
+        log.info("job=embed event=pausing reason=%s", name)
+        return True
 
     def trigger(self, name: str) -> NotStarted | None:
         """Start job ``name`` in the background now; None if started, else why not.
@@ -227,7 +253,8 @@ class JobRunner:
             return None
         with self._status_lock:
             for other, s in self.status.items():
-                if other != name and other not in NO_WRITER and s.running:
+                # The embed job pauses for others (``_pause_embed``): it is no obstacle.
+                if other not in (name, "embed") and other not in NO_WRITER and s.running:
                     since = _iso(s.last_start) or "?"
                     return f"The {other} job is writing to the data directory (since {since})"
         return None
@@ -259,7 +286,9 @@ class JobRunner:
     def _embed(self) -> dict[str, int]:
         from papersift.indexer.build import index_backlog
 
-        clustered, embedded = index_backlog(self.data, stop=self.stop, progress=self.progress)
+        clustered, embedded = index_backlog(
+            self.data, stop=self._embed_stop, progress=self.progress
+        )
         return {"clustered": clustered, "embedded": embedded}
 
     def _maintenance(self) -> dict[str, int]:

@@ -21,10 +21,12 @@ class AdminJob(Struct):
     last_start: DateTime | None
     last_end: DateTime | None
     outcome: Annotated[
-        Literal["ok", "error", "skipped", "stopped"] | None,
+        Literal["ok", "error", "skipped", "stopped", "paused"] | None,
         Meta(
             description="Of the last run; skipped: the writer lock was held; stopped: the "
-            "server shut down and the run ended at a checkpoint; null while running."
+            "server shut down and the run ended at a checkpoint; paused: the embedding gave "
+            "the writer to another job at a checkpoint and starts again after it; null while "
+            "running."
         ),
     ]
     message: Annotated[str, Meta(description="The error, or who held the writer lock.")]

@@ -191,3 +191,40 @@ def test_enrich_job_runs_the_enrich_command(tmp_path: Path, recorded: RecordedSe
     finally:
         runner.shutdown()
         engine.close()
+
+
+@pytest.mark.slow
+def test_a_harvest_pauses_the_embedding_and_it_goes_on_after(
+    tmp_path: Path, recorded: RecordedServer
+) -> None:
+    """A first embedding can hold the writer for a day: a harvest asked for meanwhile does
+    not wait for it (or get skipped); the embedding pauses at its next checkpoint, the
+    harvest runs, and the embedding starts again and finishes the backlog."""
+    from papersift.indexer.build import import_files
+    from tests.corpus import demo_records, write_jsonl
+
+    records = demo_records()[:1200]
+    # The harvest asks for changes since the newest update date the index holds.
+    since = max(r["update_date"] for r in records)
+    recorded.add("/oai2", {**LIST, "from": since}, oai("hepcrawl-page1.xml"))
+    config = config_for(tmp_path, recorded)
+    with DataDir(config) as data:
+        import_files(data, [write_jsonl(tmp_path / "a.jsonl", records)])
+    engine = SearchEngine(DataDir(config))
+    runner = JobRunner(engine, config)
+    try:
+        runner.start()
+        assert runner.trigger("embed") is None
+        wait_for(lambda: runner.status["embed"].running, "the embedding to start")
+        assert runner.trigger("harvest") is None  # not refused: the embedding makes room
+        wait_for(lambda: runner.status["harvest"].runs == 1, "the harvest", timeout=180)
+        harvest_status = runner.status["harvest"]
+        assert harvest_status.outcome == "ok", harvest_status.message
+        assert harvest_status.counts["added"] == 12
+        wait_for(lambda: runner.snapshot()["embedding_backlog"] == 0, "the rest", timeout=300)
+        wait_for(lambda: not runner.status["embed"].running, "the embed job to end")
+        assert runner.status["embed"].runs >= 2  # paused once, then started again
+        assert runner.status["embed"].outcome == "ok"
+    finally:
+        runner.shutdown()
+        engine.close()
