@@ -215,7 +215,8 @@ def _line_to_paper(line: bytes) -> Paper | tuple[str, str, str]:
     except UnicodeDecodeError:
         return "not UTF-8", "", ""
     except json.JSONDecodeError as e:
-        return f"invalid JSON: {e.msg} at column {e.colno}", "", ""
+        # json's messages may end in "at" ("Invalid control character at"): one "at" here.
+        return f"invalid JSON: {e.msg.removesuffix(' at')} at column {e.colno}", "", ""
     except RecursionError:
         return "invalid JSON: nested too deeply", "", ""
     if not isinstance(obj, dict):
@@ -224,8 +225,10 @@ def _line_to_paper(line: bytes) -> Paper | tuple[str, str, str]:
         return record_to_paper(obj)
     except RecordError as e:
         return str(e), e.arxiv_id, e.field
-    except ValueError as e:
-        return str(e), "", ""
+    except ValueError as e:  # the record's id, when it has one, for the report's id column
+        raw_id = obj.get("id")
+        shown = raw_id.strip()[:40] if isinstance(raw_id, str) else ""
+        return str(e), shown, ""
 
 
 # Ids that went through a float on their way into some dumps: "704.0001" was 0704.0001,

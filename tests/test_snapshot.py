@@ -300,6 +300,15 @@ def test_damaged_lines_are_skipped_with_reasons(tmp_path: Path) -> None:
     assert reasons[3] == "0704.0009: no title"
     assert reasons[4] == "0704.0009: no usable date in versions or update_date"
     assert reasons[5].startswith("invalid JSON")
+    # The id column of the report (import --json) names the record when it has an id.
+    assert [s.arxiv_id for s in skipped] == ["", "", "", "0704.0009", "0704.0009", ""]
+
+
+def test_a_control_character_is_reported_in_one_plain_phrase(tmp_path: Path) -> None:
+    path = tmp_path / "tab.jsonl"
+    path.write_bytes(b'{"id": "0704.0001", "title": "a\tb"}\n')
+    _, skipped = read_all(path)
+    assert [s.reason for s in skipped] == ["invalid JSON: Invalid control character at column 32"]
 
 
 def test_invalid_utf8_line_is_skipped(tmp_path: Path) -> None:
