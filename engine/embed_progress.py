@@ -83,8 +83,9 @@ class EmbeddingProgress:
 
 
 def format_duration(seconds: float) -> str:
+    """``45 s``, ``12 min``, ``3.5 h``; at least ``1 s`` ("about 0 s to go" read oddly)."""
     if seconds < 90:
-        return f"{seconds:.0f} s"
+        return f"{max(seconds, 1):.0f} s"
     if seconds < 5400:
         return f"{seconds / 60:.0f} min"
     return f"{seconds / 3600:.1f} h"

@@ -8,11 +8,13 @@ embeddings whose vector files are gone (so ``papersift index`` embeds them again
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from papersift.core.config import Config
+from papersift.core.wording import counted
 from papersift.doctor_checks import (
     QUARANTINE,
     Check,
@@ -36,9 +38,16 @@ from papersift.engine.store_files import StoreUnreadable
 __all__ = ["Check", "Status", "config_check", "diagnose", "ok", "repair", "table"]
 
 
-def config_check(path: str | None) -> Check:
+def config_check(path: str | None, env: Mapping[str, str] | None = None) -> Check:
+    """The config's row: which file parses, and which ``PAPERSIFT_*`` variables override
+    it (names only: a variable may hold a secret)."""
+    env = os.environ if env is None else env
     where = path or "defaults (no config file)"
-    return Check("config", "OK", f"{where} parses")
+    names = sorted(k for k in env if k.startswith("PAPERSIFT_") and k != "PAPERSIFT_CONFIG")
+    shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+    verb = "overrides" if len(names) == 1 else "override"
+    overrides = f"; {counted(len(names), 'environment variable')} {verb} it ({shown})"
+    return Check("config", "OK", f"{where} parses{overrides if names else ''}")
 
 
 def diagnose(config: Config) -> list[Check]:

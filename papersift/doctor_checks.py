@@ -298,7 +298,7 @@ def check_vectors(root: Path, model_id: str, dim: int, papers: int) -> list[Chec
     if pending:
         if progress.rate is None:  # no run measured yet: the benchmark's figure
             coverage += f"; about {format_duration(pending / EMBED_RATE)} at {EMBED_RATE:.0f}"
-            coverage += " papers/s (bench/RESULTS.md)"
+            coverage += " papers/s (2 cores; no run here has measured a rate yet)"
         out.append(
             Check(
                 "embeddings",

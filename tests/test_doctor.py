@@ -77,7 +77,7 @@ def test_backlog_estimate_uses_the_measured_rate(
 ) -> None:
     _, report = run_doctor(small, capsys)
     detail = by_name(report)["embeddings"]["detail"]
-    assert "at 29 papers/s (bench/RESULTS.md)" in detail  # nothing measured here yet
+    assert "at 29 papers/s (2 cores; no run here has measured a rate yet)" in detail
     data = DataDir(small)
     pending = data.store.count()
     record_progress(data.store, data.embedder.model_id, 2.5, None)  # as a run records it
@@ -375,3 +375,16 @@ def test_graph_built_before_float16_is_named_and_reindex_rebuilds_it(
     code, report = run_doctor(config, capsys)
     check = by_name(report)["vector graph"]
     assert check["status"] == "OK" and "float16" in check["detail"], check
+
+
+def test_the_config_row_names_the_variables_that_override_it() -> None:
+    """With no config file but PAPERSIFT_* variables set, "defaults" alone misled; the
+    names are shown (not the values: a variable may hold a secret)."""
+    env = {"PAPERSIFT_DATA_DIR": "/srv/p", "PAPERSIFT_SERVER_ADMIN_TOKEN": "x" * 20, "HOME": "/"}
+    row = doctor.config_check(None, env)
+    assert row.detail == (
+        "defaults (no config file) parses; 2 environment variables override it "
+        "(PAPERSIFT_DATA_DIR, PAPERSIFT_SERVER_ADMIN_TOKEN)"
+    )
+    assert "x" * 20 not in row.detail
+    assert doctor.config_check("lab.toml", {}).detail == "lab.toml parses"
