@@ -124,6 +124,12 @@ def serve(config: Config, *, host: str | None = None, port: int | None = None) -
     report = bootstrap_if_empty(data, config.data.bootstrap, progress=sys.stderr.isatty())
     if report is not None:
         log.info("first start: %s", report.line())
+    elif not data.store.count():  # visitors see an empty index; the admin learns why here
+        log.warning(
+            "the index is empty ([data] bootstrap = %r): add papers with `papersift import "
+            "FILE...` (an arXiv snapshot), `papersift harvest` or `papersift add ID...`",
+            config.data.bootstrap,
+        )
     data.sync_lexical()
     engine = SearchEngine(data)
     data.vectors  # noqa: B018 - load the model and vectors before the first request

@@ -110,6 +110,8 @@ def test_every_log_line_goes_to_stderr_in_one_format(tmp_path: Path) -> None:
     line = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ [\w.]+: .+")
     lines = err.splitlines()
     assert lines and all(line.fullmatch(x) for x in lines), err
+    # Started on an empty index with no bootstrap: the admin is told what to do.
+    assert any(" WARNING papersift.serve: the index is empty" in x for x in lines), err
     access = [x for x in lines if " INFO uvicorn.access: " in x]
     assert access and access[-1].endswith('"GET /healthz HTTP/1.1" 200'), err
 
