@@ -84,10 +84,16 @@ def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
         f"move {root} aside (or point PAPERSIFT_DATA_DIR at a new folder) and rebuild: "
         "`papersift import FILE...` then `papersift index` (docs/OPERATIONS.md)"
     )
+    # The manifest is small and versioned; what it describes may be intact: a backup's copy
+    # comes first, before a rebuild that embeds every paper again (a day at arXiv's size).
+    restore = (
+        f"copy {MANIFEST} from the latest backup (`papersift backup` keeps one) into {root}; "
+        f"without one, {rebuild}"
+    )
     try:
         manifest = read_manifest(root)
     except PapersiftError as exc:
-        return Check("manifest", "FAIL", str(exc).split("; ")[0], rebuild), {}
+        return Check("manifest", "FAIL", str(exc).split("; ")[0], restore), {}
     if manifest is None:
         return Check("manifest", "FAIL", f"no {MANIFEST} in {root}", rebuild), {}
     version = manifest.get("schema_version")
@@ -98,6 +104,14 @@ def check_manifest(root: Path) -> tuple[Check, dict[str, Any]]:
             f"index schema version {version}: the keyword index is rebuilt from the store "
             f"for version {SCHEMA_VERSION} the next time the data directory is opened",
             "run `papersift index` once (or start `serve`)",
+        ), manifest
+    if isinstance(version, int) and version > SCHEMA_VERSION:
+        return Check(
+            "manifest",
+            "FAIL",
+            f"index schema version {version}, written by a newer papersift; this build "
+            f"reads version {SCHEMA_VERSION}",
+            "run the papersift that wrote it, or restore a backup this version made",
         ), manifest
     if version != SCHEMA_VERSION:
         return Check(

@@ -131,6 +131,12 @@ def test_old_schema_version_fails_with_rebuild_steps(
     assert code == 1
     assert check["status"] == "FAIL" and "schema version 1" in check["detail"]
     assert "papersift import" in check["fix"] and "papersift index" in check["fix"]
+    # One written by a newer papersift is not this build's to rebuild.
+    path.write_text(json.dumps({**manifest, "schema_version": 99}))
+    _, report = run_doctor(small, capsys)
+    newer = by_name(report)["manifest"]
+    assert "written by a newer papersift" in newer["detail"]
+    assert newer["fix"] == "run the papersift that wrote it, or restore a backup this version made"
 
 
 def test_a_keyword_index_the_next_open_rebuilds_is_not_reported_broken(
@@ -165,6 +171,7 @@ def test_unreadable_manifest_fails(small: Config) -> None:
     (small.data_dir / "manifest.json").write_text("{not json")
     check = {c.name: c for c in doctor.diagnose(small)}["manifest"]
     assert check.status == "FAIL" and "rebuild" in check.fix
+    assert check.fix.startswith("copy manifest.json from the latest backup")  # before a rebuild
 
 
 def damage_index_pages(path: Path, index: str) -> None:
