@@ -7,7 +7,6 @@ import io
 import json
 import lzma
 import re
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from papersift.core.authors import parse_authors
+from papersift.core.compressed import compression, numbered_lines, open_stream
 from papersift.core.errors import ImportFormatError
 from papersift.core.paper import (
     MAX_VERSION,
@@ -29,11 +29,11 @@ from papersift.core.taxonomy import ARCHIVES, LEGACY
 
 __all__ = ["SkippedLine", "SnapshotReader", "open_text", "read_snapshot", "record_to_paper"]
 
-_GZIP_MAGIC = b"\x1f\x8b"
-_XZ_MAGIC = b"\xfd7zXZ\x00"
-_UNSUPPORTED_MAGIC = {b"BZh": "bzip2", b"PK\x03\x04": "zip", b"(\xb5/\xfd": "zstd",
-                      b"7z\xbc\xaf": "7z"}  # fmt: skip
-_DECOMPRESS_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error)
+# What a damaged file's error adds: an import commits the papers it read before the damage.
+KEPT = (
+    "the papers before it were imported, and importing a whole copy of the file adds the rest "
+    "(those already in change nothing)"
+)
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,13 @@ def open_text(path: Path) -> TextIO:
 
     Raises ImportFormatError if the file cannot be opened or is compressed otherwise.
     """
-    kind = _compression(path)
+    kind = compression(path)
     if kind == "gzip":
         return gzip.open(path, "rt", encoding="utf-8")
     if kind == "xz":
         return lzma.open(path, "rt", encoding="utf-8")
-    return open(path, encoding="utf-8")
+    _, raw = open_stream(path)  # plain (the stream is the file), or the error naming the kind
+    return io.TextIOWrapper(raw, encoding="utf-8")
 
 
 class SnapshotReader:
@@ -80,23 +81,10 @@ class SnapshotReader:
         self.bytes_read = 0
 
     def __iter__(self) -> Iterator[Paper]:
-        stream, raw = _open_binary(self.path)
-        line_no = 0
+        stream, raw = open_stream(self.path)
         checked = False
         with stream, raw:
-            lines = iter(stream)
-            while True:
-                try:
-                    line = next(lines)
-                except StopIteration:
-                    break
-                except _DECOMPRESS_ERRORS as e:
-                    raise ImportFormatError(
-                        f"{self.path} is truncated or corrupt after line {line_no}: {e}; "
-                        "the papers before it were imported, and importing a whole copy of "
-                        "the file adds the rest (those already in change nothing)"
-                    ) from e
-                line_no += 1
+            for line_no, line in numbered_lines(stream, self.path, KEPT):
                 self.bytes_read = raw.tell()
                 if not line.strip():
                     continue
@@ -166,37 +154,6 @@ def record_to_paper(obj: dict[str, Any]) -> Paper:
             license=_clean(obj.get("license")),
         )
     )
-
-
-def _compression(path: Path) -> str | None:
-    """``"gzip"``, ``"xz"`` or None (plain), from the first bytes of the file."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(6)
-    except OSError as e:
-        raise ImportFormatError(f"cannot read {path}: {e.strerror or e}") from e
-    if head.startswith(_GZIP_MAGIC):
-        return "gzip"
-    if head.startswith(_XZ_MAGIC):
-        return "xz"
-    for magic, kind in _UNSUPPORTED_MAGIC.items():
-        if head.startswith(magic):
-            raise ImportFormatError(f"{path} is {kind}-compressed; use plain, .gz or .xz")
-    return None
-
-
-def _open_binary(path: Path) -> tuple[io.BufferedIOBase, io.BufferedReader]:
-    """The decompressed byte stream and the file under it (whose position is progress)."""
-    kind = _compression(path)
-    try:
-        raw = open(path, "rb")  # noqa: SIM115 - the caller closes it
-    except OSError as e:
-        raise ImportFormatError(f"cannot read {path}: {e.strerror or e}") from e
-    if kind == "gzip":
-        return gzip.GzipFile(fileobj=raw, mode="rb"), raw
-    if kind == "xz":
-        return lzma.LZMAFile(raw), raw
-    return raw, raw
 
 
 def _check_json_lines(path: Path, line_no: int, line: bytes) -> None:

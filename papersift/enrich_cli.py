@@ -81,11 +81,11 @@ def cmd_import_ror(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise PapersiftError(f"no such file: {path}")
     skipped: list[str] = []
+    orgs = read_ror(path, skipped)  # a file that is no ROR data is refused here, first
     with writing_to(config, "import-ror") as data:
         registry = Institutions(data.store)
         before = registry.count()
         with tqdm(unit="org", desc="ror", disable=args.json or not sys.stderr.isatty()) as bar:
-            orgs = read_ror(path, skipped)
             read = registry.import_organisations(bar.update(1) or org for org in orgs)
         total, listed = registry.count(), registry.count(listed=True)
     if args.json:
@@ -135,9 +135,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         "import-ror",
         parents=[common],
         help="import the ROR registry (institutions)",
-        description="Import a ROR schema v2 dump (JSON lines or JSON array, plain or .gz).",
+        description='Import the ROR registry from its data dump (Zenodo, the "ROR Data" '
+        "community): the .zip as it is, or its schema v2 JSON (a JSON array or JSON lines), "
+        "plain, .gz or .xz. A file that is no ROR data is refused; a failed import changes "
+        "nothing.",
     )
-    p.add_argument("file", metavar="FILE", help="the ROR data dump, schema v2")
+    p.add_argument("file", metavar="FILE", help="the ROR data dump (.zip, .json, .jsonl, .gz, .xz)")
     json_option(p)
     p.set_defaults(func=cmd_import_ror)
 
