@@ -35,6 +35,7 @@ NO_WRITER = frozenset({"digest"})
 # A job that finds the data directory's writer lock held waits this long, then is skipped
 # (logged at INFO; the next run tries again): short, so a long import does not pile jobs up.
 WRITER_WAIT = 10.0
+Counts = dict[str, int]  # what a run did, by name: the admin page and the log show them
 
 
 @dataclass
@@ -45,7 +46,9 @@ class JobStatus:
     last_start: datetime | None = None
     last_end: datetime | None = None
     outcome: str | None = None  # ok, error, skipped (the writer was busy); None while running
-    message: str = ""  # the error, or who held the writer when skipped; empty while running
+    # the error, a warning of a run that went through (enrich: a source that found nothing),
+    # or who held the writer when skipped; empty while running
+    message: str = ""
     counts: dict[str, int] = field(default_factory=dict)
     runs: int = 0
     skipped: int = 0
@@ -98,7 +101,7 @@ class JobRunner:
         self._locks = {name: threading.Lock() for name in JOBS}
         self._status_lock = threading.Lock()
         self._warmed: object = None  # the keyword index generation whose radar window is kept
-        self._bodies: dict[str, Callable[[], dict[str, int]]] = {
+        self._bodies: dict[str, Callable[[], Counts | tuple[Counts, str]]] = {
             "harvest": self._harvest,
             "enrich": self._enrich,
             "embed": self._embed,
@@ -168,8 +171,11 @@ class JobRunner:
                 status.outcome, status.message, status.counts = None, "", {}
             log.info("job=%s event=started", name)
             try:
-                counts = self._bodies[name]()
-                outcome, message = "ok", ""
+                done = self._bodies[name]()
+                counts, message = done if isinstance(done, tuple) else (done, "")
+                outcome = "ok"
+                if message:  # shown beside "ok" on the admin page
+                    log.warning("job=%s event=warning message=%r", name, message)
             except PapersiftError as exc:
                 counts, outcome, message = {}, "error", str(exc)
                 log.error("job=%s event=failed error=%r", name, message)
@@ -240,15 +246,16 @@ class JobRunner:
         counts["embedded"] = embed_backlog(self.data, stop=self.stop)
         return counts
 
-    def _enrich(self) -> dict[str, int]:
+    def _enrich(self) -> tuple[Counts, str]:
         from papersift.indexer.enrich_run import enrich_online
 
         report, requests, cached = enrich_online(self.data, stop=self.stop)
         self._refresh()
-        return {
+        counts = {
             "updated": report.updated, "matched": report.matched, "requests": requests,
-            "cached": cached,
+            "cached": cached, "not_found": report.not_found,
         }  # fmt: skip
+        return counts, "; ".join(report.warnings)
 
     def _embed(self) -> dict[str, int]:
         from papersift.indexer.build import index_backlog
