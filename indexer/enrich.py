@@ -69,6 +69,8 @@ class EnrichReport:
     affiliations_matched: int = 0  # of which our ROR matcher found from raw strings
     graph_updated: int = 0  # papers whose references or citers changed
     skipped: list[str] = field(default_factory=list)  # "<id>: <field>: <reason>", not stored
+    not_found: int = 0  # answers (online) saying a source does not know the paper: 404
+    warnings: list[str] = field(default_factory=list)  # e.g. a source that found nothing
 
     def line(self) -> str:
         return (
@@ -86,7 +88,8 @@ class EnrichReport:
             "ids_added": self.ids_added, "id_conflicts": self.id_conflicts,
             "affiliations": self.affiliations, "skipped": self.skipped,
             "affiliations_matched": self.affiliations_matched,
-            "graph_updated": self.graph_updated,
+            "graph_updated": self.graph_updated, "not_found": self.not_found,
+            "warnings": self.warnings,
         }  # fmt: skip
 
 

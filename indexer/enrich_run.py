@@ -1,10 +1,10 @@
 """Where enrichment records come from: saved JSON files, or the OpenAlex and Semantic
 Scholar APIs (politely: one request at a time with a pause, retries with backoff that
-honour ``Retry-After``, ``mailto``, and an on-disk cache under the data directory)."""
+honour ``Retry-After``, ``mailto``, and an on-disk cache under the data directory whose
+answers expire, ``indexer.enrich_cache``)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import threading
@@ -15,15 +15,20 @@ from typing import Any
 from tqdm import tqdm
 
 from papersift.core.errors import PapersiftError
-from papersift.engine.atomic import write_json_atomic
 from papersift.engine.datadir import DataDir
 from papersift.indexer import openalex, semanticscholar
 from papersift.indexer.enrich import EnrichReport, WorkRecord, apply_records
+from papersift.indexer.enrich_cache import CachedFetcher, Expiry, Tally
 from papersift.indexer.fetch import Fetcher, FetchSettings
 from papersift.indexer.identity_refresh import refresh_people
 
 log = logging.getLogger(__name__)
 BATCH = 200  # papers fetched between two writes
+# A source that answers 404 for this many papers of a run, and for none otherwise, is
+# named as likely misconfigured; a few papers may all be too new for it to know them.
+NOTHING_FOUND_AFTER = 20
+SOURCES = {"openalex": ("OpenAlex", "openalex_url"),
+           "s2": ("Semantic Scholar", "semanticscholar_url")}  # fmt: skip
 
 
 def _parse_any(obj: Any) -> Iterator[WorkRecord]:
@@ -72,35 +77,6 @@ def enrich_files(data: DataDir, paths: Sequence[Path]) -> EnrichReport:
     return report
 
 
-class _Cached:
-    """GETs through the polite fetcher, keeping each (status, body) under ``root``."""
-
-    def __init__(self, fetcher: Fetcher, root: Path | None) -> None:
-        self.fetcher, self.root, self.hits = fetcher, root, 0
-
-    def get(
-        self, url: str, params: dict[str, str], parse: Callable[[int, bytes], WorkRecord | None]
-    ) -> WorkRecord | None:
-        path = None
-        if self.root is not None:
-            name = hashlib.sha256(f"{url}?{sorted(params.items())}".encode()).hexdigest()[:32]
-            path = self.root / name[:2] / f"{name}.json"
-            if path.is_file():
-                saved = json.loads(path.read_text(encoding="utf-8"))
-                self.hits += 1
-                return parse(int(saved["status"]), saved["body"].encode("utf-8"))
-
-        def keep(status: int, body: bytes) -> WorkRecord | None:
-            record = parse(status, body)  # raises (and so is not cached) on errors
-            if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                text = body.decode("utf-8", "replace")
-                write_json_atomic(path, {"url": url, "status": status, "body": text})
-            return record
-
-        return self.fetcher.get(url, params, keep)
-
-
 def enrich_online(
     data: DataDir,
     *,
@@ -111,23 +87,25 @@ def enrich_online(
     stop: threading.Event | None = None,
 ) -> tuple[EnrichReport, int, int]:
     """Ask the APIs about these papers (default: every paper); returns the report, the
-    requests made and the answers taken from the cache."""
+    requests made and the answers taken from the cache. A source that answers 404 to every
+    one of many papers is named in the report's warnings: its URL is likely wrong, and
+    "0 matched" alone did not say so."""
     cfg, harvest = data.config.enrich, data.config.harvest
     settings = FetchSettings(
         timeout=harvest.timeout_seconds, retries=harvest.retries, delay=cfg.delay_seconds,
         mailto=cfg.mailto,
     )  # fmt: skip
+    expiry = Expiry.of_days(cfg.cache_days, cfg.not_found_days)
     targets = _targets(data, arxiv_ids, limit)
     root = data.root / "enrich-cache" if cfg.cache else None
     total = EnrichReport()
     requests = hits = 0
-    sources = [("openalex", cfg.openalex_url), ("s2", cfg.semanticscholar_url)]
-    for name, base in sources:
+    for name, base in (("openalex", cfg.openalex_url), ("s2", cfg.semanticscholar_url)):
         if not base:
             continue
         kw: dict[str, Any] = {"stop": stop} if sleep is None else {"sleep": sleep, "stop": stop}
         with Fetcher(settings, **kw) as fetcher:
-            cached = _Cached(fetcher, None if root is None else root / name)
+            cached = CachedFetcher(fetcher, None if root is None else root / name, expiry)
             bar = tqdm(targets, unit="paper", desc=name, disable=not progress)
             records: list[WorkRecord] = []
             for n, (arxiv_id, doi) in enumerate(bar, start=1):
@@ -138,14 +116,31 @@ def enrich_online(
                     _add(total, apply_records(data.store, records, data.graph))
                     records = []
             requests += fetcher.requests
-            hits += cached.hits
+            hits += cached.tally.cached
+        total.not_found += cached.tally.not_found
+        warning = _nothing_found(name, base, cached.tally)
+        if warning:  # said by the caller: the CLI prints it, the job shows and logs it
+            total.warnings.append(warning)
     data.sync_lexical()
     refresh_people(data)
     return total, requests, hits
 
 
+def _nothing_found(source: str, base: str, tally: Tally) -> str | None:
+    """The warning when ``source`` answered 404 for every paper of a run that asked about
+    at least ``NOTHING_FOUND_AFTER`` (fewer may all be too new to be known)."""
+    if tally.found or tally.asked < NOTHING_FOUND_AFTER:
+        return None
+    label, key = SOURCES[source]
+    cache = f" ({tally.cached:,} answers from the cache)" if tally.cached else ""
+    return (
+        f"{label} answered 404 (not found) for all {tally.asked:,} papers asked about{cache}: "
+        f"check [enrich] {key} ({base})"
+    )
+
+
 def _fetch_one(
-    cached: _Cached, source: str, base: str, arxiv_id: str, doi: str | None, mailto: str
+    cached: CachedFetcher, source: str, base: str, arxiv_id: str, doi: str | None, mailto: str
 ) -> WorkRecord | None:
     if source == "openalex":
         params = {"mailto": mailto} if mailto else {}

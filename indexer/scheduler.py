@@ -39,6 +39,7 @@ WRITER_WAIT = 10.0
 # take a day) asks it to pause at its next checkpoint (256 papers, ~10 s on 2 cores), waits
 # up to this long for the writer, and starts the embed job again when done.
 PAUSE_WAIT = 180.0
+Counts = dict[str, int]  # what a run did, by name: the admin page and the log show them
 
 
 @dataclass
@@ -51,7 +52,9 @@ class JobStatus:
     # ok, error, skipped (writer busy), stopped (shut down), paused (for another job); None
     # while running
     outcome: str | None = None
-    message: str = ""  # the error, or who held the writer when skipped; empty while running
+    # the error, a warning of a run that went through (enrich: a source that found nothing),
+    # or who held the writer when skipped; empty while running
+    message: str = ""
     counts: dict[str, int] = field(default_factory=dict)
     runs: int = 0
     skipped: int = 0
@@ -105,7 +108,7 @@ class JobRunner:
         self._locks = {name: threading.Lock() for name in JOBS}
         self._status_lock = threading.Lock()
         self._warmed: object = None  # the keyword index generation whose radar window is kept
-        self._bodies: dict[str, Callable[[], dict[str, int]]] = {
+        self._bodies: dict[str, Callable[[], Counts | tuple[Counts, str]]] = {
             "harvest": self._harvest,
             "enrich": self._enrich,
             "embed": self._embed,
@@ -177,13 +180,16 @@ class JobRunner:
                 status.outcome, status.message, status.counts = None, "", {}
             log.info("job=%s event=started", name)
             try:
-                counts = self._bodies[name]()
+                done = self._bodies[name]()
+                counts, message = done if isinstance(done, tuple) else (done, "")
                 # Asked to stop (the server shuts down) or to pause: it ended at a checkpoint.
-                outcome, message = "ok", ""
+                outcome = "ok"
                 if self.stop.is_set():
                     outcome = "stopped"
                 elif name == "embed" and self._embed_stop.is_set():
                     outcome = "paused"
+                if message:  # shown beside the outcome on the admin page
+                    log.warning("job=%s event=warning message=%r", name, message)
             except PapersiftError as exc:
                 counts, outcome, message = {}, "error", str(exc)
                 log.error("job=%s event=failed error=%r", name, message)
@@ -273,15 +279,16 @@ class JobRunner:
         )
         return counts
 
-    def _enrich(self) -> dict[str, int]:
+    def _enrich(self) -> tuple[Counts, str]:
         from papersift.indexer.enrich_run import enrich_online
 
         report, requests, cached = enrich_online(self.data, stop=self.stop)
         self._refresh()
-        return {
+        counts = {
             "updated": report.updated, "matched": report.matched, "requests": requests,
-            "cached": cached,
+            "cached": cached, "not_found": report.not_found,
         }  # fmt: skip
+        return counts, "; ".join(report.warnings)
 
     def _embed(self) -> dict[str, int]:
         from papersift.indexer.build import index_backlog

@@ -36,9 +36,13 @@ def cmd_enrich(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**report.as_json(), "requests": requests, "cached": cached})
     else:
-        asked = f" ({counted(requests, 'request')}, {cached:,} from the cache)"
-        extra = asked if not args.from_file else ""
-        print(report.line() + extra)
+        asked = (
+            f" ({counted(requests, 'request')}, {cached:,} from the cache, "
+            f"{report.not_found:,} not found)"
+        )
+        print(report.line() + ("" if args.from_file else asked))
+    for line in report.warnings:  # a source that found nothing (also in the JSON)
+        print(f"warning: {line}", file=sys.stderr)
     return 0
 
 

@@ -22,6 +22,7 @@ from papersift.indexer.harvest import harvest
 from papersift.indexer.scheduler import JobRunner
 from tests.corpus import make_config
 from tests.recorded_server import RecordedServer, Reply, oai, serve
+from tests.test_enrich_cache import many_papers
 
 LIST = {"verb": "ListRecords", "metadataPrefix": "arXiv"}
 PAGE2 = {"verb": "ListRecords", "resumptionToken": "hepcrawl|4"}
@@ -225,6 +226,40 @@ def test_a_harvest_pauses_the_embedding_and_it_goes_on_after(
         wait_for(lambda: not runner.status["embed"].running, "the embed job to end")
         assert runner.status["embed"].runs >= 2  # paused once, then started again
         assert runner.status["embed"].outcome == "ok"
+    finally:
+        runner.shutdown()
+        engine.close()
+
+
+def test_enrich_job_names_a_source_that_finds_nothing(
+    tmp_path: Path, recorded: RecordedServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A run where OpenAlex answered 404 for every paper (a mistyped URL) goes through, and
+    says which setting to check: beside "ok" on the admin page, and in the log."""
+    caplog.set_level(logging.INFO, logger="papersift.indexer.scheduler")
+    config = make_config(
+        tmp_path,
+        embedding={"float32_cache": False, "max_length": 64},
+        schedule={"embed": "", "maintenance": ""},
+        enrich={"openalex_url": recorded.url("/wrong"), "semanticscholar_url": "",
+                "delay_seconds": 0.0},
+        harvest={"retries": 0},
+    )  # fmt: skip
+    data = DataDir(config)
+    data.store.upsert(many_papers(20))
+    engine = SearchEngine(data)
+    runner = JobRunner(engine, config)
+    try:
+        assert runner.run("enrich")
+        status = runner.status["enrich"]
+        said = (
+            "OpenAlex answered 404 (not found) for all 20 papers asked about: check [enrich] "
+            f"openalex_url ({recorded.url('/wrong')})"
+        )
+        assert (status.outcome, status.message, status.counts["not_found"]) == ("ok", said, 20)
+        (job,) = [j for j in runner.snapshot()["jobs"] if j["name"] == "enrich"]
+        assert job["message"] == said
+        assert any("job=enrich event=warning" in r.getMessage() for r in caplog.records)
     finally:
         runner.shutdown()
         engine.close()

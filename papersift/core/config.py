@@ -204,7 +204,24 @@ class EnrichConfig:
     cache: bool = setting(
         True,
         "Keep every API response under `enrich-cache/` in the data directory, so a re-run "
-        "asks again only for papers it has not seen.",
+        "asks again only about papers it has no current answer for (see `cache_days`).",
+    )
+    cache_days: int = setting(
+        30,
+        "Days a found record (citation count, ids, references) is reused from the cache "
+        "before it is asked for again. Counts change slowly, so a monthly refresh keeps them "
+        "current for a fraction of the requests: a weekly `[schedule] enrich` job asks "
+        "again about the records older than this. A large corpus needs longer: at "
+        "`delay_seconds` 1 a refresh asks one paper per second per source (100k papers: "
+        "~28 hours each). 0 asks again every run.",
+        minimum=0,
+    )
+    not_found_days: int = setting(
+        3,
+        "Days a not-found answer (HTTP 404) is reused, at most `cache_days`: a new arXiv "
+        "paper is often missing from OpenAlex or Semantic Scholar for a few days, and is "
+        "asked about again (with a weekly job, at every run) until it is found.",
+        minimum=0,
     )
 
 
