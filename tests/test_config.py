@@ -162,6 +162,11 @@ def test_port_from_the_environment_is_a_port() -> None:
     [
         ("PAPERSIFT_SERVER_PROT", "PAPERSIFT_SERVER_PROT; did you mean PAPERSIFT_SERVER_PORT?"),
         ("PAPERSIFT_DATADIR", "PAPERSIFT_DATADIR; did you mean PAPERSIFT_DATA_DIR?"),
+        # A misspelt section before a real key (it was offered [search] max_page_size).
+        (
+            "PAPERSIFT_SERACH_PAGE_SIZE",
+            "PAPERSIFT_SERACH_PAGE_SIZE; did you mean PAPERSIFT_SEARCH_PAGE_SIZE?",
+        ),
         ("PAPERSIFT_CONFIG_FILE", "PAPERSIFT_CONFIG_FILE; did you mean PAPERSIFT_CONFIG?"),
         ("PAPERSIFT_XYZZY", "PAPERSIFT_XYZZY; settings are PAPERSIFT_<SECTION>_<KEY>"),
     ],

@@ -60,6 +60,12 @@ def variable_hint(name: str, others: Iterable[str]) -> str:
     stem = name.removeprefix(ENV_PREFIX).lower()
     keys = {key for _, key, _, _ in iter_settings()}
     if not any(stem.startswith(f"{section}_") for section, _ in sections()):
+        # PAPERSIFT_<SECTON>_<KEY>: a misspelt section before one of its keys.
+        for section, _ in sections():
+            head, _, rest = stem.partition("_")
+            own = [k for s, k, _, _ in iter_settings() if s == section]
+            if rest and _closest(head, [section], OTHER_CUTOFF) and rest in own:
+                return f"did you mean {env_variable(section, rest)}?"
         # PAPERSIFT_<KEY>: that key (or the closest) in every section that has it.
         key = _closest(stem, keys)
         if key is not None:
