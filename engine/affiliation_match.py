@@ -16,6 +16,7 @@ from weakref import WeakKeyDictionary
 import msgspec
 from msgspec import Meta
 
+from papersift.core.wording import counted
 from papersift.engine.institutions import Institution, Institutions
 from papersift.engine.ror import ROR_PREFIX
 from papersift.engine.ror_match import Explanation, RorMatcher
@@ -56,8 +57,24 @@ def explain(registry: Institutions, text: str) -> AffiliationMatch:
     if not m.orgs:
         why = replace(why, reason="no institutions in this index: import the ROR registry "
                       "first (papersift import-ror FILE)")  # fmt: skip
+    elif why.match is None and not why.candidates:
+        why = replace(why, reason=_acronym_reason(registry, why.parts) or why.reason)
     found = registry.by_ror(why.match.ror_id) if why.match is not None else None
     return AffiliationMatch(text, why, found)
+
+
+def _acronym_reason(registry: Institutions, parts: tuple[str, ...]) -> str | None:
+    """Why a part the registry knows (by an acronym, which the matcher does not go by) did
+    not match: "no part is the name of an organisation" was wrong for "MIT"."""
+    for part in parts:
+        named = registry.by_name(part)
+        if named:
+            shown = ", ".join(i.name for i in named[:3]) + (", ..." if len(named) > 3 else "")
+            return (
+                f"{part!r} is an acronym of {counted(len(named), 'organisation')} ({shown}), "
+                "and acronyms are not matched (one names many places): write the name"
+            )
+    return None
 
 
 Uri = Annotated[str, Meta(extra_json_schema={"format": "uri"})]

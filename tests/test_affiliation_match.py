@@ -171,6 +171,12 @@ def test_explanations_say_why(registry: Institutions) -> None:
     assert "University of Washington" in why.reason
     none = explain(registry, "Ophthalmology; and").explanation
     assert none.match is None and "no part" in none.reason
+    # An acronym the registry knows is not matched, and the reason says so.
+    uw = explain(registry, "UW, Seattle").explanation
+    assert uw.match is None and uw.reason == (
+        "'uw' is an acronym of 2 organisations (University of Washington, University of "
+        "Wisconsin–Madison), and acronyms are not matched (one names many places): write the name"
+    )
     with pytest.raises(ValueError, match="at most"):
         explain(registry, "x" * (MAX_AFFILIATION + 1))
 
