@@ -63,13 +63,20 @@ def cmd_harvest(args: argparse.Namespace) -> int:
     config = config_of(args)
     url = args.url or config.harvest.url
     today = datetime.now(UTC).date()
+    if args.date_from is not None and str(args.date_from) > today.isoformat():
+        raise PapersiftError(
+            f"--from {args.date_from} is in the future: no record has changed since then"
+        )
 
     def announce(w: SetWindow) -> None:
         sets = bool(config.harvest.sets.split())
         for line in window_lines(w, url, sets_configured=sets, today=today):
             print(line, file=sys.stderr)
 
-    with writing_to(config, "harvest") as data:
+    with writing_to(config, "harvest") as data:  # (a refusal stays one line: notes after it)
+        if not config.harvest.mailto:  # arXiv asks harvesters for a contact (the User-Agent)
+            print("note: [harvest] mailto is empty; arXiv asks harvesters for a contact "
+                  "address (PAPERSIFT_HARVEST_MAILTO)", file=sys.stderr)  # fmt: skip
         report = harvest(
             data, url=url, date_from=args.date_from, until=args.until, progress=tty,
             announce=announce,

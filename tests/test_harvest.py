@@ -53,6 +53,26 @@ def test_harvest_embeds_what_it_brought_in_not_the_imports_backlog(
         assert data.store.count() - data.store.embedded_count(model) == 30  # the import's
 
 
+def test_a_window_in_the_future_is_refused_before_any_request(
+    recorded: RecordedServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from papersift.cli import main
+
+    config_for(tmp_path, recorded)
+    args = ["--config", str(tmp_path / "config.toml")]
+    assert main(["harvest", *args, "--from", "2999-01-01"]) == 1
+    err = capsys.readouterr().err
+    assert "--from 2999-01-01 is in the future" in err
+    assert not recorded.requests
+    # Without [harvest] mailto a run says arXiv asks for one.
+    make_config(tmp_path, harvest={"url": recorded.url("/oai2"), "metadata_prefix": "arXiv",
+                                   "delay_seconds": 0})  # fmt: skip
+    window = {**LIST, "from": "2016-03-01", "until": "2016-03-31"}
+    recorded.add("/oai2", window, oai("ErrorResponseNoRecordsMatch.xml"))
+    assert main(["harvest", *args, "--from", "2016-03-01", "--until", "2016-03-31"]) == 0
+    assert "note: [harvest] mailto is empty" in capsys.readouterr().err
+
+
 def test_an_address_that_is_no_oai_pmh_is_named(recorded: RecordedServer, tmp_path: Path) -> None:
     """A web page where the endpoint should be (a mistyped [harvest] url) is one line that
     names the address and what it answered."""
@@ -86,7 +106,7 @@ def config_for(root: Path, server: RecordedServer) -> Config:
         root,
         embedding={"float32_cache": False, "max_length": 64},
         harvest={"url": server.url("/oai2"), "metadata_prefix": "arXiv", "delay_seconds": 0,
-                 "retries": 0},
+                 "retries": 0, "mailto": "it@lab.example"},
     )  # fmt: skip
 
 
@@ -438,7 +458,7 @@ def test_harvest_says_what_it_asks_for_before_it_starts(
     data.close()
     assert newest is not None
     make_config(tmp_path, harvest={"url": url, "metadata_prefix": "arXiv", "sets": "physics:hep-th",
-                                   "delay_seconds": 0})  # fmt: skip
+                                   "mailto": "it@lab.example", "delay_seconds": 0})  # fmt: skip
     recorded.add("/oai2", {**LIST, "from": newest.isoformat(), "set": "physics:hep-th"},
                  oai("ErrorResponseNoRecordsMatch.xml"))  # fmt: skip
     assert main(args) == 0
