@@ -200,7 +200,8 @@ def check_lexical(config: Config, root: Path, store: StoreFacts) -> Check:
         docs = int(searcher.num_docs)
         found = (int(d["sum"] or 0), int(d["min"] or 0), int(d["max"] or 0)) if docs else (0, 0, 0)
     except Exception as exc:  # a corrupt or foreign index: report, do not crash the doctor
-        return Check("lexical index", "FAIL", f"{folder} cannot be opened: {exc}", REBUILD)
+        reason = str(exc).removesuffix(f"; {REBUILD}")  # the engine's error ends in the fix
+        return Check("lexical index", "FAIL", f"{folder} cannot be opened: {reason}", REBUILD)
     behind = store.seq - store.lexical_seq
     if docs == store.papers and found == store.docids:
         detail = f"{counted(docs, 'document')}, same docids as the store{_segments_note(folder)}"

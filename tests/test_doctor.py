@@ -109,6 +109,13 @@ def test_missing_lexical_index_fails_then_fix_rebuilds_it(
         engine.close()
 
 
+def test_an_unopenable_keyword_index_says_its_fix_once(small: Config) -> None:
+    (small.data_dir / "lexical" / "meta.json").write_text("{not json")
+    check = {c.name: c for c in doctor.diagnose(small)}["lexical index"]
+    assert check.status == "FAIL" and "cannot be opened" in check.detail
+    assert "doctor --fix" in check.fix and "doctor --fix" not in check.detail
+
+
 def test_lexical_index_with_other_docids_fails(small: Config) -> None:
     data = DataDir(small, create=False)
     try:
