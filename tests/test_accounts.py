@@ -241,6 +241,20 @@ def test_secret_key_file(tmp_path: Path) -> None:
     assert load_secret(tmp_path) == key and load_secret(tmp_path, "configured") == "configured"
 
 
+def test_a_short_configured_secret_key_is_refused(tmp_path: Path) -> None:
+    """A key of a few characters could be found from one session cookie offline, and every
+    session forged: as short as the generated file's minimum is refused in one line."""
+    from papersift.core.config_load import load_config
+    from papersift.core.errors import ConfigError
+
+    with pytest.raises(
+        ConfigError, match="PAPERSIFT_ACCOUNTS_SECRET_KEY must be at least 32 characters, got 3"
+    ):
+        load_config(None, env={"PAPERSIFT_ACCOUNTS_SECRET_KEY": "abc"})
+    key = "k" * 40
+    assert load_config(None, env={"PAPERSIFT_ACCOUNTS_SECRET_KEY": key}).accounts.secret_key == key
+
+
 def test_user_cli(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

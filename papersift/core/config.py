@@ -26,6 +26,7 @@ from papersift.core.setting_parsers import (
     parse_http_url_or_empty,
     parse_members,
     parse_ror,
+    parse_secret_key,
 )
 
 
@@ -262,9 +263,10 @@ class AccountsConfig:
     )
     secret_key: str = setting(
         "",
-        "Key that signs session cookies; set it with the environment variable "
-        "`PAPERSIFT_ACCOUNTS_SECRET_KEY`, not in this file. Empty: a random key generated "
-        "once into `secret.key` in the data directory (mode 0600).",
+        "Key that signs session cookies, at least 32 characters; set it with the "
+        "environment variable `PAPERSIFT_ACCOUNTS_SECRET_KEY`, not in this file. Empty: a "
+        "random key generated once into `secret.key` in the data directory (mode 0600).",
+        parse=parse_secret_key,
     )
     session_days: int = setting(
         30, "Days a sign-in lasts; an older session cookie is refused.", minimum=1

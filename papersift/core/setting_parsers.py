@@ -159,6 +159,25 @@ def parse_admin_token(name: str, raw: Any, from_env: bool) -> str:
     return token
 
 
+SECRET_KEY_MIN = 32  # characters, as the generated secret.key must have: a short key that
+# signs session cookies could be found offline from one cookie, and any session forged
+
+
+def parse_secret_key(name: str, raw: Any, from_env: bool) -> str:
+    """The key that signs session cookies: empty (one is generated) or at least
+    ``SECRET_KEY_MIN`` characters."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"config: {name} must be a string, got {type(raw).__name__}")
+    key = raw.strip()
+    if key and len(key) < SECRET_KEY_MIN:
+        raise ConfigError(
+            f"config: {name} must be at least {SECRET_KEY_MIN} characters, got {len(key)}; "
+            "leave it empty to have one generated, or make one with: python3 -c 'import "
+            "secrets; print(secrets.token_urlsafe(48))'"
+        )
+    return key
+
+
 def parse_data_dir(name: str, raw: Any, from_env: bool) -> str:
     """The data directory; empty is refused: it would be the folder a command runs in, and
     an import would fill it (or the config's folder) with the store and indexes."""
