@@ -16,22 +16,19 @@ from pathlib import Path
 from papersift.core.config import Config
 from papersift.core.wording import counted
 from papersift.doctor_checks import (
-    QUARANTINE,
     Check,
     Status,
     check_disk,
-    check_graphs,
     check_lab,
     check_lexical,
     check_manifest,
     check_model,
     check_researchers,
     check_store,
-    check_vectors,
     check_writable,
-    segment_docids,
     store_unreadable,
 )
+from papersift.doctor_vectors import QUARANTINE, check_graphs, check_vectors, segment_docids
 from papersift.engine.datadir import LEXICAL_REBUILD_FROM
 from papersift.engine.store_files import StoreUnreadable
 

@@ -143,39 +143,38 @@ def parse_http_url_or_empty(name: str, raw: Any, from_env: bool) -> str:
 
 
 ADMIN_TOKEN_MIN = 16  # characters: with sign-in throttled, a random one is out of reach
+SECRET_KEY_MIN = 32  # characters, as the generated secret.key must have: a short key that
+# signs session cookies could be found offline from one cookie, and any session forged
+
+
+def _secret(name: str, raw: Any, minimum: int, advice: str) -> str:
+    """A secret setting: empty, or at least ``minimum`` characters (else one line ending in
+    ``advice``)."""
+    if not isinstance(raw, str):
+        raise ConfigError(f"config: {name} must be a string, got {type(raw).__name__}")
+    value = raw.strip()
+    if value and len(value) < minimum:
+        raise ConfigError(
+            f"config: {name} must be at least {minimum} characters, got {len(value)}; {advice}"
+        )
+    return value
 
 
 def parse_admin_token(name: str, raw: Any, from_env: bool) -> str:
     """The admin token: empty (admin actions off) or at least ``ADMIN_TOKEN_MIN`` characters,
     since it is the one password of the admin page and API."""
-    if not isinstance(raw, str):
-        raise ConfigError(f"config: {name} must be a string, got {type(raw).__name__}")
-    token = raw.strip()
-    if token and len(token) < ADMIN_TOKEN_MIN:
-        raise ConfigError(
-            f"config: {name} must be at least {ADMIN_TOKEN_MIN} characters, got {len(token)}; "
-            "make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"
-        )
-    return token
-
-
-SECRET_KEY_MIN = 32  # characters, as the generated secret.key must have: a short key that
-# signs session cookies could be found offline from one cookie, and any session forged
+    advice = "make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"
+    return _secret(name, raw, ADMIN_TOKEN_MIN, advice)
 
 
 def parse_secret_key(name: str, raw: Any, from_env: bool) -> str:
     """The key that signs session cookies: empty (one is generated) or at least
     ``SECRET_KEY_MIN`` characters."""
-    if not isinstance(raw, str):
-        raise ConfigError(f"config: {name} must be a string, got {type(raw).__name__}")
-    key = raw.strip()
-    if key and len(key) < SECRET_KEY_MIN:
-        raise ConfigError(
-            f"config: {name} must be at least {SECRET_KEY_MIN} characters, got {len(key)}; "
-            "leave it empty to have one generated, or make one with: python3 -c 'import "
-            "secrets; print(secrets.token_urlsafe(48))'"
-        )
-    return key
+    advice = (
+        "leave it empty to have one generated, or make one with: python3 -c 'import secrets; "
+        "print(secrets.token_urlsafe(48))'"
+    )
+    return _secret(name, raw, SECRET_KEY_MIN, advice)
 
 
 def parse_data_dir(name: str, raw: Any, from_env: bool) -> str:
