@@ -190,6 +190,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from papersift.core.resources import demo_import_hint
     from papersift.engine.search import open_engine
     from papersift.engine.serialize import local_stats
+    from papersift.engine.vector_segments import model_dir_name, segment_paths
     from papersift.engine.writer_lock import writing
 
     with open_engine(config_of(args)) as engine:
@@ -200,6 +201,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"data directory  {engine.config.data_dir}")
     print(f"papers          {stats.papers:,}")
     print(f"embedded        {stats.embedded:,} ({stats.coverage:.1%}) with {stats.model_id}")
+    if stats.embedded and not segment_paths(
+        engine.config.data_dir / "vectors" / model_dir_name(stats.model_id)
+    ):  # the store's count alone said all was well (search then said: no vector yet)
+        print("vectors         none on disk for those papers: run `papersift doctor`")
     progress = stats.embedding
     if progress is not None:
         which = "" if progress.model_id == stats.model_id else f" (next model {progress.model_id})"

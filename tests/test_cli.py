@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -223,7 +224,7 @@ def test_stats_says_what_to_do_and_no_time_to_go_when_nothing_embeds(
     from papersift.engine.datadir import DataDir
     from papersift.engine.embed_progress import record_progress
     from papersift.engine.writer_lock import writer_lock
-    from papersift.indexer.build import import_files
+    from papersift.indexer.build import embed_backlog, import_files
     from tests.corpus import sample_records
 
     argv = ["stats", "--config", str(fresh_config.base_dir / "config.toml")]
@@ -240,6 +241,15 @@ def test_stats_says_what_to_do_and_no_time_to_go_when_nothing_embeds(
     with writer_lock(fresh_config.data_dir, "`papersift index`"):
         assert main(argv) == 0
     assert "2.5 papers/s measured; about" in capsys.readouterr().out
+    # Papers the store calls embedded whose vector files are all gone: stats says so.
+    with DataDir(fresh_config) as data:
+        assert embed_backlog(data, limit=3) == 3
+    assert main(argv) == 0
+    assert "vectors         none on disk" not in capsys.readouterr().out
+    shutil.rmtree(fresh_config.data_dir / "vectors")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "vectors         none on disk for those papers: run `papersift doctor`" in out
 
 
 def test_empty_index_hints_name_the_bundled_demo(
