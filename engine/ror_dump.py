@@ -1,23 +1,24 @@
 """ROR's data dump as it is shipped, read as a stream of JSON values: the .zip of Zenodo's
 "ROR Data" community (its schema v2 JSON picked), or that JSON as a JSON array or JSON
 lines, plain, .gz or .xz. The whole registry is ~120k records, a few hundred MB of JSON, so
-nothing holds more than a chunk of it at once.
+nothing holds more than a chunk of it at once: a JSON array is parsed incrementally by ijson
+(its C backend, yajl), one record at a time.
 
 What the values mean is ``engine.ror``.
 """
 
 from __future__ import annotations
 
-import codecs
 import io
 import json
-import re
 import zipfile
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import IO, Any
+
+import ijson
 
 from papersift.core.compressed import DAMAGE, compression, damaged, numbered_lines, open_stream
 from papersift.core.errors import ImportFormatError
@@ -26,9 +27,8 @@ from papersift.core.errors import ImportFormatError
 FORMATS = (
     "ROR's data dump: its .zip as Zenodo has it, or the schema v2 .json in it (plain, .gz or .xz)"
 )
-CHUNK = 1 << 20  # characters of a JSON array decoded per read
-_MAX_VALUE = 64 << 20  # no ROR record comes near: a value longer than this is damage
-_SPACE = re.compile(r"[ \t\n\r]*")
+CHUNK = 1 << 20  # bytes of a JSON array parsed per read
+_MAX_VALUE = 64 << 20  # no ROR record comes near: a first line longer than this is no JSON lines
 _BOM = b"\xef\xbb\xbf"
 _Stream = IO[bytes] | io.BufferedIOBase  # a zip member, a decompressed file or the file
 
@@ -50,9 +50,8 @@ def dump_values(path: Path) -> Generator[Any, None, None]:
             start = _blank_start(stream)
         except DAMAGE as e:
             raise damaged(path, "line 0", e) from e
-        head = start.lstrip()
-        if head.startswith(b"["):
-            yield from _ArrayValues(stream, path, head[1:])
+        if start.lstrip().startswith(b"["):
+            yield from _array_values(start, stream, path)
         else:
             yield from _json_lines(_rejoined(start, stream), path)
 
@@ -137,77 +136,31 @@ def _json_lines(lines: Iterable[bytes], path: Path) -> Iterator[Any]:
             yield NotJson(f"line {n}", "invalid JSON (nested too deeply)")
 
 
-class _ArrayValues:
-    """The values of a JSON array whose "[" has been read (``head``: the bytes read after
-    it), decoded one at a time from text read in chunks: ``json.load`` would hold the whole
-    registry, several GB as objects. A value that does not parse ends the reading (no
-    record after it can be told apart)."""
-
-    def __init__(self, stream: _Stream, path: Path, head: bytes) -> None:
-        self.stream, self.path, self.head = stream, path, head
-        self.utf8 = codecs.getincrementaldecoder("utf-8")()
-        self.text, self.pos, self.eof = "", 0, False
-        self.count = 0  # values decoded
-
-    def __iter__(self) -> Iterator[Any]:
-        decode = json.JSONDecoder().raw_decode
-        after_value = False
-        while True:
-            c = self._next_char()
-            if c == "":
-                self._fail("the JSON array ends early")
-            if c == "]":
-                return
-            if after_value:
-                if c != ",":
-                    self._fail(f"{c!r} where ',' or ']' should follow it")
-                self.pos, after_value = self.pos + 1, False
-                continue
-            try:
-                value, end = decode(self.text, self.pos)
-            except json.JSONDecodeError as e:
-                if self._read():  # the value may run on past the text read so far
-                    continue
-                self._fail(f"record {self.count + 1} does not parse ({e.msg})")
-            except RecursionError:
-                self._fail(f"record {self.count + 1} is nested too deeply")
-            # A number at the end of the text read may go on ("1" of "1.5", "1" of "1e+5",
-            # its cut part "." or "e+" not taken): read on and decode it again.
-            if len(self.text) - end <= 2 and self._read():
-                continue
-            self.pos, after_value = end, True
-            self.count += 1
+def _array_values(start: bytes, stream: _Stream, path: Path) -> Iterator[Any]:
+    """The values of a JSON array whose first bytes ``start`` were read apart from
+    ``stream``, parsed a chunk at a time (``json.load`` held the whole registry, several GB
+    as objects). A cut or damaged array ends the reading: no record after it can be told
+    apart."""
+    count = 0  # values read whole
+    try:
+        for value in ijson.items(_Rejoined(start, stream), "item", use_float=True, buf_size=CHUNK):
+            count += 1
             yield value
+    except DAMAGE as e:
+        raise damaged(path, f"record {count}", e) from e
+    except ijson.JSONError as e:  # yajl's message is its first line, then the text around
+        raise damaged(path, f"record {count}", str(e).splitlines()[0]) from e
 
-    def _next_char(self) -> str:
-        """The next character that is not blank ("" at the end), at ``self.pos``."""
-        while True:
-            blank = _SPACE.match(self.text, self.pos)
-            self.pos = blank.end() if blank else self.pos
-            if self.pos < len(self.text):
-                return self.text[self.pos]
-            if not self._read():
-                return ""
 
-    def _read(self) -> bool:
-        """Append the next chunk to the text not yet decoded, at least doubling it (a long
-        value is decoded again per chunk: doubling keeps that linear); False at the end,
-        or once the value has grown past ``_MAX_VALUE``."""
-        pending = len(self.text) - self.pos
-        if self.eof or pending > _MAX_VALUE:
-            return False
-        try:
-            data = self.head + self.stream.read(max(CHUNK, pending))
-            chunk = self.utf8.decode(data, final=not data)
-        except DAMAGE as e:
-            raise damaged(self.path, f"record {self.count}", e) from e
-        except UnicodeDecodeError as e:
-            raise ImportFormatError(
-                f"{self.path} is not UTF-8 after record {self.count} ({e.reason})"
-            ) from e
-        self.head = b""
-        self.text, self.pos, self.eof = self.text[self.pos :] + chunk, 0, not data
-        return True
+class _Rejoined:
+    """``start``, read apart to tell a JSON array from JSON lines, then the rest of
+    ``stream``: one file to ijson."""
 
-    def _fail(self, reason: str) -> NoReturn:
-        raise damaged(self.path, f"record {self.count}", reason)
+    def __init__(self, start: bytes, stream: _Stream) -> None:
+        self.start, self.stream = start, stream
+
+    def read(self, size: int = -1) -> bytes:
+        if self.start and size != 0:  # ijson reads 0 bytes first, to see bytes or str
+            data, self.start = self.start, b""
+            return data
+        return self.stream.read(size)
