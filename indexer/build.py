@@ -179,6 +179,17 @@ def finish_backlog(data: DataDir, done: int, *, stopped: bool) -> None:
         data.write_manifest()
 
 
+def embed_brought_in(
+    data: DataDir, count: int, *, progress: bool = False, stop: threading.Event | None = None
+) -> int:
+    """Embed what a harvest or ``add`` brought in (``count``: the papers it added or
+    updated): the changed part of the queue, never an import's backlog, which can be a day
+    of work and is ``papersift index``'s or the server's embed job's."""
+    if not count:
+        return 0
+    return embed_backlog(data, limit=count, progress=progress, stop=stop, changed_only=True)
+
+
 def index_backlog(
     data: DataDir,
     *,

@@ -266,16 +266,14 @@ class JobRunner:
         return None
 
     def _harvest(self) -> dict[str, int]:
-        from papersift.indexer.build import embed_backlog
+        from papersift.indexer.build import embed_brought_in
         from papersift.indexer.harvest import harvest
 
         report = harvest(self.data, stop=self.stop)
         counts = report.counts()
-        # Its own papers, as the command does: the embed job works through the rest, so a
-        # harvest does not hold the writer for an import's backlog.
-        todo = report.added + report.updated
-        counts["embedded"] = (
-            embed_backlog(self.data, limit=todo, stop=self.stop, changed_only=True) if todo else 0
+        # Its own papers, as the command does: the embed job works through the rest.
+        counts["embedded"] = embed_brought_in(
+            self.data, report.added + report.updated, stop=self.stop
         )
         return counts
 

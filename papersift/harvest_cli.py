@@ -52,7 +52,7 @@ def window_lines(w: SetWindow, url: str, *, sets_configured: bool, today: date) 
 
 def cmd_harvest(args: argparse.Namespace) -> int:
     from papersift.core.dates import check_order
-    from papersift.indexer.build import embed_backlog
+    from papersift.indexer.build import embed_brought_in
     from papersift.indexer.harvest import harvest
 
     try:
@@ -81,13 +81,8 @@ def cmd_harvest(args: argparse.Namespace) -> int:
             data, url=url, date_from=args.date_from, until=args.until, progress=tty,
             announce=announce,
         )  # fmt: skip
-        # Only what this run brought in (and changes before it still waiting): an import's
-        # backlog, possibly a day of work, is `papersift index`'s or serve's.
-        todo = report.added + report.updated
-        embedded = (
-            0 if args.no_embed or not todo
-            else embed_backlog(data, limit=todo, progress=tty, changed_only=True)
-        )  # fmt: skip
+        todo = 0 if args.no_embed else report.added + report.updated
+        embedded = embed_brought_in(data, todo, progress=tty)
     if args.json:
         print_json({**_harvest_json(report), "embedded": embedded})
     else:
@@ -97,7 +92,7 @@ def cmd_harvest(args: argparse.Namespace) -> int:
 
 def cmd_add(args: argparse.Namespace) -> int:
     from papersift.engine.query import arxiv_id_in
-    from papersift.indexer.build import embed_backlog
+    from papersift.indexer.build import embed_brought_in
     from papersift.indexer.harvest import add_ids
 
     bad = [raw for raw in args.ids if arxiv_id_in(raw) is None]
@@ -105,11 +100,8 @@ def cmd_add(args: argparse.Namespace) -> int:
         raise PapersiftError(f"not an arXiv id: {bad[0]!r}")
     with writing_to(config_of(args), "add") as data:
         report, missing = add_ids(data, args.ids)
-        todo = report.added + report.updated  # as harvest: only what it brought in
-        embedded = (
-            0 if args.no_embed or not todo
-            else embed_backlog(data, limit=todo, changed_only=True)
-        )  # fmt: skip
+        todo = 0 if args.no_embed else report.added + report.updated
+        embedded = embed_brought_in(data, todo)
     if args.json:
         print_json({**_harvest_json(report), "missing": missing, "embedded": embedded})
     else:
