@@ -29,6 +29,7 @@ from papersift.indexer.digest import Digest, compose, window_for
 from papersift.indexer.digest_mail import digest_message, digest_text, unsubscribe_token
 
 MAIL_OFF = "e-mail is off: set [mail] host (and from_address) in config.toml to send digests"
+MAIL_OFF_SENTENCE = MAIL_OFF[0].upper() + MAIL_OFF[1:] + "."  # as a sentence of its own
 
 
 class MailError(PapersiftError):

@@ -237,9 +237,9 @@ class JobRunner:
         if name not in self._bodies:
             raise KeyError(name)
         if name == "digest" and not self.config.mail.host:
-            from papersift.indexer.digest_run import MAIL_OFF
+            from papersift.indexer.digest_run import MAIL_OFF_SENTENCE
 
-            return NotStarted("off", MAIL_OFF[0].upper() + MAIL_OFF[1:] + ".")
+            return NotStarted("off", MAIL_OFF_SENTENCE)
         if self._locks[name].locked():
             with self._status_lock:
                 self.status[name].skipped += 1

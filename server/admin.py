@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from papersift.indexer.digest_run import MAIL_OFF
+from papersift.indexer.digest_run import MAIL_OFF_SENTENCE
 from papersift.indexer.scheduler import JOBS, JobRunner, NotStarted
 from papersift.server.admin_auth import checked, guess_wait, presented
 from papersift.server.context import ctx
@@ -120,9 +120,7 @@ async def page(request: Request) -> Response:
         keys={job: _form_key(token, job) for job in JOBS},
         notice=NOTICES.get(request.query_params.get("notice", ""), ""),
         # Jobs that cannot run on this server: their button is off, with what to set.
-        unavailable={"digest": MAIL_OFF[0].upper() + MAIL_OFF[1:] + "."}
-        if not c.config.mail.host
-        else {},
+        unavailable={"digest": MAIL_OFF_SENTENCE} if not c.config.mail.host else {},
         unlinked=await c.call(unlinked, c.engine, c.config.lab),
     )
     response = render(request, "admin.html", context)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
+from papersift.server.urls import client_address
+
 if TYPE_CHECKING:  # the limiter lives on app.state (server.app); ratelimit imports errors
     from papersift.server.ratelimit import RateLimiter
 
@@ -53,7 +55,7 @@ def checked(request: Request, token: str, given: str | None) -> bool | None:
     if not token or given is None:
         return False  # nothing presented: no guess to count
     guesses: RateLimiter = request.app.state.admin_guesses
-    client = request.client.host if request.client else "unknown"
+    client = client_address(request)
     if guesses.peek(client) > 0:
         return None
     if matches(token, given):
@@ -65,7 +67,7 @@ def checked(request: Request, token: str, given: str | None) -> bool | None:
 def guess_wait(request: Request) -> int:
     """Seconds until the client's address may present an admin token again (at least 1)."""
     guesses: RateLimiter = request.app.state.admin_guesses
-    return max(1, math.ceil(guesses.peek(request.client.host if request.client else "unknown")))
+    return max(1, math.ceil(guesses.peek(client_address(request))))
 
 
 def admin_view(request: Request) -> bool:

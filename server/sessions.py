@@ -39,6 +39,7 @@ from papersift.engine.signouts import SignOuts
 from papersift.engine.subscriptions import Subscriptions
 from papersift.server.context import ctx
 from papersift.server.ratelimit import RateLimiter
+from papersift.server.urls import client_address
 
 COOKIE = "papersift_session"
 PRIVATE = "private, no-store"  # pages for one member: never kept by a shared cache
@@ -233,8 +234,9 @@ async def checked_form(request: Request) -> FormData:
 def throttle(request: Request, email: str) -> None:
     """Count one sign-in (or sign-up) attempt; 429 past the limit, per address and e-mail."""
     acc = accounts(request)
-    client = request.client.host if request.client else "unknown"
-    wait = max(acc.by_address.wait(client), acc.by_email.wait(email.strip().lower()))
+    wait = max(
+        acc.by_address.wait(client_address(request)), acc.by_email.wait(email.strip().lower())
+    )
     if wait > 0:
         seconds = math.ceil(wait)
         raise HTTPException(

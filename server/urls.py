@@ -60,6 +60,11 @@ _HOST = re.compile(
 )
 
 
+def client_address(request: Request) -> str:
+    """The client's address, the key its rate limits count under ("unknown" without one)."""
+    return request.client.host if request.client else "unknown"
+
+
 def site_root(request: Request) -> str:
     """Public base URL without a trailing slash: the configured one, else the request's if
     its Host header is a plain host[:port], else the address `serve` listens on."""
